@@ -1,0 +1,39 @@
+# streamlearn: `make demo` and `make test` do all the set-up on a fresh machine (python3 with venv).
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+DEMO   := build/demo
+
+.PHONY: all venv demo test bench samples clean
+
+all: test
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@$(BIN)/python -m pip install --quiet -e '.[vw]' \
+	  || echo "note: vowpalwabbit could not be installed; the comparisons with VW will be skipped"
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	@mkdir -p $(DEMO)
+	$(BIN)/streamlearn train -d data/samples/sparse.train.vw --loss logistic --algo tg --l1 0.002 \
+	  --passes 3 -f $(DEMO)/sparse.model --readable-model $(DEMO)/sparse.model.txt
+	$(BIN)/streamlearn predict -i $(DEMO)/sparse.model -d data/samples/sparse.test.vw \
+	  -p $(DEMO)/sparse.test.predictions --binary
+	@echo "demo outputs are in $(DEMO)/"
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+bench: $(STAMP)
+	$(BIN)/python bench/bench_core.py
+
+samples: $(STAMP)
+	$(BIN)/python -m streamlearn.datasets samples data/samples
+
+clean:
+	rm -rf $(VENV) build .pytest_cache .hypothesis

@@ -1,0 +1,162 @@
+"""Command line: ``streamlearn train`` and ``streamlearn predict``.
+
+Thin by design: options -> a validated config (``streamlearn.config``) -> the driver. Library errors
+become one-line ``click.ClickException`` messages with exit status 1. VW's spellings of options are
+accepted beside ours (``--power_t``, ``--loss_function``, ``--readable_model``, ...).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+
+import click
+from click.core import ParameterSource
+
+from streamlearn import __version__
+from streamlearn.errors import StreamlearnError
+
+FLOAT = click.FLOAT
+INT = click.INT
+
+
+def _input_options(f):
+    f = click.option("--block-size", type=INT, default=None, hidden=True,
+                     help="Bytes per parsed block (testing).")(f)
+    f = click.option("--strict", is_flag=True, default=False,
+                     help="Stop with an error at the first malformed line.")(f)
+    f = click.option("--quiet", is_flag=True, default=False,
+                     help="No preamble, progress table or summary (warnings still print).")(f)
+    f = click.option("--format", "format", type=click.Choice(["auto", "vw", "libsvm"]), default="auto",
+                     show_default=True, help="Input format; auto decides from each file's first data line.")(f)
+    f = click.option("-d", "--data", "sources", multiple=True, metavar="FILE",
+                     help="Input file (repeatable; .gz/.bz2/.xz decompressed; '-' = stdin). Default: stdin.")(f)
+    return f
+
+
+def _given(ctx: click.Context, values: dict) -> dict:
+    """The options the user actually gave (defaults are left to the config)."""
+    return {k: v for k, v in values.items()
+            if ctx.get_parameter_source(k) not in (ParameterSource.DEFAULT, None)}
+
+
+def _run(fn, *args):
+    try:
+        return fn(*args)
+    except StreamlearnError as exc:
+        raise click.ClickException(str(exc)) from None
+    except MemoryError:
+        raise click.ClickException("out of memory; try a smaller -b or --block-size") from None
+    except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt, BrokenPipeError):
+        raise
+    except Exception as exc:  # a bug: one line for users, the traceback on request
+        if os.environ.get("STREAMLEARN_DEBUG"):
+            traceback.print_exc()
+        raise click.ClickException(
+            f"internal error: {exc.__class__.__name__}: {exc} (set STREAMLEARN_DEBUG=1 for a traceback; "
+            f"please report it)") from None
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="streamlearn")
+def main():
+    """Streaming sparse online learning with Vowpal Wabbit's input format and hashing."""
+
+
+@main.command(context_settings={"show_default": True})
+@_input_options
+@click.option("-b", "--bits", "--bit_precision", "bits", type=INT, default=18,
+              help="Number of hash bits: the model has 2^b weights.")
+@click.option("--noconstant", is_flag=True, default=False, help="No constant (bias) feature.")
+@click.option("--hash", "hash", type=click.Choice(["strings", "all"]), default="strings",
+              help="strings: purely numeric names are their own hash (VW); all: murmur every name.")
+@click.option("--hash-seed", "--hash_seed", "hash_seed", type=INT, default=0, help="Seed of the feature hash.")
+@click.option("--loss", "--loss-function", "--loss_function", "loss",
+              type=click.Choice(["squared", "logistic", "hinge", "quantile"]), default="squared",
+              help="Loss function. Logistic and hinge read labels > 0 as positive, <= 0 as negative.")
+@click.option("--quantile-tau", "--quantile_tau", "quantile_tau", type=FLOAT, default=0.5,
+              help="Quantile of --loss quantile.")
+@click.option("--algo", type=click.Choice(["sgd", "tg"]), default=None,
+              help="Learner: sgd (plain SGD) or tg (truncated gradient). Default: tg when --l1, "
+                   "--threshold or --period is given, else sgd.")
+@click.option("-l", "--learning-rate", "--learning_rate", "learning_rate", type=FLOAT, default=10.0,
+              help="Learning rate at the start: rate_t = l * (initial_t / (initial_t + t))^power_t.")
+@click.option("--power-t", "--power_t", "power_t", type=FLOAT, default=0.5, help="Decay exponent of the rate.")
+@click.option("--initial-t", "--initial_t", "initial_t", type=FLOAT, default=1.0,
+              help="Initial value of the rate clock t.")
+@click.option("--decay-learning-rate", "--decay_learning_rate", "decay_learning_rate", type=FLOAT,
+              default=1.0, help="Multiply the learning rate by this after every pass.")
+@click.option("--l1", type=FLOAT, default=0.0, help="Truncated gradient: gravity g (per-feature, lazy).")
+@click.option("--threshold", type=FLOAT, default=float("inf"),
+              help="Truncated gradient: only weights with |w| <= threshold are truncated.")
+@click.option("--period", type=INT, default=1, help="Truncated gradient: truncate every K examples.")
+@click.option("--passes", type=INT, default=1, help="Number of passes over the data (parsed once, cached).")
+@click.option("--holdout-period", "--holdout_period", "holdout_period", type=INT, default=10,
+              help="With passes > 1, every K-th example is held out to measure loss.")
+@click.option("--holdout-off", "--holdout_off", "holdout_off", is_flag=True, default=False,
+              help="No holdout examples.")
+@click.option("--early-terminate", "--early_terminate", "early_terminate", type=INT, default=3,
+              help="Stop after this many passes without holdout improvement.")
+@click.option("--cache-file", "--cache_file", "cache_file", default=None, metavar="PATH",
+              help="Cache of parsed examples: reused when it matches, else (re)built.")
+@click.option("-c", "--cache", "cache", is_flag=True, default=False,
+              help="Use the cache file FILE.cache next to the first -d FILE.")
+@click.option("-k", "--kill-cache", "--kill_cache", "kill_cache", is_flag=True, default=False,
+              help="Rebuild the cache even if it exists.")
+@click.option("-f", "--final-model", "--final_regressor", "final_model", default=None, metavar="PATH",
+              help="Write the model here (atomically).")
+@click.option("-i", "--initial-model", "--initial_regressor", "initial_model", default=None,
+              metavar="PATH", help="Continue training this model (its options are the defaults).")
+@click.option("-p", "--predictions", default=None, metavar="PATH",
+              help="Write progressive predictions ('-' = stdout).")
+@click.option("--readable-model", "--readable_model", "readable_model", default=None, metavar="PATH",
+              help="Write the non-zero weights as text.")
+@click.option("--link", type=click.Choice(["identity", "logistic"]), default="identity",
+              help="Link function applied to predictions.")
+@click.option("--binary", is_flag=True, default=False, help="Predict the sign (-1/1) and report 0/1 loss.")
+@click.pass_context
+def train(ctx, **values):
+    """Train a model on examples read from -d FILE... or stdin."""
+    from streamlearn import driver
+
+    explicit = _given(ctx, values)
+    explicit.pop("sources", None)
+    explicit["sources"] = tuple(values["sources"]) or ("-",)
+    if explicit.pop("cache", False):
+        if "cache_file" in explicit:
+            raise click.ClickException("-c/--cache and --cache-file cannot be used together")
+        first = explicit["sources"][0]
+        if first == "-":
+            raise click.ClickException("-c/--cache needs -d FILE; with stdin give --cache-file PATH")
+        explicit["cache_file"] = first + ".cache"
+    if explicit.get("block_size") is None:
+        explicit.pop("block_size", None)
+    cfg, model = _run(driver.prepare_train, explicit)
+    _run(driver.train, cfg, model)
+
+
+@main.command(context_settings={"show_default": True})
+@_input_options
+@click.option("-i", "--initial-model", "--initial_regressor", "initial_model", required=True,
+              metavar="MODEL", help="Model file written by streamlearn train -f.")
+@click.option("-p", "--predictions", default="-", metavar="PATH",
+              help="Where predictions go, one line per example ('-' = stdout).")
+@click.option("--link", type=click.Choice(["identity", "logistic"]), default=None,
+              help="Override the model's link function.")
+@click.option("--binary/--no-binary", default=None, help="Override the model's --binary.")
+def predict(sources, format, quiet, strict, block_size, initial_model, predictions, link, binary):
+    """Predict with a saved model; hashing options come from the model."""
+    from streamlearn import driver
+    from streamlearn.config import predict_config
+
+    options = dict(initial_model=initial_model, sources=tuple(sources) or ("-",), format=format,
+                   predictions=predictions, link=link, binary=binary, quiet=quiet, strict=strict)
+    if block_size is not None:
+        options["block_size"] = block_size
+    cfg = _run(lambda: predict_config(**options))
+    _run(driver.predict, cfg)
+
+
+if __name__ == "__main__":
+    main()

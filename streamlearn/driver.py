@@ -1,0 +1,436 @@
+"""The stream loop: blocks of bytes -> parsed examples -> learner kernel -> reports and files.
+
+Parsing runs one block ahead on a worker thread while the main thread runs the learner on the current
+block; both kernels release the GIL (``nogil=True``), so on two cores parsing and learning overlap.
+Passes after the first read parsed blocks from a cache file instead of parsing text again.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from streamlearn import learners
+from streamlearn.config import MODEL_OPTIONS, PredictConfig, TrainConfig, train_config
+from streamlearn.errors import InputError, ModelError, OptionError
+from streamlearn.hashing import HASH_MODES
+from streamlearn.io.blocks import FORMATS, Outputs, ParsedBlock, detect_format, parse_block
+from streamlearn.io.cache import CacheWriter, cache_matches, read_cache
+from streamlearn.io.model_file import load_model, save_model
+from streamlearn.io.reader import RING, Source, read_blocks
+from streamlearn.io.writers import PredictionWriter, write_readable_model
+from streamlearn.kernels import state as S
+from streamlearn.kernels.table import W, nonzero_rows
+from streamlearn.report import Reporter, best_constant, next_dump
+
+
+# ----------------------------------------------------------------------------- block streams
+
+@dataclass(frozen=True)
+class Hashing:
+    bits: int
+    noconstant: bool
+    hash: str
+    hash_seed: int
+
+    @property
+    def mask(self) -> int:
+        return (1 << self.bits) - 1
+
+    def as_dict(self) -> dict:
+        return {"bits": self.bits, "noconstant": self.noconstant, "hash": self.hash,
+                "hash_seed": self.hash_seed}
+
+
+def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: CacheWriter | None = None):
+    """Parsed blocks of the text sources, in order (format detected per source with 'auto').
+
+    Blocks are parsed into a ring of reusable output arrays (see streamlearn.io.reader for the
+    lifetime rule: the consumer is done with a block before it asks for the next one)."""
+    mode = HASH_MODES[hashing.hash]
+    outputs = [Outputs() for _ in range(RING)]
+    k = 0
+    for path in sources:
+        source = Source(path)
+        code = None if fmt == "auto" else FORMATS[fmt]
+        for data, ends, first_line in read_blocks(source, block_size, RING):
+            if code is None:
+                code = detect_format(data)
+                if code is None:
+                    continue
+            block = parse_block(source.name, data, first_line, code, hashing.mask, hashing.noconstant,
+                                hashing.hash_seed, mode, ends=ends, out=outputs[k % RING])
+            k += 1
+            if cache is not None:
+                cache.write(block)
+            yield block
+
+
+def pipelined(blocks):
+    """Iterate ``blocks`` with the next item produced on a worker thread while the caller works."""
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="streamlearn-parse")
+    fut = pool.submit(next, blocks, None)
+    try:
+        while True:
+            item = fut.result()
+            if item is None:
+                return
+            fut = pool.submit(next, blocks, None)
+            yield item
+    finally:
+        try:
+            fut.result()
+        except BaseException:
+            pass
+        blocks.close()
+        pool.shutdown(wait=True)
+
+
+# ----------------------------------------------------------------------------- running blocks
+
+@dataclass
+class Run:
+    """Everything one train or predict run works on."""
+
+    learner: learners.Learner
+    table: np.ndarray
+    prm: np.ndarray
+    st: np.ndarray
+    reporter: Reporter
+    link: str
+    binary: bool
+    writer: PredictionWriter | None = None
+    strict: bool = False
+    holding_out: bool = False
+    malformed: int = 0
+    examples: int = 0
+    started: float = field(default_factory=time.perf_counter)
+
+    def shown(self, p: np.ndarray) -> np.ndarray:
+        """Predictions as written and shown: after --binary or the link function."""
+        if self.binary:
+            return np.where(p > 0.0, 1.0, -1.0)
+        if self.link == "logistic":
+            return 1.0 / (1.0 + np.exp(-p))
+        return p
+
+    def report_faults(self, block: ParsedBlock) -> None:
+        if block.faults.shape[0] == 0:
+            return
+        for line, reason, consequence in block.fault_lines():
+            if self.strict:
+                raise InputError(f"{block.source} line {line}: {reason}")
+            self.reporter.warn(f"{block.source} line {line}: {reason}; {consequence}")
+        self.malformed += block.faults.shape[0]
+
+    def process(self, block: ParsedBlock) -> None:
+        self.report_faults(block)
+        n = block.n
+        self.examples += n
+        preds = np.empty(n)
+        st = self.st
+        pos = 0
+        kernel = self.learner.kernel
+        while pos < n:
+            pos = kernel(block.indptr, block.idx, block.val, block.labels, block.weights, block.bases,
+                         pos, n, self.table, self.prm, st, preds)
+            if st[S.S_W_LABELED] + st[S.S_W_UNLABELED] >= st[S.S_DUMP]:
+                e = pos - 1
+                shown = self.shown(preds[e:e + 1])[0]
+                self.reporter.row(st, self.holding_out, block.labels[e], shown,
+                                  int(block.indptr[e + 1] - block.indptr[e]))
+                next_dump(st)
+        if self.writer is not None:
+            self.writer.write(self.shown(preds), block)
+
+
+def allocate_table(bits: int, columns: int) -> np.ndarray:
+    need = (1 << bits) * columns * 8
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        total = None
+    if total is not None and need > total:
+        raise OptionError(f"-b {bits} needs {need / 2**30:.1f} GiB for the weight table, more than "
+                          f"this machine's {total / 2**30:.1f} GiB; use a smaller -b")
+    try:
+        return np.zeros((1 << bits, columns))
+    except MemoryError:
+        raise OptionError(f"-b {bits} needs {need / 2**30:.1f} GiB for the weight table, which could "
+                          f"not be allocated; use a smaller -b") from None
+
+
+def _fmt_opt(v) -> str:
+    if isinstance(v, bool):
+        return ""
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+def options_string(opts: dict) -> str:
+    parts = []
+    for name in MODEL_OPTIONS:
+        v = opts[name]
+        flag = "--" + name.replace("_", "-")
+        if name == "bits":
+            flag = "-b"
+        if isinstance(v, bool):
+            if v:
+                parts.append(flag)
+        else:
+            parts.append(f"{flag} {_fmt_opt(v)}")
+    return " ".join(parts)
+
+
+# ----------------------------------------------------------------------------- training
+
+def prepare_train(explicit: dict) -> tuple[TrainConfig, tuple | None]:
+    """Config from the options given, merged with the -i model's options; returns (config, model)."""
+    model = None
+    model_options = None
+    path = explicit.get("initial_model")
+    if path:
+        model = load_model(path)
+        header = model[0]
+        try:
+            model_options = {k: header[k] for k in MODEL_OPTIONS}
+        except KeyError as exc:
+            raise ModelError(f"model file {path} is corrupt (missing {exc.args[0]})") from None
+    return train_config(explicit, model_options), model
+
+
+def _restore(cfg: TrainConfig, learner, table, model, prm) -> np.ndarray:
+    header, index, rows = model
+    ncol = min(rows.shape[1], learner.columns)
+    table[index.astype(np.int64), :ncol] = rows[:, :ncol]
+    saved = dict(header.get("state", {}))
+    if {"learning_rate", "initial_t", "power_t"} & cfg.explicit:
+        saved.pop("eta", None)
+    return learners.make_state(cfg, prm, saved)
+
+
+def _model_header(cfg: TrainConfig, st: np.ndarray) -> dict:
+    header = cfg.model_options()
+    header["state"] = learners.saved_state(st)
+    return header
+
+
+def _readable_header(cfg: TrainConfig, nonzero: int) -> list[str]:
+    return ["streamlearn readable model (format 1)",
+            f"bits: {cfg.bits}", f"loss: {cfg.loss}", f"algo: {cfg.algo}",
+            f"options: {options_string(cfg.model_options())}",
+            f"non-zero weights: {nonzero}"]
+
+
+def save_outputs(cfg: TrainConfig, run: Run) -> int:
+    """Finalize the table and write -f / --readable-model. Returns the number of non-zero weights."""
+    learner, table = run.learner, run.table
+    if learner.finalize is not None:
+        learner.finalize(table, run.prm, run.st)
+    index = nonzero_rows(table)
+    if cfg.final_model:
+        save_model(cfg.final_model, _model_header(cfg, run.st), index,
+                   table[index, :learner.saved_columns])
+    if cfg.readable_model:
+        write_readable_model(cfg.readable_model, _readable_header(cfg, index.shape[0]), index,
+                             table[index, W])
+    return int(index.shape[0])
+
+
+def _preamble(cfg: TrainConfig, rep: Reporter, learner, cache_note: str | None) -> None:
+    if cfg.final_model:
+        rep.line(f"final_regressor = {cfg.final_model}")
+    if cfg.predictions:
+        rep.line(f"predictions = {cfg.predictions}")
+    if cache_note:
+        rep.line(cache_note)
+    for path in cfg.sources:
+        rep.line(f"Reading datafile = {'stdin' if path == '-' else path}")
+    rep.line(f"num sources = {len(cfg.sources)}")
+    rep.line(f"Num weight bits = {cfg.bits}")
+    rep.line(f"learning rate = {learners.rate_scale(cfg):g}")
+    rep.line(f"initial_t = {cfg.initial_t:g}")
+    rep.line(f"power_t = {cfg.power_t:g}")
+    if cfg.passes > 1:
+        rep.line(f"decay_learning_rate = {cfg.decay_learning_rate:g}")
+    rep.line(f"learner = {learner.describe(cfg)}")
+    rep.line(f"loss function = {cfg.loss}" + (f" (tau = {cfg.quantile_tau:g})" if cfg.loss == "quantile" else ""))
+
+
+def _summary_lines(run: Run, loss: str, tau: float, passes: int, holdout: int, best_holdout,
+                   nonzero: int | None, bits: int) -> list[str]:
+    st = run.st
+    lines = []
+    n = int(st[S.S_EXAMPLES])
+    if passes <= 1:
+        lines.append(f"number of examples = {n}")
+    else:
+        lines.append(f"number of examples per pass = {n // passes}")
+        lines.append(f"passes used = {passes}")
+    lines.append(f"weighted example sum = {st[S.S_W_LABELED] + st[S.S_W_UNLABELED]:f}")
+    lines.append(f"weighted label sum = {st[S.S_W_LABELS]:f}")
+    if holdout:
+        if best_holdout is None:
+            lines.append("average loss = undefined (no holdout)")
+        else:
+            lines.append(f"average loss = {best_holdout:f} h")
+    elif st[S.S_W_LABELED] > 0:
+        lines.append(f"average loss = {st[S.S_SUM_LOSS] / st[S.S_W_LABELED]:f}")
+    else:
+        lines.append("average loss = n.a.")
+    bc = best_constant(st, loss, tau)
+    if bc is not None:
+        lines.append(f"best constant = {bc[0]:f}")
+        if bc[1] is not None:
+            lines.append(f"best constant's loss = {bc[1]:f}")
+    lines.append(f"total feature number = {int(st[S.S_FEATURES])}")
+    if nonzero is not None:
+        lines.append(f"non-zero weights = {nonzero} ({100.0 * nonzero / (1 << bits):.4g}% of 2^{bits})")
+    wall = time.perf_counter() - run.started
+    lines.append(f"examples per second = {run.examples / wall if wall > 0 else 0.0:.0f}")
+    lines.append(f"wall time = {wall:.3f} s")
+    lines.append(f"malformed lines = {run.malformed}")
+    return lines
+
+
+def train(cfg: TrainConfig, model=None) -> dict:
+    """Train as configured. Returns a small dict of results (for tests and the Python API)."""
+    learner = learners.get(cfg.algo)
+    hashing = Hashing(cfg.bits, cfg.noconstant, cfg.hash, cfg.hash_seed)
+    holdout = cfg.holdout
+    prm = learners.make_prm(cfg, train=True, holdout=holdout)
+    table = allocate_table(cfg.bits, learner.columns)
+    st = _restore(cfg, learner, table, model, prm) if model is not None else learners.make_state(cfg, prm)
+    rep = Reporter(cfg.quiet)
+    if cfg.quiet:
+        st[S.S_DUMP] = math.inf
+
+    # where passes read their blocks from
+    use_cache = cfg.passes > 1 or cfg.cache_file is not None
+    cache_path = cfg.cache_file
+    temp_cache = False
+    reuse = False
+    cache_note = None
+    cache_opts = dict(hashing.as_dict(), format=cfg.format, sources=list(cfg.sources))
+    if use_cache:
+        if cache_path is None:
+            fd, cache_path = tempfile.mkstemp(prefix="streamlearn-", suffix=".cache")
+            os.close(fd)
+            temp_cache = True
+            cache_note = "using a temporary cache"
+        elif not cfg.kill_cache and os.path.exists(cache_path) and cache_matches(cache_path, cache_opts):
+            reuse = True
+            cache_note = f"using cache_file = {cache_path}\nignoring text input in favor of cache input"
+        else:
+            cache_note = f"creating cache_file = {cache_path}"
+    _preamble(cfg, rep, learner, cache_note)
+
+    writer = PredictionWriter(cfg.predictions) if cfg.predictions else None
+    run = Run(learner, table, prm, st, rep, cfg.link, cfg.binary, writer, cfg.strict)
+    best_holdout = None
+    no_win = 0
+    passes_done = 0
+    early_stop = False
+    nonzero = None
+    try:
+        for p in range(cfg.passes):
+            run.holding_out = holdout > 0 and p >= 1
+            st[S.S_PASS_EX] = 0.0
+            st[S.S_HO_W_PASS] = 0.0
+            st[S.S_HO_LOSS_PASS] = 0.0
+            cache_writer = None
+            if p == 0 and not reuse:
+                if use_cache:
+                    cache_writer = CacheWriter(cache_path, cache_opts)
+                blocks = text_blocks(cfg.sources, cfg.format, hashing, cfg.block_size, cache_writer)
+            else:
+                blocks = read_cache(cache_path, cfg.sources[0] if len(cfg.sources) == 1 else "cache")
+            try:
+                for block in pipelined(blocks):
+                    run.process(block)
+            except BaseException:
+                if cache_writer is not None:
+                    cache_writer.discard()
+                raise
+            if cache_writer is not None:
+                cache_writer.commit()
+            passes_done += 1
+            st[S.S_ETA] *= cfg.decay_learning_rate
+            if holdout:
+                w = st[S.S_HO_W_PASS]
+                if w > 0:
+                    loss = st[S.S_HO_LOSS_PASS] / w
+                    if best_holdout is None or loss < best_holdout:
+                        # like VW, the model files hold the best pass if training stops early
+                        best_holdout = loss
+                        no_win = 0
+                        if p < cfg.passes - 1:
+                            nonzero = save_outputs(cfg, run)
+                    else:
+                        no_win += 1
+                        if no_win >= cfg.early_terminate:
+                            early_stop = True
+                            break
+        if not early_stop:
+            nonzero = save_outputs(cfg, run)
+    finally:
+        if writer is not None:
+            writer.close()
+        if temp_cache:
+            try:
+                os.unlink(cache_path)
+            except OSError:
+                pass
+    if st[S.S_NONFINITE]:
+        rep.warn("some predictions were not finite (the weights diverged); try a smaller -l/--learning-rate")
+    rep.summary(_summary_lines(run, cfg.loss, cfg.quantile_tau, passes_done, holdout, best_holdout,
+                               nonzero, cfg.bits))
+    return {"state": st, "table": table, "nonzero": nonzero, "malformed": run.malformed,
+            "passes": passes_done, "best_holdout": best_holdout, "early_stop": early_stop}
+
+
+# ----------------------------------------------------------------------------- prediction
+
+def predict(cfg: PredictConfig) -> dict:
+    """Predict with a saved model: one output line per example; loss on stderr when labels exist."""
+    header, index, rows = load_model(cfg.initial_model)
+    try:
+        opts = {k: header[k] for k in MODEL_OPTIONS}
+    except KeyError as exc:
+        raise ModelError(f"model file {cfg.initial_model} is corrupt (missing {exc.args[0]})") from None
+    mcfg = train_config({}, opts)
+    if cfg.link is not None or cfg.binary is not None:
+        mcfg = replace(mcfg, link=cfg.link or mcfg.link,
+                       binary=mcfg.binary if cfg.binary is None else cfg.binary)
+    learner = learners.get("sgd")
+    hashing = Hashing(mcfg.bits, mcfg.noconstant, mcfg.hash, mcfg.hash_seed)
+    prm = learners.make_prm(mcfg, train=False)
+    prm[S.P_ALGO] = S.A_SGD
+    table = allocate_table(mcfg.bits, 1)
+    table[index.astype(np.int64), 0] = rows[:, 0]
+    st = learners.make_state(mcfg, prm, header.get("state", {}))
+    rep = Reporter(cfg.quiet)
+    if cfg.quiet:
+        st[S.S_DUMP] = math.inf
+    rep.line(f"only testing\nmodel = {cfg.initial_model}")
+    for path in cfg.sources:
+        rep.line(f"Reading datafile = {'stdin' if path == '-' else path}")
+    rep.line(f"Num weight bits = {mcfg.bits}")
+    writer = PredictionWriter(cfg.predictions)
+    run = Run(learner, table, prm, st, rep, mcfg.link, mcfg.binary, writer, cfg.strict)
+    try:
+        for block in pipelined(text_blocks(cfg.sources, cfg.format, hashing, cfg.block_size)):
+            run.process(block)
+    finally:
+        writer.close()
+    if st[S.S_NONFINITE]:
+        rep.warn("some predictions were not finite (the model holds non-finite weights)")
+    rep.summary(_summary_lines(run, mcfg.loss, mcfg.quantile_tau, 1, 0, None, None, mcfg.bits))
+    return {"state": st, "malformed": run.malformed}

@@ -1,0 +1,165 @@
+"""Feature hashing exactly as Vowpal Wabbit 9.11.9 does it (vw-spec.md §1b).
+
+* MurmurHash3 x86_32 over the raw bytes, blocks read little-endian; equal to
+  ``mmh3.hash(key, seed, signed=False)``.
+* ``--hash strings`` (default): strip leading and trailing bytes 0x00-0x20; a name made only of ASCII
+  digits hashes to ``(int(name) + seed) mod 2**32`` ("007" -> 7); anything else is murmured.
+  ``--hash all`` murmurs every name unchanged.
+* Namespace hash = hash(namespace name, hash_seed); the default namespace has hash 0 when the seed is
+  0, else ``murmur3(b"", seed)``.
+* Feature index = hash(feature name, seed=namespace hash) & mask. A string-valued feature ``name:str``
+  uses hash(str, hash(name, ns)). An anonymous feature ``:v`` gets ``ns_hash + k`` (k = 0, 1, ...).
+* The constant (bias) feature has raw index 11650396.
+
+The compiled functions work on a byte array and a [start, end) range so the parser can hash names
+in place; the Python helpers below wrap them for tests and for users who want to map names to
+indices (e.g. to read a readable model).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+CONSTANT_RAW_INDEX = 11650396
+HASH_STRINGS = 0
+HASH_ALL = 1
+HASH_MODES = {"strings": HASH_STRINGS, "all": HASH_ALL}
+
+_M32 = np.uint64(0xFFFFFFFF)
+_C1 = np.uint64(0xCC9E2D51)
+_C2 = np.uint64(0x1B873593)
+_N1 = np.uint64(0xE6546B64)
+_F1 = np.uint64(0x85EBCA6B)
+_F2 = np.uint64(0xC2B2AE35)
+_FIVE = np.uint64(5)
+_S8 = np.uint64(8)
+_S13 = np.uint64(13)
+_S15 = np.uint64(15)
+_S16 = np.uint64(16)
+_S17 = np.uint64(17)
+_S19 = np.uint64(19)
+_S24 = np.uint64(24)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _rotl32(x, r, rr):
+    return ((x << r) | (x >> rr)) & _M32
+
+
+@njit(cache=True, nogil=True, inline="always")
+def murmur3_32(buf, start, end, seed):
+    """MurmurHash3 x86_32 of buf[start:end] (uint8 array) with a 32-bit seed; returns int64 in [0, 2^32).
+
+    Austin Appleby's reference algorithm; the arithmetic is done in uint64 and masked to 32 bits.
+    """
+    h = np.uint64(seed) & _M32
+    n = end - start
+    p = start
+    nblocks = n // 4
+    for _ in range(nblocks):
+        k = (np.uint64(buf[p]) | (np.uint64(buf[p + 1]) << _S8) | (np.uint64(buf[p + 2]) << _S16)
+             | (np.uint64(buf[p + 3]) << _S24))
+        k = (k * _C1) & _M32
+        k = _rotl32(k, _S15, _S17)
+        k = (k * _C2) & _M32
+        h ^= k
+        h = _rotl32(h, _S13, _S19)
+        h = (h * _FIVE + _N1) & _M32
+        p += 4
+    tail = n & 3
+    if tail > 0:
+        k = np.uint64(0)
+        if tail == 3:
+            k ^= np.uint64(buf[p + 2]) << _S16
+        if tail >= 2:
+            k ^= np.uint64(buf[p + 1]) << _S8
+        k ^= np.uint64(buf[p])
+        k = (k * _C1) & _M32
+        k = _rotl32(k, _S15, _S17)
+        k = (k * _C2) & _M32
+        h ^= k
+    h ^= np.uint64(n) & _M32
+    h ^= h >> _S16
+    h = (h * _F1) & _M32
+    h ^= h >> _S13
+    h = (h * _F2) & _M32
+    h ^= h >> _S16
+    return np.int64(h)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def hash_name(buf, start, end, seed, mode):
+    """VW's hasher for a name in buf[start:end]: ``hashstring`` (mode 0) or ``hashall`` (mode 1).
+
+    Returns the 32-bit hash as int64. VW computes the numeric case in 64 bits and truncates later;
+    arithmetic modulo 2^32 gives the same low 32 bits.
+    """
+    if mode == HASH_ALL:
+        return murmur3_32(buf, start, end, seed)
+    s = start
+    e = end
+    while s < e and buf[s] <= 0x20:
+        s += 1
+    while e > s and buf[e - 1] <= 0x20:
+        e -= 1
+    v = np.int64(0)
+    for p in range(s, e):
+        c = buf[p]
+        if c < 48 or c > 57:
+            return murmur3_32(buf, s, e, seed)
+        v = (v * 10 + (np.int64(c) - 48)) & 0xFFFFFFFF
+    return (v + np.int64(seed)) & 0xFFFFFFFF
+
+
+_EMPTY = np.zeros(1, dtype=np.uint8)
+
+
+@njit(cache=True, nogil=True)
+def default_namespace_hash(seed):
+    """Hash of the default namespace: 0 for seed 0, else murmur3 of the empty string (vw-spec §1b)."""
+    if seed == 0:
+        return np.int64(0)
+    return murmur3_32(np.zeros(1, dtype=np.uint8), 0, 0, seed)
+
+
+# --------------------------------------------------------------------------- Python helpers
+
+def _as_array(data: bytes | str) -> np.ndarray:
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return np.frombuffer(data, dtype=np.uint8) if data else _EMPTY[:0]
+
+
+def murmur3(data: bytes | str, seed: int = 0) -> int:
+    """MurmurHash3 x86_32 of ``data`` (str is UTF-8 encoded), unsigned. Same as mmh3.hash(data, seed, signed=False)."""
+    a = _as_array(data)
+    return int(murmur3_32(a if a.size else _EMPTY, 0, a.size, seed & 0xFFFFFFFF))
+
+
+def hash_string(name: bytes | str, seed: int = 0, mode: str = "strings") -> int:
+    """VW's name hash (``--hash strings`` or ``--hash all``)."""
+    a = _as_array(name)
+    return int(hash_name(a if a.size else _EMPTY, 0, a.size, seed & 0xFFFFFFFF, HASH_MODES[mode]))
+
+
+def namespace_hash(namespace: bytes | str, hash_seed: int = 0, mode: str = "strings") -> int:
+    """Hash of a namespace name; '' or ' ' means the default namespace."""
+    if namespace in ("", " ", b"", b" "):
+        return int(default_namespace_hash(hash_seed & 0xFFFFFFFF))
+    return hash_string(namespace, hash_seed, mode)
+
+
+def feature_index(namespace: bytes | str, feature: bytes | str, bits: int = 18, hash_seed: int = 0,
+                  mode: str = "strings", string_value: bytes | str | None = None) -> int:
+    """The weight index VW gives feature ``feature`` (or ``feature:string_value``) in ``namespace``."""
+    ns = namespace_hash(namespace, hash_seed, mode)
+    h = hash_string(feature, ns, mode)
+    if string_value is not None:
+        h = hash_string(string_value, h, mode)
+    return h & ((1 << bits) - 1)
+
+
+def constant_index(bits: int = 18) -> int:
+    """Index of the constant (bias) feature at ``bits``."""
+    return CONSTANT_RAW_INDEX & ((1 << bits) - 1)

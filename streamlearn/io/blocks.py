@@ -1,0 +1,179 @@
+"""Parsed blocks: the CSR examples of one byte block, their tags, and the faults of malformed lines.
+
+``parse_block`` runs the compiled parser chosen for the source's format; ``ParsedBlock.fault_messages``
+turns fault codes into the one-line messages users see. Format detection (``--format auto``) looks at
+the first data line of each source.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from streamlearn.io import parsing as P
+from streamlearn.io.libsvm import parse_libsvm_block
+from streamlearn.io.vw import parse_vw_block
+
+FMT_VW = 0
+FMT_LIBSVM = 1
+FORMATS = {"vw": FMT_VW, "libsvm": FMT_LIBSVM}
+
+LOSES_LABEL = "the example is predicted, not learned"
+LOSES_REST = "the rest of the line is ignored"
+
+#: code -> (reason template, consequence); {text} is the offending text, quoted.
+FAULTS = {
+    P.E_LABEL: ("label {text} is not a number", LOSES_LABEL),
+    P.E_WEIGHT: ("importance weight {text} is not a number", LOSES_LABEL),
+    P.E_NEG_WEIGHT: ("importance weight {text} is negative", LOSES_LABEL),
+    P.E_BASE: ("base {text} is not a number", LOSES_LABEL),
+    P.E_LABEL_TOKENS: ("too many label tokens in {text} (expected: label [importance [base]] ['tag])",
+                       LOSES_LABEL),
+    P.E_NS_NAME: ("namespace name expected after '|' in {text}", LOSES_REST),
+    P.E_NS_VALUE: ("namespace value in {text} is not a finite number", LOSES_REST),
+    P.E_VALUE: ("feature value in {text} is not finite", LOSES_REST),
+    P.E_STRAY: ("unexpected {text} (a space, '|' or end of line was expected)", LOSES_REST),
+    P.E_CR: ("carriage return inside the line", LOSES_REST),
+    P.E_TOKEN: ("{text} is not index:value", LOSES_REST),
+    P.E_INDEX: ("index in {text} is not a non-negative integer", LOSES_REST),
+    P.E_NUMBER: ("value in {text} is not a number", LOSES_REST),
+}
+
+_MAX_SHOWN = 40
+
+
+def quote_bytes(raw: bytes) -> str:
+    """The offending text as users see it: double-quoted, at most 40 characters, escapes for bad UTF-8."""
+    text = raw.decode("utf-8", errors="backslashreplace")
+    if len(text) > _MAX_SHOWN:
+        text = text[: _MAX_SHOWN - 3] + "..."
+    return '"' + text.replace("\t", "\\t").replace("\r", "\\r") + '"'
+
+
+@dataclass
+class ParsedBlock:
+    """Examples of one block in CSR form (see streamlearn.io.parsing for the field meanings)."""
+
+    source: str
+    labels: np.ndarray
+    weights: np.ndarray
+    bases: np.ndarray
+    lines: np.ndarray
+    indptr: np.ndarray
+    idx: np.ndarray
+    val: np.ndarray
+    tag_buf: np.ndarray   # uint8; tags are tag_buf[tag_s[e]:tag_e[e]] (empty when equal)
+    tag_s: np.ndarray
+    tag_e: np.ndarray
+    faults: np.ndarray    # (k, 4): example, code, start, end
+    fault_text: list      # offending bytes per fault
+
+    @property
+    def n(self) -> int:
+        return self.labels.shape[0]
+
+    def tag_list(self) -> list[bytes]:
+        """The tag of every example (b"" for none)."""
+        buf = self.tag_buf
+        return [buf[s:e].tobytes() for s, e in zip(self.tag_s.tolist(), self.tag_e.tolist())]
+
+    def has_tags(self) -> bool:
+        return bool(np.any(self.tag_e > self.tag_s))
+
+    def fault_lines(self) -> list[tuple[int, str, str]]:
+        """(line, reason, consequence) for each malformed line, in order."""
+        out = []
+        for (ex, code, _s, _e), raw in zip(self.faults, self.fault_text):
+            template, consequence = FAULTS[int(code)]
+            out.append((int(self.lines[ex]), template.format(text=quote_bytes(raw)), consequence))
+        return out
+
+
+def line_ends(buf: np.ndarray) -> np.ndarray:
+    """Position of the newline ending each line (the block size for a last line without one)."""
+    ends = np.flatnonzero(buf == 10)
+    if buf.size and buf[-1] != 10:
+        ends = np.append(ends, buf.size)
+    return ends
+
+
+class Outputs:
+    """Output arrays for the parsers, reused from block to block and grown when a block needs more.
+
+    Reuse keeps the memory a long stream touches bounded and spares a page fault per fresh page."""
+
+    def __init__(self):
+        self.line_cap = -1
+        self.feat_cap = -1
+
+    def reserve(self, nlines: int, nfeatures: int) -> None:
+        if nlines > self.line_cap:
+            cap = max(nlines, int(self.line_cap * 1.25))
+            self.labels = np.empty(cap, np.float64)
+            self.weights = np.empty(cap, np.float64)
+            self.bases = np.empty(cap, np.float64)
+            self.lines = np.empty(cap, np.int64)
+            self.tag_s = np.empty(cap, np.int64)
+            self.tag_e = np.empty(cap, np.int64)
+            self.indptr = np.empty(cap + 1, np.int64)
+            self.faults = np.empty((cap, 4), np.int64)
+            self.line_cap = cap
+        if nfeatures > self.feat_cap:
+            cap = max(nfeatures, int(self.feat_cap * 1.25))
+            self.idx = np.empty(cap, np.uint32)
+            self.val = np.empty(cap, np.float32)
+            self.feat_cap = cap
+
+    def block(self, source: str, n: int, nf: int, nfault: int, tag_buf: np.ndarray) -> ParsedBlock:
+        """A ParsedBlock viewing the first n examples / nf features of these arrays."""
+        faults = self.faults[:nfault]
+        fault_text = [tag_buf[s:e].tobytes() for s, e in zip(faults[:, 2].tolist(), faults[:, 3].tolist())]
+        return ParsedBlock(source, self.labels[:n], self.weights[:n], self.bases[:n], self.lines[:n],
+                           self.indptr[:n + 1], self.idx[:nf], self.val[:nf], tag_buf,
+                           self.tag_s[:n], self.tag_e[:n], faults, fault_text)
+
+
+def parse_block(source: str, data, first_line: int, fmt: int, mask: int, noconstant: bool,
+                hash_seed: int, hash_mode: int, ends: np.ndarray | None = None,
+                out: Outputs | None = None) -> ParsedBlock:
+    """Parse one line-aligned block (bytes or a uint8 array) with the compiled parser for ``fmt``.
+
+    ``ends`` (line end positions) and ``out`` (reusable arrays) are computed / allocated if not given;
+    with ``out`` the returned block views arrays that the next parse into ``out`` overwrites."""
+    buf = np.frombuffer(data, dtype=np.uint8) if isinstance(data, (bytes, bytearray)) else data
+    if ends is None:
+        ends = line_ends(buf)
+    if out is None:
+        out = Outputs()
+    out.reserve(ends.size, buf.size // 2 + ends.size + 1)
+    kernel = parse_vw_block if fmt == FMT_VW else parse_libsvm_block
+    n, nf, nfault = kernel(buf, ends, first_line, mask, noconstant, hash_seed, hash_mode,
+                           out.labels, out.weights, out.bases, out.lines, out.tag_s, out.tag_e,
+                           out.indptr, out.idx, out.val, out.faults)
+    return out.block(source, n, nf, nfault, buf)
+
+
+_LIBSVM_TOKEN = re.compile(rb"^(\d+|qid):\S*$")
+_NUMBER = re.compile(rb"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+
+
+def detect_format(data) -> int | None:
+    """Format of the first data line in ``data`` (bytes or uint8 array; None if it holds no data line).
+
+    A line with '|' is VW; a line of "number idx:val ..." tokens is LIBSVM; anything else is VW.
+    """
+    if isinstance(data, np.ndarray):
+        data = data.tobytes()
+    for raw in data.split(b"\n"):
+        line = raw.split(b"#", 1)[0].strip() if b"|" not in raw else raw.strip()
+        if not line:
+            continue
+        if b"|" in line:
+            return FMT_VW
+        tokens = line.split()
+        if _NUMBER.match(tokens[0]) and all(_LIBSVM_TOKEN.match(t) for t in tokens[1:]):
+            return FMT_LIBSVM
+        return FMT_VW
+    return None

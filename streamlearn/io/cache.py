@@ -1,0 +1,139 @@
+"""Cache of parsed blocks, so that passes after the first read examples without parsing text again.
+
+A cache is written during the first pass (to a temporary name, renamed when the pass completes, so an
+interrupted run never leaves a partial cache behind) and holds the hashing options it was built with;
+a cache built with other hashing options is rebuilt. Layout: magic, version, JSON header, then per
+block a fixed 40-byte record (examples, features, tag bytes, flags, first source line) followed by
+the raw arrays of the block.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import tempfile
+
+import numpy as np
+
+from streamlearn.errors import InputError
+from streamlearn.io.blocks import Outputs, ParsedBlock
+from streamlearn.io.reader import RING
+
+MAGIC = b"SLCACHE\x00"
+VERSION = 1
+_BLOCK = struct.Struct("<QQQQQ")
+_HAS_TAGS = 1
+
+
+def _header_bytes(options: dict) -> bytes:
+    head = json.dumps(options, sort_keys=True).encode()
+    return MAGIC + struct.pack("<II", VERSION, len(head)) + head
+
+
+class CacheWriter:
+    """Appends parsed blocks; ``commit`` renames the finished file into place."""
+
+    def __init__(self, path: str, options: dict):
+        self.path = path
+        directory = os.path.dirname(os.path.abspath(path))
+        try:
+            fd, self.tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".cache", dir=directory)
+        except OSError as exc:
+            raise InputError(f"cannot write cache {path}: {exc.strerror or exc}") from None
+        self.f = os.fdopen(fd, "wb")
+        self.f.write(_header_bytes(options))
+
+    def write(self, b: ParsedBlock) -> None:
+        n = b.n
+        has_tags = b.has_tags()
+        if has_tags:
+            tags = b.tag_list()
+            lengths = np.fromiter((len(t) for t in tags), dtype=np.int64, count=n)
+            tag_e = np.cumsum(lengths)
+            tag_s = tag_e - lengths
+            tag_bytes = b"".join(tags)
+        else:
+            tag_bytes = b""
+        f = self.f
+        f.write(_BLOCK.pack(n, b.idx.shape[0], len(tag_bytes), _HAS_TAGS if has_tags else 0,
+                            int(b.lines[0]) if n else 0))
+        for a in (b.labels, b.weights, b.bases, b.lines, b.indptr, b.idx, b.val):
+            f.write(np.ascontiguousarray(a).tobytes())
+        if has_tags:
+            f.write(tag_s.tobytes())
+            f.write(tag_e.tobytes())
+            f.write(tag_bytes)
+
+    def commit(self) -> None:
+        self.f.close()
+        os.replace(self.tmp, self.path)
+
+    def discard(self) -> None:
+        try:
+            self.f.close()
+        finally:
+            try:
+                os.unlink(self.tmp)
+            except OSError:
+                pass
+
+
+def cache_matches(path: str, options: dict) -> bool:
+    """True when ``path`` is a complete cache built with ``options``."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+            if len(head) < 16 or head[:8] != MAGIC:
+                return False
+            version, hlen = struct.unpack("<II", head[8:16])
+            if version != VERSION:
+                return False
+            return json.loads(f.read(hlen)) == json.loads(json.dumps(options, sort_keys=True))
+    except (OSError, ValueError):
+        return False
+
+
+def _read_into(f, a: np.ndarray, path: str) -> None:
+    if a.nbytes and f.readinto(memoryview(a).cast("B")) != a.nbytes:
+        raise InputError(f"cache file {path} is truncated; delete it or use --kill-cache")
+
+
+def read_cache(path: str, source_name: str):
+    """Yield the ParsedBlocks stored in a cache file (read into a ring of reusable arrays, with the
+    same lifetime rule as text blocks: streamlearn.io.reader)."""
+    try:
+        f = open(path, "rb")
+    except OSError as exc:
+        raise InputError(f"cannot read cache {path}: {exc.strerror or exc}") from None
+    outputs = [Outputs() for _ in range(RING)]
+    tag_bufs = [np.empty(0, np.uint8) for _ in range(RING)]
+    k = 0
+    with f:
+        head = f.read(16)
+        _, hlen = struct.unpack("<II", head[8:16])
+        f.seek(16 + hlen)
+        while True:
+            rec = f.read(_BLOCK.size)
+            if not rec:
+                return
+            if len(rec) < _BLOCK.size:
+                raise InputError(f"cache file {path} is truncated; delete it or use --kill-cache")
+            n, nf, ntag, flags, _first = _BLOCK.unpack(rec)
+            out = outputs[k % RING]
+            out.reserve(n, nf)
+            for a in (out.labels[:n], out.weights[:n], out.bases[:n], out.lines[:n], out.indptr[:n + 1],
+                      out.idx[:nf], out.val[:nf]):
+                _read_into(f, a, path)
+            tag_buf = tag_bufs[k % RING]
+            if flags & _HAS_TAGS:
+                _read_into(f, out.tag_s[:n], path)
+                _read_into(f, out.tag_e[:n], path)
+                if tag_buf.size < ntag:
+                    tag_buf = tag_bufs[k % RING] = np.empty(ntag, np.uint8)
+                _read_into(f, tag_buf[:ntag], path)
+            else:
+                out.tag_s[:n] = 0
+                out.tag_e[:n] = 0
+            k += 1
+            yield out.block(source_name, n, nf, 0, tag_buf)

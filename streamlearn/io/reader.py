@@ -1,0 +1,136 @@
+"""Input sources and line-aligned byte blocks.
+
+A source is stdin ("-") or a file; ``.gz``, ``.bz2`` and ``.xz`` files are decompressed by extension.
+``read_blocks`` reads about ``block_size`` bytes at a time into a small ring of reusable buffers and
+yields blocks that end at a newline (a line longer than the block makes one larger block), with the
+position of every line end and the 1-based number of the first line. Memory therefore stays bounded
+(ring size x block size) whatever the length of the stream, and no page is allocated per block.
+
+A yielded block stays valid until the ring comes round to its buffer again: the consumer must be done
+with block k before block k + ``RING`` is read. The driver keeps at most two blocks alive.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+import os
+import sys
+import zlib
+from dataclasses import dataclass
+from typing import BinaryIO, Iterator
+
+import numpy as np
+
+from streamlearn.errors import InputError
+
+DEFAULT_BLOCK_SIZE = 1 << 19
+RING = 3
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where examples come from: ``path`` is a file name or "-" for stdin."""
+
+    path: str
+
+    @property
+    def name(self) -> str:
+        return "stdin" if self.path == "-" else self.path
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    if isinstance(exc, EOFError):
+        return "compressed data ends early (truncated file?)"
+    text = str(exc) or exc.__class__.__name__
+    return text.rstrip(".")
+
+
+def open_source(source: Source) -> BinaryIO:
+    """Open a source for binary reading, decompressing by extension."""
+    if source.path == "-":
+        return sys.stdin.buffer
+    path = source.path
+    if os.path.isdir(path):
+        raise InputError(f"cannot read {path}: it is a directory")
+    try:
+        lower = path.lower()
+        if lower.endswith(".gz"):
+            return gzip.open(path, "rb")
+        if lower.endswith(".bz2"):
+            return bz2.open(path, "rb")
+        if lower.endswith(".xz"):
+            return lzma.open(path, "rb")
+        return open(path, "rb")
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {_reason(exc)}") from None
+
+
+_READ_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError)
+
+
+def _fill(f, view: memoryview, name: str) -> int:
+    """Read until ``view`` is full or the input ends; returns the number of bytes read."""
+    got = 0
+    size = len(view)
+    while got < size:
+        try:
+            n = f.readinto(view[got:])
+        except _READ_ERRORS as exc:
+            raise InputError(f"cannot read {name}: {_reason(exc)}") from None
+        if not n:
+            break
+        got += n
+    return got
+
+
+def read_blocks(source: Source, block_size: int = DEFAULT_BLOCK_SIZE,
+                ring: int = RING) -> Iterator[tuple[np.ndarray, np.ndarray, int]]:
+    """Yield (block, line_ends, first_line): ``block`` is a uint8 view ending at a newline (or at the
+    end of the input), ``line_ends`` the position of each line's end within it."""
+    f = open_source(source)
+    buffers = [np.empty(0, np.uint8) for _ in range(ring)]
+    is_nl = np.empty(0, np.bool_)
+    carry = np.empty(0, np.uint8)
+    line = 1
+    slot = 0
+    try:
+        while True:
+            need = carry.size + block_size
+            buf = buffers[slot]
+            if buf.size < need:
+                buf = buffers[slot] = np.empty(need, np.uint8)
+            buf[:carry.size] = carry
+            n = carry.size + _fill(f, memoryview(buf)[carry.size:need], source.name)
+            eof = n < need
+            view = buf[:n]
+            if is_nl.size < n:
+                is_nl = np.empty(n, np.bool_)
+            ends = np.flatnonzero(np.equal(view, 10, out=is_nl[:n]))
+            if not eof:
+                if ends.size == 0:
+                    # a line longer than the block: keep reading it
+                    carry = view.copy()
+                    continue
+                last = int(ends[-1]) + 1
+                carry = view[last:].copy()
+                view = view[:last]
+                newlines = ends.size
+            else:
+                carry = np.empty(0, np.uint8)
+                newlines = ends.size
+                if n and view[-1] != 10:
+                    ends = np.append(ends, n)
+                if n == 0:
+                    return
+            yield view, ends, line
+            line += newlines
+            slot = (slot + 1) % ring
+            if eof:
+                return
+    finally:
+        if f is not sys.stdin.buffer:
+            f.close()

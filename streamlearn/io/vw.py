@@ -1,0 +1,273 @@
+"""Compiled parser for Vowpal Wabbit's text format (vw-spec.md §1a; VW's parse_example_text.cc).
+
+Grammar, per line (a trailing CR and a leading UTF-8 BOM are dropped; empty lines are skipped)::
+
+    line       := [label_part] ('|' namespace)*
+    label_part := text before the first '|'; if it holds a TAB, everything up to and including the
+                  first TAB is dropped; split on runs of spaces. The last token is the tag if it ends
+                  where the label part ends (touches the '|', or there is no '|') or starts with "'"
+                  (the quote is removed). The 0-3 tokens left are: label [importance [base]].
+    namespace  := [NAME [':' FLOAT]] ((' ' | TAB) [feature])*     -- no NAME: the default namespace
+    feature    := NAME [':' VALUE] | ':' FLOAT                      -- the second is anonymous
+    NAME       := bytes other than space, TAB, ':', '|', CR
+    VALUE      := FLOAT (leading spaces skipped) | STRING (leading whitespace skipped, up to whitespace)
+
+Values are multiplied by the namespace value; a value of 0 drops the feature. A string value gives
+value 1 and index hash(value, hash(name, ns)). Anonymous features get index ns_hash + k. The constant
+feature (raw index 11650396) ends every example unless ``noconstant``.
+
+Faults (see streamlearn.io.parsing): in the label part the example keeps its features and loses its
+label (it is predicted, not learned); in the feature part the features before the fault are kept and
+the rest of the line is dropped. Only the first fault of a line is recorded.
+"""
+
+import numpy as np
+from numba import njit
+
+from streamlearn.hashing import CONSTANT_RAW_INDEX, default_namespace_hash, hash_name
+from streamlearn.io.parsing import (
+    BAR, COLON, CR, E_BASE, E_CR, E_LABEL, E_LABEL_TOKENS, E_NEG_WEIGHT, E_NS_NAME, E_NS_VALUE,
+    E_STRAY, E_VALUE, E_WEIGHT, NL, NUM_FINITE, NUM_NONE, QUOTE, SP, TAB, parse_number,
+)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _is_name_end(c):
+    return c == SP or c == TAB or c == COLON or c == BAR or c == CR
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _is_ws(c):
+    return c == SP or c == TAB or c == CR or c == NL
+
+
+@njit(cache=True, nogil=True)
+def _token_end(buf, p, end):
+    """End of the whitespace-delimited token starting at p (for fault spans)."""
+    while p < end and not (buf[p] == SP or buf[p] == TAB):
+        p += 1
+    return p
+
+
+@njit(cache=True, nogil=True)
+def _full_number(buf, s, e):
+    """(value, ok): buf[s:e] must be exactly one finite number."""
+    v, q, kind = parse_number(buf, s, e)
+    return v, (kind == NUM_FINITE and q == e)
+
+
+@njit(cache=True, nogil=True)
+def _label_fault(faults, nfault, ex, code, s, e):
+    faults[nfault, 0] = ex
+    faults[nfault, 1] = code
+    faults[nfault, 2] = s
+    faults[nfault, 3] = e
+    return nfault + 1
+
+
+@njit(cache=True, nogil=True)
+def _parse_label_part(buf, s, e, labels, weights, bases, tag_s, tag_e, ex, faults, nfault):
+    """Label part buf[s:e]. Fills label/weight/base/tag of example ex; returns the new fault count."""
+    labels[ex] = np.nan
+    weights[ex] = 1.0
+    bases[ex] = 0.0
+    tag_s[ex] = 0
+    tag_e[ex] = 0
+    # drop everything up to and including the first TAB
+    for p in range(s, e):
+        if buf[p] == TAB:
+            s = p + 1
+            break
+    # tokenize on spaces (runs collapsed): the first three token spans, the last one, and the count
+    s0 = e0 = s1 = e1 = s2 = e2 = 0
+    last_s = last_e = 0
+    ntok = 0
+    p = s
+    while p < e:
+        while p < e and buf[p] == SP:
+            p += 1
+        if p >= e:
+            break
+        q = p
+        while q < e and buf[q] != SP:
+            q += 1
+        if ntok == 0:
+            s0, e0 = p, q
+        elif ntok == 1:
+            s1, e1 = p, q
+        elif ntok == 2:
+            s2, e2 = p, q
+        last_s, last_e = p, q
+        ntok += 1
+        p = q
+    if ntok == 0:
+        return nfault
+    if last_e == e or buf[last_s] == QUOTE:
+        tag_s[ex] = last_s + 1 if buf[last_s] == QUOTE else last_s
+        tag_e[ex] = last_e
+        ntok -= 1
+    if ntok == 0:
+        return nfault
+    if ntok > 3:
+        return _label_fault(faults, nfault, ex, E_LABEL_TOKENS, s0, last_e)
+    lab, ok = _full_number(buf, s0, e0)
+    if not ok:
+        return _label_fault(faults, nfault, ex, E_LABEL, s0, e0)
+    w = 1.0
+    if ntok >= 2:
+        w, ok = _full_number(buf, s1, e1)
+        if not ok:
+            return _label_fault(faults, nfault, ex, E_WEIGHT, s1, e1)
+        if w < 0:
+            return _label_fault(faults, nfault, ex, E_NEG_WEIGHT, s1, e1)
+    b = 0.0
+    if ntok == 3:
+        b, ok = _full_number(buf, s2, e2)
+        if not ok:
+            return _label_fault(faults, nfault, ex, E_BASE, s2, e2)
+    labels[ex] = lab
+    weights[ex] = w
+    bases[ex] = b
+    return nfault
+
+
+@njit(cache=True, nogil=True)
+def _parse_features(buf, p, e, mask, seed, mode, dflt_hash, idx, val, nf):
+    """Namespaces and features from the first '|' at p to the line end e.
+
+    Returns (new feature count, fault code or 0, fault start, fault end).
+    """
+    while p < e and buf[p] == BAR:
+        p += 1
+        ns_value = 1.0
+        anon = np.int64(0)
+        if p >= e or buf[p] == SP or buf[p] == TAB or buf[p] == BAR:
+            ns_hash = dflt_hash
+        elif buf[p] == COLON:
+            return nf, E_NS_NAME, p - 1, _token_end(buf, p, e)
+        elif buf[p] == CR:
+            return nf, E_CR, p, p + 1
+        else:
+            q = p
+            while q < e and not _is_name_end(buf[q]):
+                q += 1
+            ns_hash = hash_name(buf, p, q, seed, mode)
+            if q < e and buf[q] == COLON:
+                r = q + 1
+                while r < e and buf[r] == SP:
+                    r += 1
+                v, r2, kind = parse_number(buf, r, e)
+                if kind != NUM_FINITE:
+                    return nf, E_NS_VALUE, p - 1, _token_end(buf, max(r2, q + 1), e)
+                ns_value = v
+                q = r2
+            p = q
+        # features
+        while p < e and (buf[p] == SP or buf[p] == TAB):
+            p += 1
+            if p >= e or buf[p] == SP or buf[p] == TAB or buf[p] == BAR:
+                continue
+            if buf[p] == CR:
+                return nf, E_CR, p, p + 1
+            fs = p
+            q = p
+            while q < e and not _is_name_end(buf[q]):
+                q += 1
+            name_e = q
+            str_s = 0
+            str_e = -1
+            value = ns_value
+            if q < e and buf[q] == COLON:
+                r = q + 1
+                while r < e and buf[r] == SP:
+                    r += 1
+                v, r2, kind = parse_number(buf, r, e)
+                if kind == NUM_NONE:
+                    # string value: skip whitespace, read up to whitespace
+                    r = q + 1
+                    while r < e and _is_ws(buf[r]):
+                        r += 1
+                    str_s = r
+                    while r < e and not _is_ws(buf[r]):
+                        r += 1
+                    str_e = r
+                    value = 1.0
+                    q = r
+                elif kind == NUM_FINITE:
+                    value = v * ns_value
+                    q = r2
+                else:
+                    return nf, E_VALUE, fs, _token_end(buf, fs, e)
+            if str_e > str_s:
+                h = hash_name(buf, str_s, str_e, hash_name(buf, fs, name_e, ns_hash, mode), mode)
+            elif name_e > fs:
+                h = hash_name(buf, fs, name_e, ns_hash, mode)
+            else:
+                h = (ns_hash + anon) & 0xFFFFFFFF
+                anon += 1
+            p = q
+            if value != 0.0:
+                fv = np.float32(value)
+                if fv != 0.0:
+                    idx[nf] = np.uint32(h & mask)
+                    val[nf] = fv
+                    nf += 1
+            if p < e and not (buf[p] == SP or buf[p] == TAB or buf[p] == BAR):
+                if buf[p] == CR:
+                    return nf, E_CR, p, p + 1
+                return nf, E_STRAY, p, _token_end(buf, p, e)
+        if p < e and buf[p] != BAR:
+            if buf[p] == CR:
+                return nf, E_CR, p, p + 1
+            return nf, E_STRAY, p, _token_end(buf, p, e)
+    return nf, 0, 0, 0
+
+
+@njit(cache=True, nogil=True)
+def parse_vw_block(buf, ends, first_line, mask, noconstant, seed, mode,
+                   labels, weights, bases, lines, tag_s, tag_e, indptr, idx, val, faults):
+    """Parse a line-aligned block of VW text whose lines end at ``ends`` into the output arrays (see
+    streamlearn.io.parsing; sized by ``streamlearn.io.blocks.Outputs``). Returns (n_examples,
+    n_features, n_faults)."""
+    ex = 0
+    nf = 0
+    nfault = 0
+    line = first_line
+    pos = 0
+    indptr[0] = 0
+    const_idx = np.uint32(CONSTANT_RAW_INDEX & mask)
+    dflt_hash = default_namespace_hash(seed)
+    for li in range(ends.size):
+        le = ends[li]
+        nxt = le + 1
+        ls = pos
+        e = le
+        if e > ls and buf[e - 1] == CR:
+            e -= 1
+        if e - ls >= 3 and buf[ls] == 0xEF and buf[ls + 1] == 0xBB and buf[ls + 2] == 0xBF:
+            ls += 3
+        if e > ls:
+            bar = ls
+            while bar < e and buf[bar] != BAR:
+                bar += 1
+            nfault = _parse_label_part(buf, ls, bar, labels, weights, bases, tag_s, tag_e, ex,
+                                       faults, nfault)
+            had_fault = nfault > 0 and faults[nfault - 1, 0] == ex
+            if bar < e:
+                nf, code, fs, fe = _parse_features(buf, bar, e, mask, seed, mode, dflt_hash, idx, val, nf)
+                if code != 0 and not had_fault:
+                    faults[nfault, 0] = ex
+                    faults[nfault, 1] = code
+                    faults[nfault, 2] = fs
+                    faults[nfault, 3] = fe
+                    nfault += 1
+            if not noconstant:
+                idx[nf] = const_idx
+                val[nf] = 1.0
+                nf += 1
+            lines[ex] = line
+            ex += 1
+            indptr[ex] = nf
+        line += 1
+        pos = nxt
+    return ex, nf, nfault

@@ -1,0 +1,86 @@
+"""Output files: predictions (``-p``) and readable models (``--readable-model``).
+
+Predictions use VW's number format (vw-spec.md §1e): an integral value is printed without decimals
+("0", "-1", "1"), anything else in fixed point with 6 decimals ("0.509763"); a tag follows after a
+space when the example has one. One line per example, in input order.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+
+from streamlearn.errors import StreamlearnError
+from streamlearn.io.blocks import ParsedBlock
+from streamlearn.io.model_file import write_atomic
+
+
+def format_prediction(v: float) -> str:
+    """One prediction in VW's format."""
+    if math.isfinite(v) and v == math.floor(v) and abs(v) < 1e18:
+        return str(int(v))
+    return f"{v:.6f}"
+
+
+def format_predictions(values: np.ndarray) -> list[str]:
+    out = []
+    append = out.append
+    floor = math.floor
+    for v in values.tolist():
+        if v == floor(v) and -1e18 < v < 1e18:
+            append(str(int(v)))
+        else:
+            append(f"{v:.6f}")
+    return out
+
+
+class PredictionWriter:
+    """Writes one line per example to a file or ("-") stdout."""
+
+    def __init__(self, path: str):
+        self.path = path
+        if path == "-":
+            self.f = sys.stdout.buffer
+        else:
+            try:
+                self.f = open(path, "wb")
+            except OSError as exc:
+                raise StreamlearnError(f"cannot write predictions to {path}: {exc.strerror or exc}") from None
+
+    def write(self, values: np.ndarray, block: ParsedBlock) -> None:
+        if values.shape[0] == 0:
+            return
+        text = format_predictions(values)
+        if block.has_tags():
+            data = b"\n".join(
+                (t.encode() + b" " + tag) if tag else t.encode() for t, tag in zip(text, block.tag_list()))
+        else:
+            data = "\n".join(text).encode()
+        try:
+            self.f.write(data + b"\n")
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise StreamlearnError(f"cannot write predictions to {self.path}: {exc.strerror or exc}") from None
+
+    def close(self) -> None:
+        if self.f is sys.stdout.buffer:
+            self.f.flush()
+        else:
+            self.f.close()
+
+
+def write_readable_model(path: str, header: list[str], index: np.ndarray, weights: np.ndarray) -> None:
+    """A short header, then ``index:weight`` for the non-zero weights in increasing index order.
+
+    Weights are printed with Python's shortest round-trip representation, so they are exact."""
+    def chunks():
+        yield ("\n".join(header) + "\n").encode()
+        step = 65536
+        for s in range(0, index.shape[0], step):
+            part = index[s:s + step].tolist()
+            ws = weights[s:s + step].tolist()
+            yield "".join(f"{i}:{w!r}\n" for i, w in zip(part, ws)).encode()
+    write_atomic(path, chunks())

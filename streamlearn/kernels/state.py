@@ -1,0 +1,60 @@
+"""Slots of the two small arrays every learner kernel takes besides the data and the weight table.
+
+``prm`` (float64): settings fixed for a run, resolved from the options once at set-up.
+``st``  (float64): everything that changes while learning -- the learner's global scalars (the
+learning-rate clock, the cumulative regularization of the lazy table, ...) and the counters the
+progress table and summary print. Both live in plain arrays so compiled kernels take a fixed,
+short argument list and later learners add slots here instead of changing signatures.
+"""
+
+# ----------------------------------------------------------------------------- prm: settings
+P_LOSS = 0            # loss code (streamlearn.kernels.losses)
+P_TAU = 1             # quantile tau
+P_ALGO = 2            # learner code (streamlearn.learners)
+P_ETA0 = 3            # rate scale: eta * initial_t^power_t (initial_t > 0), else eta
+P_POWER_T = 4
+P_L1 = 5              # gravity g (tg)
+P_THRESHOLD = 6       # theta (tg), +inf by default
+P_PERIOD = 7          # K (tg)
+P_HOLDOUT = 8         # holdout period (0 = off)
+P_TRAIN = 9           # 1 = learn, 0 = predict only
+P_FIXED_BOUNDS = 10   # 1 = prediction bounds do not follow the labels
+P_BINARY = 11         # 1 = report 0/1 loss of sign predictions
+N_PRM = 16
+
+# ----------------------------------------------------------------------------- st: state
+S_T = 0               # learning-rate clock: initial_t + weighted learned examples
+S_ETA = 1             # current rate scale (P_ETA0 x decay^pass)
+S_CUM = 2             # cumulative regularization of the lazy table (tg: released gravity)
+S_PENDING = 3         # tg: gravity accrued in the current period, not released yet
+S_NLEARN = 4          # number of learned examples
+S_MIN_LABEL = 5       # prediction bounds
+S_MAX_LABEL = 6
+S_NONFINITE = 7       # set when a prediction was NaN or infinite
+# counters reported in the progress table and summary (VW's shared_data)
+S_EXAMPLES = 8        # non-holdout examples
+S_W_LABELED = 9
+S_W_UNLABELED = 10
+S_W_LABELS = 11       # weighted sum of (loss-space) labels
+S_SUM_LOSS = 12
+S_SUM_LOSS_SINCE = 13
+S_OLD_W_LABELED = 14
+S_FEATURES = 15       # total feature count (non-holdout)
+S_HO_W = 16           # holdout weight and loss: total, since last row, this pass
+S_HO_LOSS = 17
+S_HO_W_SINCE = 18
+S_HO_LOSS_SINCE = 19
+S_HO_W_PASS = 20
+S_HO_LOSS_PASS = 21
+S_PASS_EX = 22        # examples seen in this pass (holdout selection)
+S_DUMP = 23           # next progress row when weighted examples reach this
+S_LABEL1 = 24         # first and second distinct labels seen (best constant)
+S_LABEL2 = 25
+S_MANY_LABELS = 26    # more than two distinct labels seen
+S_HAVE_LABEL1 = 27
+S_HAVE_LABEL2 = 28
+N_ST = 32
+
+# ----------------------------------------------------------------------------- learner codes
+A_SGD = 0             # plain stochastic gradient descent
+A_TG = 1              # truncated gradient (Langford, Li & Zhang 2009)
