@@ -72,8 +72,9 @@ def _num(v: float) -> str:
     return str(int(v)) if v == int(v) else repr(float(v))
 
 
-def vw_lines(data: Synthetic, namespace: str = "x") -> list[str]:
-    """VW rendering: ``label |x i:v ...`` (numeric names; binary features without a value)."""
+def vw_lines(data: Synthetic, namespace: str = "") -> list[str]:
+    """VW rendering: ``label | i:v ...`` (numeric names; binary features without a value). In the
+    default namespace, numeric names map to the same weights as the LIBSVM rendering's indices."""
     out = []
     for i in range(data.n):
         ix, vs = data.row(i)

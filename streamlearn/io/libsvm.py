@@ -13,7 +13,7 @@ from numba import njit
 
 from streamlearn.hashing import CONSTANT_RAW_INDEX, default_namespace_hash, hash_name
 from streamlearn.io.parsing import (
-    COLON, CR, E_CR, E_INDEX, E_LABEL, E_NUMBER, E_TOKEN, E_VALUE, NL, NUM_FINITE, NUM_NONE, SP, TAB,
+    COLON, CR, E_CR, E_INDEX, E_LABEL, E_NUMBER, E_TOKEN, E_VALUE, NL, NUM_FINITE, NUM_NONFINITE, SP, TAB,
     parse_number,
 )
 
@@ -78,8 +78,8 @@ def parse_libsvm_block(buf, ends, first_line, mask, noconstant, seed, mode,
         q = p
         while q < e and not _is_sep(buf[q]):
             q += 1
-        v, r, kind = parse_number(buf, p, q)
-        if kind == NUM_FINITE and r == q:
+        v, r, kind, digits = parse_number(buf, p, q)
+        if kind == NUM_FINITE and r == q and digits:
             labels[ex] = v
         else:
             faults[nfault, 0] = ex
@@ -122,11 +122,11 @@ def parse_libsvm_block(buf, ends, first_line, mask, noconstant, seed, mode,
                 if not digits:
                     code = E_INDEX
                 else:
-                    v, r, kind = parse_number(buf, te + 1, q)
-                    if kind == NUM_NONE or r != q:
-                        code = E_NUMBER
-                    elif kind != NUM_FINITE:
+                    v, r, kind, digits = parse_number(buf, te + 1, q)
+                    if kind == NUM_NONFINITE and r == q:
                         code = E_VALUE
+                    elif kind != NUM_FINITE or r != q or not digits:
+                        code = E_NUMBER
                     else:
                         fv = np.float32(v)
                         if fv != 0.0:

@@ -80,26 +80,88 @@ _INFINITY = np.frombuffer(b"infinity", dtype=np.uint8).copy()
 _NAN = np.frombuffer(b"nan", dtype=np.uint8).copy()
 
 
-@njit(cache=True, nogil=True)
-def parse_number(buf, p, end):
-    """Longest prefix of buf[p:end] that is a decimal float, as C's strtof would read it.
+@njit(cache=True, nogil=True, inline="always")
+def _is_hex(c):
+    return (c >= 48 and c <= 57) or (c >= 97 and c <= 102) or (c >= 65 and c <= 70)
 
-    Grammar: [+-] (digits [. digits] | . digits) [(e|E) [+-] digits], or inf / infinity / nan in any
-    case. Like VW's fast path, an exponent marker without digits is consumed and means e0.
-    Returns (value, position after the number, kind) with kind NUM_NONE (no number; position = p),
-    NUM_FINITE, or NUM_NONFINITE (inf, nan, or overflow).
-    """
+
+@njit(cache=True, nogil=True, inline="always")
+def _hex_value(c):
+    if c <= 57:
+        return c - 48
+    if c >= 97:
+        return c - 87
+    return c - 55
+
+
+@njit(cache=True, nogil=True)
+def _scale10(mant, exp10):
+    v = float(mant)
+    if mant != 0 and exp10 != 0:
+        if 0 < exp10 <= 22:
+            v = v * _POW10[exp10]
+        elif -22 <= exp10 < 0:
+            v = v / _POW10[-exp10]
+        else:
+            v = v * 10.0 ** exp10
+    return v
+
+
+@njit(cache=True, nogil=True)
+def _strtod(buf, p, end):
+    """C's strtod on buf[p:end]: (value, end position, kind, had digits); position p if nothing parses."""
     q = p
+    while q < end and (buf[q] == SP or (buf[q] >= 9 and buf[q] <= 13)):
+        q += 1
     neg = False
     if q < end and (buf[q] == 45 or buf[q] == 43):
         neg = buf[q] == 45
         q += 1
+    # hexadecimal: 0x h* [. h*] [p [+-] d+], at least one hex digit
+    if q + 1 < end and buf[q] == 48 and (buf[q + 1] == 120 or buf[q + 1] == 88):
+        r = q + 2
+        hmant = 0.0
+        shift = 0
+        nd = 0
+        while r < end and _is_hex(buf[r]):
+            hmant = hmant * 16.0 + _hex_value(buf[r])
+            r += 1
+            nd += 1
+        if r < end and buf[r] == 46:
+            r2 = r + 1
+            while r2 < end and _is_hex(buf[r2]):
+                hmant = hmant * 16.0 + _hex_value(buf[r2])
+                shift -= 4
+                r2 += 1
+                nd += 1
+            if nd > 0:
+                r = r2
+        if nd > 0:
+            if r < end and (buf[r] == 112 or buf[r] == 80):
+                r2 = r + 1
+                eneg = False
+                if r2 < end and (buf[r2] == 45 or buf[r2] == 43):
+                    eneg = buf[r2] == 45
+                    r2 += 1
+                if r2 < end and _is_digit(buf[r2]):
+                    e = 0
+                    while r2 < end and _is_digit(buf[r2]):
+                        if e < 100000:
+                            e = e * 10 + (buf[r2] - 48)
+                        r2 += 1
+                    shift += -e if eneg else e
+                    r = r2
+            v = hmant * 2.0 ** shift
+            if neg:
+                v = -v
+            return v, r, NUM_FINITE if np.isfinite(v) else NUM_NONFINITE, True
+        # "0x" without hex digits: strtod reads the "0"
     mant = np.int64(0)
     nsig = 0
     exp10 = 0
-    any_digit = False
+    digits = False
     while q < end and _is_digit(buf[q]):
-        any_digit = True
+        digits = True
         if nsig < 18:
             mant = mant * 10 + (np.int64(buf[q]) - 48)
             if mant != 0:
@@ -109,49 +171,111 @@ def parse_number(buf, p, end):
         q += 1
     if q < end and buf[q] == 46:
         r = q + 1
-        frac_digit = False
+        frac = False
         while r < end and _is_digit(buf[r]):
-            frac_digit = True
+            frac = True
             if nsig < 18:
                 mant = mant * 10 + (np.int64(buf[r]) - 48)
                 exp10 -= 1
                 if mant != 0:
                     nsig += 1
             r += 1
-        if any_digit or frac_digit:
-            any_digit = True
+        if digits or frac:
+            digits = True
             q = r
-    if not any_digit:
+    if not digits:
         r = _match_word(buf, q, end, _INFINITY)
         if r < 0:
             r = _match_word(buf, q, end, _INF)
         if r < 0:
             r = _match_word(buf, q, end, _NAN)
         if r >= 0:
-            return np.nan, r, NUM_NONFINITE
-        return 0.0, p, NUM_NONE
+            return np.nan, r, NUM_NONFINITE, False
+        return 0.0, p, NUM_NONE, False
+    if q < end and (buf[q] == 101 or buf[q] == 69):
+        r = q + 1
+        eneg = False
+        if r < end and (buf[r] == 45 or buf[r] == 43):
+            eneg = buf[r] == 45
+            r += 1
+        if r < end and _is_digit(buf[r]):
+            e = 0
+            while r < end and _is_digit(buf[r]):
+                if e < 100000:
+                    e = e * 10 + (np.int64(buf[r]) - 48)
+                r += 1
+            exp10 += -e if eneg else e
+            q = r
+    v = _scale10(mant, exp10)
+    if neg:
+        v = -v
+    return v, q, NUM_FINITE if np.isfinite(v) else NUM_NONFINITE, True
+
+
+@njit(cache=True, nogil=True)
+def parse_number(buf, p, end):
+    """A number at buf[p:end] read exactly as VW's ``parseFloat`` reads it (parse_primitives.h).
+
+    Fast path: spaces, [-], digits, [. digits], [(e|E) [-] digits], accepted when a space, TAB or the
+    end of the line follows -- even without any digit ("-", ".", "e5" and trailing spaces read as 0;
+    nothing read at all is "not a number"). A decimal exponent below -37 reads as 0, as VW's power-of-ten table
+    does (VW's table also wraps exponents beyond +-127; streamlearn does not). Otherwise C's strtod
+    reads it (a + sign, hexadecimal, inf, nan). Returns (value, position after the number, kind, had
+    digits) with kind NUM_NONE (position = p), NUM_FINITE or NUM_NONFINITE (inf, nan, overflow).
+    """
+    q = p
+    while q < end and buf[q] == SP:
+        q += 1
+    neg = False
+    if q < end and buf[q] == 45:
+        neg = True
+        q += 1
+    mant = np.int64(0)
+    nsig = 0
+    exp10 = 0
+    ndec = 0
+    digits = False
+    while q < end and _is_digit(buf[q]):
+        digits = True
+        if nsig < 18:
+            mant = mant * 10 + (np.int64(buf[q]) - 48)
+            if mant != 0:
+                nsig += 1
+        else:
+            exp10 += 1
+        q += 1
+    if q < end and buf[q] == 46:
+        q += 1
+        while q < end and _is_digit(buf[q]):
+            digits = True
+            ndec += 1
+            if nsig < 18:
+                mant = mant * 10 + (np.int64(buf[q]) - 48)
+                exp10 -= 1
+                if mant != 0:
+                    nsig += 1
+            q += 1
+    eacc = 0
     if q < end and (buf[q] == 101 or buf[q] == 69):
         q += 1
         eneg = False
-        if q < end and (buf[q] == 45 or buf[q] == 43):
-            eneg = buf[q] == 45
+        if q < end and buf[q] == 45:
+            eneg = True
             q += 1
-        e = 0
         while q < end and _is_digit(buf[q]):
-            if e < 100000:
-                e = e * 10 + (np.int64(buf[q]) - 48)
+            if eacc < 100000:
+                eacc = eacc * 10 + (np.int64(buf[q]) - 48)
             q += 1
-        exp10 += -e if eneg else e
-    v = float(mant)
-    if mant != 0 and exp10 != 0:
-        if 0 < exp10 <= 22:
-            v = v * _POW10[exp10]
-        elif -22 <= exp10 < 0:
-            v = v / _POW10[-exp10]
+        if eneg:
+            eacc = -eacc
+    if q == end or buf[q] == SP or buf[q] == TAB or buf[q] == NL:
+        if q == p:
+            return 0.0, p, NUM_NONE, False     # VW: "success" with nothing read = not a number
+        if eacc - min(ndec, 35) < -37:
+            v = 0.0
         else:
-            v = v * 10.0 ** exp10
-    if neg:
-        v = -v
-    if np.isfinite(v):
-        return v, q, NUM_FINITE
-    return v, q, NUM_NONFINITE
+            v = _scale10(mant, exp10 + eacc)
+        if neg:
+            v = -v
+        return v, q, NUM_FINITE if np.isfinite(v) else NUM_NONFINITE, digits
+    return _strtod(buf, p, end)

@@ -51,9 +51,10 @@ def _token_end(buf, p, end):
 
 @njit(cache=True, nogil=True)
 def _full_number(buf, s, e):
-    """(value, ok): buf[s:e] must be exactly one finite number."""
-    v, q, kind = parse_number(buf, s, e)
-    return v, (kind == NUM_FINITE and q == e)
+    """(value, ok): buf[s:e] must be exactly one finite number with at least one digit (stricter than
+    VW, which reads "1abc" as 1 and "-" as 0)."""
+    v, q, kind, digits = parse_number(buf, s, e)
+    return v, (kind == NUM_FINITE and q == e and digits)
 
 
 @njit(cache=True, nogil=True)
@@ -153,10 +154,7 @@ def _parse_features(buf, p, e, mask, seed, mode, dflt_hash, idx, val, nf):
                 q += 1
             ns_hash = hash_name(buf, p, q, seed, mode)
             if q < e and buf[q] == COLON:
-                r = q + 1
-                while r < e and buf[r] == SP:
-                    r += 1
-                v, r2, kind = parse_number(buf, r, e)
+                v, r2, kind, _ = parse_number(buf, q + 1, e)
                 if kind != NUM_FINITE:
                     return nf, E_NS_VALUE, p - 1, _token_end(buf, max(r2, q + 1), e)
                 ns_value = v
@@ -178,10 +176,7 @@ def _parse_features(buf, p, e, mask, seed, mode, dflt_hash, idx, val, nf):
             str_e = -1
             value = ns_value
             if q < e and buf[q] == COLON:
-                r = q + 1
-                while r < e and buf[r] == SP:
-                    r += 1
-                v, r2, kind = parse_number(buf, r, e)
+                v, r2, kind, _ = parse_number(buf, q + 1, e)
                 if kind == NUM_NONE:
                     # string value: skip whitespace, read up to whitespace
                     r = q + 1

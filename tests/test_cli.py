@@ -1,0 +1,270 @@
+"""The command line through click's CliRunner: outputs, options, errors (exact texts), passes, -i."""
+
+import math
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from streamlearn.cli import main
+from streamlearn.hashing import feature_index
+from streamlearn.io.model_file import load_model
+
+TRAIN = "data/samples/sparse.train.vw"
+TEST = "data/samples/sparse.test.vw"
+
+
+def cli(*args, input=None):
+    return CliRunner().invoke(main, [str(a) for a in args], input=input)
+
+
+def ok(*args, input=None):
+    r = cli(*args, input=input)
+    assert r.exit_code == 0, r.output
+    return r
+
+
+def lines_of(path):
+    return open(path).read().splitlines()
+
+
+# ----------------------------------------------------------------------------- outputs
+
+def test_train_predict_round_trip_matches_numpy(tmp_path):
+    """predict's output is clamp(sum w x) with the weights of the readable model (independent check)."""
+    model, txt, pred = tmp_path / "m.slm", tmp_path / "w.txt", tmp_path / "p.txt"
+    ok("train", "-d", TRAIN, "--loss", "logistic", "--l1", "0.002", "-f", model, "--readable-model", txt, "--quiet")
+    r = ok("predict", "-i", model, "-d", TEST, "-p", pred)
+    weights = {int(l.split(":")[0]): float(l.split(":")[1]) for l in lines_of(txt)[6:]}
+    expected = []
+    for line in lines_of(TEST):
+        names = line.split("|")[1].split()
+        score = weights.get(116060, 0.0) + sum(weights.get(feature_index("", n), 0.0) for n in names)
+        expected.append(min(max(score, -50.0), 50.0))
+    got = [float(x) for x in lines_of(pred)]
+    assert np.allclose(got, expected, atol=1e-6)
+    assert "average loss = " in r.stderr and "number of examples = 500" in r.stderr
+
+
+def test_predictions_to_stdout_with_tags_and_vw_number_format():
+    r = ok("train", "-p", "-", "--quiet", "--loss", "hinge",
+           input="1 'a |f x\n-1 |f y\n1 2 b|f x y\n'c |f z\n")
+    assert r.stderr == ""
+    out = r.stdout.splitlines()
+    assert len(out) == 4
+    assert out[0] == "0 a" and out[3].endswith(" c")
+    for line in out:
+        v = line.split()[0]
+        assert v == str(int(float(v))) or len(v.split(".")[1]) == 6
+
+
+def test_link_and_binary(tmp_path):
+    r = ok("train", "-p", "-", "--quiet", "--loss", "logistic", "--link", "logistic", "-d", TRAIN)
+    probs = [float(x) for x in r.stdout.split()]
+    assert all(0.0 <= p <= 1.0 for p in probs) and probs[0] == 0.5 and len(set(probs)) > 100
+    r = ok("train", "-p", "-", "--loss", "logistic", "--binary", "-d", TRAIN)
+    assert set(r.stdout.split()) <= {"1", "-1"}
+    errors = sum(1 for p, line in zip(r.stdout.split(), lines_of(TRAIN)) if float(p) != float(line.split()[0]))
+    assert f"average loss = {errors / 2000:f}" in r.stderr     # 0/1 loss of the progressive predictions
+
+
+def test_summary_and_progress_table():
+    r = ok("train", "-d", TRAIN, "--loss", "logistic", "--l1", "0.001")
+    err = r.stderr.splitlines()
+    i = err.index("average  since         example        example        current        current  current")
+    assert err[i + 1] == "loss     last          counter         weight          label        predict features"
+    counters = [int(l.split()[2]) for l in err[i + 2:] if l and l[0].isdigit()]
+    assert counters == [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+    for key in ("number of examples = 2000", "weighted example sum = 2000.000000", "best constant = ",
+                "total feature number = ", "examples per second = ", "wall time = ", "malformed lines = 0"):
+        assert any(l.startswith(key) for l in err), key
+    nz = next(l for l in err if l.startswith("non-zero weights = "))
+    assert nz.endswith("of 2^18)")
+    assert "learner = tg (truncated gradient: l1 = 0.001, threshold = inf, period = 1)" in err
+
+
+def test_quiet_prints_nothing_but_warnings():
+    r = ok("train", "--quiet", input="1 |f a\n1 |f x:nan\n")
+    assert r.stderr == ("streamlearn: warning: stdin line 2: feature value in \"x:nan\" is not finite; "
+                        "the rest of the line is ignored\n")
+
+
+def test_malformed_lines_keep_outputs_aligned():
+    data = "1 |f a\nabc |f b\n\n1 |f c:1,5 d\n0 |f e\n"
+    r = ok("train", "-p", "-", input=data)
+    assert len(r.stdout.splitlines()) == 4                      # every non-empty line, in order
+    warnings = [l for l in r.stderr.splitlines() if l.startswith("streamlearn: warning")]
+    assert warnings == [
+        'streamlearn: warning: stdin line 2: label "abc" is not a number; the example is predicted, not learned',
+        "streamlearn: warning: stdin line 4: unexpected \",5\" (a space, '|' or end of line was expected); "
+        "the rest of the line is ignored",
+    ]
+    assert "malformed lines = 2" in r.stderr
+
+
+def test_strict_stops_with_one_line_error(tmp_path):
+    p = tmp_path / "bad.vw"
+    p.write_text("1 |f a\n1 |f b\n2 3 4 5 |f c\n")
+    r = cli("train", "--strict", "-d", p, "--quiet", "-f", tmp_path / "m.slm")
+    assert r.exit_code == 1
+    assert r.stderr == (f"Error: {p} line 3: too many label tokens in \"2 3 4 5\" "
+                        "(expected: label [importance [base]] ['tag])\n")
+    assert not (tmp_path / "m.slm").exists()
+    r = cli("predict", "--strict", "-i", "nope.slm", input="")
+    assert r.exit_code == 1 and r.stderr == "Error: cannot read model nope.slm: No such file or directory\n"
+
+
+def test_predict_reports_loss_only_for_labeled_input(tmp_path):
+    model = tmp_path / "m.slm"
+    ok("train", "-d", TRAIN, "--loss", "logistic", "-f", model, "--quiet")
+    r = ok("predict", "-i", model, input="| 1 2 3\n| 4\n")
+    assert len(r.stdout.splitlines()) == 2 and "average loss = n.a." in r.stderr
+    r = ok("predict", "-i", model, "--quiet", input="1 | 1 2 3\n")
+    assert r.stderr == "" and len(r.stdout.splitlines()) == 1
+
+
+def test_libsvm_and_vw_renderings_give_the_same_model(tmp_path):
+    a, b = tmp_path / "a.slm", tmp_path / "b.slm"
+    ok("train", "-d", TRAIN, "--loss", "logistic", "-f", a, "--quiet")
+    ok("train", "-d", TRAIN.replace(".vw", ".libsvm"), "--loss", "logistic", "-f", b, "--quiet")
+    ok("train", "--format", "libsvm", "-d", TRAIN.replace(".vw", ".libsvm"), "-f", tmp_path / "c.slm", "--quiet")
+    (_, ia, ra), (_, ib, rb) = load_model(str(a)), load_model(str(b))
+    assert np.array_equal(ia, ib) and np.array_equal(ra, rb)
+
+
+def test_vw_option_spellings(tmp_path):
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    ok("train", "-d", TRAIN, "--power_t", "0.4", "--initial_t", "2", "--loss_function", "hinge",
+       "--learning_rate", "0.3", "--readable_model", a, "--bit_precision", "16", "--quiet")
+    ok("train", "-d", TRAIN, "--power-t", "0.4", "--initial-t", "2", "--loss", "hinge",
+       "-l", "0.3", "--readable-model", b, "-b", "16", "--quiet")
+    assert a.read_text() == b.read_text()
+
+
+def test_python_api_style_multiple_inputs(tmp_path):
+    one = ok("train", "-d", TRAIN, "-d", TEST, "-p", "-", "--quiet").stdout
+    both = tmp_path / "both.vw"
+    both.write_text(open(TRAIN).read() + open(TEST).read())
+    assert one == ok("train", "-d", both, "-p", "-", "--quiet").stdout
+
+
+# ----------------------------------------------------------------------------- option errors
+
+@pytest.mark.parametrize("args,message", [
+    (["-b", "0"], "-b/--bits must be between 1 and 32 (got 0)"),
+    (["-b", "33"], "-b/--bits must be between 1 and 32 (got 33)"),
+    (["--l1", "-1"], "--l1 must be a finite number >= 0 (got -1)"),
+    (["-l", "-0.5"], "-l/--learning-rate must be a finite number >= 0 (got -0.5)"),
+    (["--power-t", "-1"], "--power-t must be a finite number >= 0 (got -1)"),
+    (["--decay-learning-rate", "0"], "--decay-learning-rate must be a finite number > 0 (got 0)"),
+    (["--passes", "0"], "--passes must be at least 1 (got 0)"),
+    (["--period", "0", "--algo", "tg"], "--period must be at least 1 (got 0)"),
+    (["--holdout-period", "0"], "--holdout-period must be at least 1 (got 0)"),
+    (["--holdout-off", "--holdout-period", "5"], "--holdout-off and --holdout-period cannot be used together"),
+    (["--algo", "sgd", "--l1", "0.1"],
+     "--l1 needs a regularized learner (--algo tg); --algo sgd does not regularize"),
+    (["--algo", "sgd", "--threshold", "1"],
+     "--threshold needs a regularized learner (--algo tg); --algo sgd does not regularize"),
+    (["--quantile-tau", "0.3"], "--quantile-tau needs --loss quantile"),
+    (["--loss", "quantile", "--quantile-tau", "1.5"], "--quantile-tau must be between 0 and 1 (got 1.5)"),
+    (["--kill-cache"], "--kill-cache needs --cache-file"),
+    (["-c"], "-c/--cache needs -d FILE; with stdin give --cache-file PATH"),
+    (["-f", "x.slm", "--readable-model", "x.slm"], "the same file x.slm is given for two outputs"),
+    (["-d", "in.vw", "-f", "in.vw"], "output file in.vw is also an input"),
+    (["-d", "no/such/file.vw"], "cannot read no/such/file.vw: No such file or directory"),
+])
+def test_option_errors(args, message):
+    r = cli("train", *args, input="1 |a b\n")
+    assert r.exit_code == 1
+    assert r.stderr.splitlines()[-1] == f"Error: {message}"
+
+
+def test_bad_choice_is_a_click_usage_error():
+    r = cli("train", "--loss", "cubic", input="")
+    assert r.exit_code == 2 and "Invalid value for '--loss'" in r.stderr
+
+
+def test_l1_alone_selects_truncated_gradient(tmp_path):
+    r = ok("train", "--l1", "0.01", input="1 |a b\n")
+    assert "learner = tg" in r.stderr
+
+
+# ----------------------------------------------------------------------------- passes, cache, holdout
+
+def test_passes_holdout_and_cache_reuse(tmp_path):
+    cache = tmp_path / "d.cache"
+    r = ok("train", "-d", TRAIN, "--passes", "3", "--cache-file", cache, "--loss", "logistic")
+    assert f"creating cache_file = {cache}" in r.stderr
+    assert "passes used = 3" in r.stderr and "number of examples per pass = 1800" in r.stderr
+    assert any(l.endswith(" h") for l in r.stderr.splitlines())
+    assert [l for l in r.stderr.splitlines() if l.startswith("average loss")][0].endswith(" h")
+    again = ok("train", "-d", TRAIN, "--passes", "3", "--cache-file", cache, "--loss", "logistic")
+    assert f"using cache_file = {cache}" in again.stderr
+    strip = lambda s: [l for l in s.splitlines() if not l.startswith(("wall", "examples per", "creating", "using", "ignoring"))]
+    assert strip(r.stderr) == strip(again.stderr)
+    rebuilt = ok("train", "-d", TRAIN, "--passes", "2", "--cache-file", cache, "-b", "16", "--quiet")
+    assert rebuilt.exit_code == 0
+    r = ok("train", "-d", TRAIN, "--passes", "2", "--holdout-off", "--loss", "logistic")
+    assert not any(l.endswith(" h") for l in r.stderr.splitlines())
+    assert "number of examples per pass = 2000" in r.stderr
+
+
+def test_passes_from_stdin_use_a_temporary_cache():
+    data = open(TRAIN).read()
+    r = ok("train", "--passes", "2", "-p", "-", "--quiet", input=data)
+    assert len(r.stdout.splitlines()) == 4000
+
+
+def test_c_names_the_cache_after_the_data(tmp_path):
+    data = tmp_path / "d.vw"
+    data.write_text(open(TRAIN).read())
+    r = ok("train", "-d", data, "-c", "--passes", "2")
+    assert f"creating cache_file = {data}.cache" in r.stderr
+    r = ok("train", "-d", data, "-c", "-k", "--passes", "2")
+    assert f"creating cache_file = {data}.cache" in r.stderr
+
+
+def test_early_termination_keeps_the_best_pass(tmp_path):
+    # a rate far too high: holdout loss gets worse from pass to pass
+    model = tmp_path / "m.slm"
+    r = ok("train", "-d", TRAIN, "--passes", "20", "-l", "200", "--power-t", "0", "--early-terminate", "1",
+           "-f", model, "--loss", "squared")
+    used = int(next(l for l in r.stderr.splitlines() if l.startswith("passes used")).split("= ")[1])
+    assert used < 20
+    assert model.exists()
+
+
+# ----------------------------------------------------------------------------- continuing with -i
+
+@pytest.mark.parametrize("opts", [
+    ["--loss", "logistic"],
+    ["--loss", "logistic", "--algo", "tg", "--l1", "0.003", "--period", "3"],
+    ["--loss", "squared", "--algo", "tg", "--l1", "0.01", "--threshold", "0.2", "-l", "0.5"],
+])
+def test_resume_equals_one_run(tmp_path, opts):
+    text = open(TRAIN).read().splitlines(keepends=True)
+    a, b, both = tmp_path / "a.vw", tmp_path / "b.vw", tmp_path / "both.vw"
+    a.write_text("".join(text[:1234]))
+    b.write_text("".join(text[1234:]))
+    both.write_text("".join(text))
+    m1, m2, m3 = tmp_path / "1.slm", tmp_path / "2.slm", tmp_path / "3.slm"
+    ok("train", "-d", a, "-f", m1, "--quiet", *opts)
+    ok("train", "-d", b, "-i", m1, "-f", m2, "--quiet")           # options come from the model
+    ok("train", "-d", both, "-f", m3, "--quiet", *opts)
+    (h2, i2, r2), (h3, i3, r3) = load_model(str(m2)), load_model(str(m3))
+    assert np.array_equal(i2, i3)
+    assert np.allclose(r2, r3, rtol=1e-12, atol=1e-12)   # the lazy gravity is summed in two parts
+    assert h2["state"]["t"] == h3["state"]["t"]
+
+
+def test_resume_counters_restart_but_learning_continues(tmp_path):
+    m = tmp_path / "m.slm"
+    ok("train", "-d", TRAIN, "-f", m, "--quiet", "--loss", "logistic")
+    r = ok("train", "-d", TEST, "-i", m)
+    assert "number of examples = 500" in r.stderr and "loss function = logistic" in r.stderr
+
+
+def test_version_and_help():
+    assert ok("--version").stdout.startswith("streamlearn, version ")
+    assert "Train a model" in ok("--help").stdout
+    assert "--power-t" in ok("train", "--help").stdout

@@ -1,0 +1,90 @@
+"""Line-aligned blocks from files, stdin and compressed files; block-boundary invariance."""
+
+import bz2
+import gzip
+import lzma
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from streamlearn.cli import main
+from streamlearn.errors import InputError
+from streamlearn.io.reader import Source, read_blocks
+
+TEXT = b"1 |a x\n\n-1 'tag |b y:2\nlong " + b"z" * 5000 + b"\n0.5 |c w\nlast |d q"
+
+
+def collect(path, block_size):
+    blocks = [(v.tobytes(), e.copy(), first) for v, e, first in read_blocks(Source(str(path)), block_size)]
+    data = b"".join(b for b, _, _ in blocks)
+    return blocks, data
+
+
+@pytest.mark.parametrize("block_size", [1, 2, 7, 64, 4096, 1 << 20])
+def test_blocks_cover_the_input_and_end_at_newlines(tmp_path, block_size):
+    p = tmp_path / "d.vw"
+    p.write_bytes(TEXT)
+    blocks, data = collect(p, block_size)
+    assert data == TEXT
+    line = 1
+    for b, ends, first in blocks:
+        assert first == line
+        assert b.endswith(b"\n") or b is blocks[-1][0]
+        assert list(ends) == [i for i, c in enumerate(b) if c == 10] + ([] if b.endswith(b"\n") else [len(b)])
+        line += b.count(b"\n")
+
+
+@pytest.mark.parametrize("opener,ext", [(gzip.open, ".gz"), (bz2.open, ".bz2"), (lzma.open, ".xz")])
+def test_compressed_inputs(tmp_path, opener, ext):
+    p = tmp_path / ("d.vw" + ext)
+    with opener(p, "wb") as f:
+        f.write(TEXT)
+    assert collect(p, 100)[1] == TEXT
+
+
+def test_unreadable_inputs(tmp_path):
+    with pytest.raises(InputError, match=r"^cannot read .*nope\.vw: No such file or directory$"):
+        list(read_blocks(Source(str(tmp_path / "nope.vw"))))
+    with pytest.raises(InputError, match=r"it is a directory$"):
+        list(read_blocks(Source(str(tmp_path))))
+    bad = tmp_path / "bad.vw.gz"
+    bad.write_bytes(b"this is not gzip data")
+    with pytest.raises(InputError, match=r"^cannot read .*bad\.vw\.gz: "):
+        list(read_blocks(Source(str(bad))))
+    full = gzip.compress(TEXT * 50)
+    cut = tmp_path / "cut.vw.gz"
+    cut.write_bytes(full[: len(full) // 2])
+    with pytest.raises(InputError, match=r"compressed data ends early \(truncated file\?\)$"):
+        list(read_blocks(Source(str(cut))))
+
+
+def train_outputs(tmp_path, data_path, block_size, extra=()):
+    pred = tmp_path / f"p{block_size}.txt"
+    model = tmp_path / f"m{block_size}.slm"
+    res = CliRunner().invoke(main, ["train", "-d", str(data_path), "-p", str(pred), "-f", str(model),
+                                    "--block-size", str(block_size), *extra])
+    assert res.exit_code == 0, res.output
+    warnings = [l for l in res.stderr.splitlines() if "warning" in l]
+    return pred.read_bytes(), model.read_bytes(), warnings
+
+
+line_st = st.one_of(
+    st.just(""),
+    st.builds(lambda l, f: f"{l} |a {f}", st.sampled_from(["1", "-1", "0.5", "2 3", "x", "1 'tg"]),
+              st.lists(st.sampled_from(["p", "q:2", "r:1,5", "s:nan", "7", ":3", "t:u"]), max_size=5)
+              .map(" ".join)),
+    st.sampled_from(["1 |b z\r", "'only |c w", "1|d v", "   "]),
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(line_st, min_size=1, max_size=30), trailing=st.booleans())
+def test_any_block_size_gives_identical_results(tmp_path, lines, trailing):
+    p = tmp_path / "rand.vw"
+    p.write_text("\n".join(lines) + ("\n" if trailing else ""), encoding="utf-8")
+    outs = [train_outputs(tmp_path, p, bs, ["--algo", "tg", "--l1", "0.01", "--passes", "2", "--quiet"])
+            for bs in (1, 3, 17, 1 << 19)]
+    assert all(o == outs[0] for o in outs[1:])
