@@ -20,7 +20,7 @@ from streamlearn import learners
 from streamlearn.config import MODEL_OPTIONS, PredictConfig, TrainConfig, train_config
 from streamlearn.errors import InputError, ModelError, OptionError
 from streamlearn.hashing import HASH_MODES
-from streamlearn.io.blocks import FORMATS, Outputs, ParsedBlock, detect_format, parse_block
+from streamlearn.io.blocks import FMT_VW, FORMATS, Outputs, ParsedBlock, detect_format, parse_block
 from streamlearn.io.cache import CacheWriter, cache_matches, read_cache
 from streamlearn.io.model_file import load_model, save_model
 from streamlearn.io.reader import RING, Source, read_blocks
@@ -56,20 +56,32 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
     mode = HASH_MODES[hashing.hash]
     outputs = [Outputs() for _ in range(RING)]
     k = 0
+
+    def parse(name, data, ends, first_line, code):
+        nonlocal k
+        block = parse_block(name, data, first_line, code, hashing.mask, hashing.noconstant,
+                            hashing.hash_seed, mode, ends=ends, out=outputs[k % RING])
+        k += 1
+        if cache is not None:
+            cache.write(block)
+        return block
+
     for path in sources:
         source = Source(path)
         code = None if fmt == "auto" else FORMATS[fmt]
+        pending = []   # blocks read before a line decided the format (blank or comment lines)
         for data, ends, first_line in read_blocks(source, block_size, RING):
             if code is None:
                 code = detect_format(data)
                 if code is None:
+                    pending.append((data.copy(), ends.copy(), first_line))
                     continue
-            block = parse_block(source.name, data, first_line, code, hashing.mask, hashing.noconstant,
-                                hashing.hash_seed, mode, ends=ends, out=outputs[k % RING])
-            k += 1
-            if cache is not None:
-                cache.write(block)
-            yield block
+                for item in pending:
+                    yield parse(source.name, *item, code)
+                pending = []
+            yield parse(source.name, data, ends, first_line, code)
+        for item in pending:
+            yield parse(source.name, *item, FMT_VW)
 
 
 def pipelined(blocks):

@@ -7,7 +7,7 @@ import lzma
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from streamlearn.cli import main
@@ -82,6 +82,8 @@ line_st = st.one_of(
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=st.lists(line_st, min_size=1, max_size=30), trailing=st.booleans())
+@example(lines=["   ", "1 |b z\r"], trailing=False)    # a block of blank lines before the format is known
+@example(lines=["", "", "# c", "1 |a p"], trailing=True)
 def test_any_block_size_gives_identical_results(tmp_path, lines, trailing):
     p = tmp_path / "rand.vw"
     p.write_text("\n".join(lines) + ("\n" if trailing else ""), encoding="utf-8")
