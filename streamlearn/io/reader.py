@@ -25,7 +25,7 @@ import numpy as np
 
 from streamlearn.errors import InputError
 
-DEFAULT_BLOCK_SIZE = 1 << 19
+DEFAULT_BLOCK_SIZE = 1 << 18
 RING = 3
 
 
