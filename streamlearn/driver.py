@@ -8,6 +8,7 @@ Passes after the first read parsed blocks from a cache file instead of parsing t
 from __future__ import annotations
 
 import math
+import mmap
 import os
 import tempfile
 import time
@@ -26,7 +27,7 @@ from streamlearn.io.model_file import load_model, save_model
 from streamlearn.io.reader import RING, Source, read_blocks
 from streamlearn.io.writers import PredictionWriter, write_readable_model
 from streamlearn.kernels import state as S
-from streamlearn.kernels.table import W, nonzero_rows
+from streamlearn.kernels.table import W, count_nonzero, nonzero_rows
 from streamlearn.report import Reporter, best_constant, next_dump
 
 
@@ -163,6 +164,11 @@ class Run:
 
 
 def allocate_table(bits: int, columns: int) -> np.ndarray:
+    """A zeroed (2^bits, columns) float64 table in an anonymous memory map.
+
+    The pages are zero until written and only written pages are resident. (numpy would advise huge
+    pages for an array this large, and then the first write anywhere in a 2 MiB stretch makes all of
+    it resident: a few examples at -b 24 would cost ~200 MiB.)"""
     need = (1 << bits) * columns * 8
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -172,10 +178,11 @@ def allocate_table(bits: int, columns: int) -> np.ndarray:
         raise OptionError(f"-b {bits} needs {need / 2**30:.1f} GiB for the weight table, more than "
                           f"this machine's {total / 2**30:.1f} GiB; use a smaller -b")
     try:
-        return np.zeros((1 << bits, columns))
-    except MemoryError:
+        buf = mmap.mmap(-1, need, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    except (OSError, MemoryError, OverflowError):
         raise OptionError(f"-b {bits} needs {need / 2**30:.1f} GiB for the weight table, which could "
                           f"not be allocated; use a smaller -b") from None
+    return np.frombuffer(buf, dtype=np.float64).reshape(1 << bits, columns)
 
 
 def _fmt_opt(v) -> str:
@@ -246,6 +253,8 @@ def save_outputs(cfg: TrainConfig, run: Run) -> int:
     learner, table = run.learner, run.table
     if learner.finalize is not None:
         learner.finalize(table, run.prm, run.st)
+    if not (cfg.final_model or cfg.readable_model):
+        return int(count_nonzero(table))
     index = nonzero_rows(table)
     if cfg.final_model:
         save_model(cfg.final_model, _model_header(cfg, run.st), index,

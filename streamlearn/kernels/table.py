@@ -63,6 +63,16 @@ def finalize_tg(table, cum, theta):
 
 
 @njit(cache=True, nogil=True)
+def count_nonzero(table):
+    """Number of non-zero weights."""
+    n = 0
+    for i in range(table.shape[0]):
+        if table[i, W] != 0.0:
+            n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
 def nonzero_rows(table):
     """Indices of the rows whose weight is non-zero, increasing (no temporary of size 2^b)."""
     n = 0
