@@ -20,8 +20,8 @@ venv: $(STAMP)
 
 demo: $(STAMP)
 	@mkdir -p $(DEMO)
-	$(BIN)/streamlearn train -d data/samples/sparse.train.vw --loss logistic --algo tg --l1 0.002 \
-	  --passes 3 -f $(DEMO)/sparse.model --readable-model $(DEMO)/sparse.model.txt
+	$(BIN)/streamlearn train -d data/samples/sparse.train.vw --loss logistic --algo tg --l1 0.0005 -l 0.5 \
+	  --passes 5 -f $(DEMO)/sparse.model --readable-model $(DEMO)/sparse.model.txt
 	$(BIN)/streamlearn predict -i $(DEMO)/sparse.model -d data/samples/sparse.test.vw \
 	  -p $(DEMO)/sparse.test.predictions --binary
 	@echo "demo outputs are in $(DEMO)/"

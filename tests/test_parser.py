@@ -255,3 +255,30 @@ def test_detect_format():
     assert detect_format(b"1\n") == FMT_LIBSVM
     assert detect_format(b"\n  \n") is None
     assert detect_format(np.frombuffer(b"1 |a b\n", np.uint8)) == FMT_VW
+
+
+# ----------------------------------------------------------------------------- the number reader
+
+@pytest.mark.parametrize("text,value,consumed", [
+    (b"2.5", 2.5, 3), (b"  7 x", 7.0, 3), (b"-.5", -0.5, 3), (b"1e2", 100.0, 3), (b"1E-2", 0.01, 4),
+    (b"5.", 5.0, 2), (b"1e", 1.0, 2),                                       # VW's fast path
+    (b"-", 0.0, 1), (b".", 0.0, 1), (b"e5", 0.0, 2), (b"  ", 0.0, 2),     # digit-less: 0, as in VW
+    (b"5e-38", 0.0, 5), (b"1e-37", 1e-37, 5),                               # VW's power-of-ten table
+    (b"+3", 3.0, 2), (b"1e+5", 1e5, 4), (b"0x10", 16.0, 4), (b"0x1p3", 8.0, 5), (b"0X.8", 0.5, 4),
+    (b"1.5abc", 1.5, 3), (b"0xg", 0.0, 1),                                  # strtod fallback
+    (b"123456789012345678901234", 1.2345678901234568e23, 24),
+])
+def test_number_reader(text, value, consumed):
+    from streamlearn.io.parsing import NUM_FINITE, parse_number
+    buf = np.frombuffer(text, np.uint8)
+    v, q, kind, _ = parse_number(buf, 0, buf.size)
+    assert kind == NUM_FINITE and q == consumed and v == pytest.approx(value, rel=1e-15)
+
+
+@pytest.mark.parametrize("text,kind", [(b"abc", 0), (b"\t2", 0), (b"", 0), (b"inf", 2), (b"-Infinity", 2),
+                                       (b"nan", 2), (b"1e999", 2)])
+def test_number_reader_non_numbers(text, kind):
+    from streamlearn.io.parsing import parse_number
+    buf = np.frombuffer(text, np.uint8) if text else np.zeros(0, np.uint8)
+    _, _, k, _ = parse_number(buf, 0, buf.size)
+    assert k == kind

@@ -14,7 +14,7 @@ from numba import njit
 from streamlearn.hashing import CONSTANT_RAW_INDEX, default_namespace_hash, hash_name
 from streamlearn.io.parsing import (
     COLON, CR, E_CR, E_INDEX, E_LABEL, E_NUMBER, E_TOKEN, E_VALUE, NL, NUM_FINITE, NUM_NONFINITE, SP, TAB,
-    parse_number,
+    line_span, parse_number,
 )
 
 HASH = 35
@@ -43,20 +43,11 @@ def parse_libsvm_block(buf, ends, first_line, mask, noconstant, seed, mode,
     ex = 0
     nf = 0
     nfault = 0
-    line = first_line
-    pos = 0
     indptr[0] = 0
     const_idx = np.uint32(CONSTANT_RAW_INDEX & mask)
     ns_hash = default_namespace_hash(seed)
     for li in range(ends.size):
-        le = ends[li]
-        nxt = le + 1
-        ls = pos
-        e = le
-        if e > ls and buf[e - 1] == CR:
-            e -= 1
-        if e - ls >= 3 and buf[ls] == 0xEF and buf[ls + 1] == 0xBB and buf[ls + 2] == 0xBF:
-            ls += 3
+        ls, e = line_span(buf, ends, li)
         # a comment ends the data part of the line
         for c in range(ls, e):
             if buf[c] == HASH:
@@ -66,10 +57,7 @@ def parse_libsvm_block(buf, ends, first_line, mask, noconstant, seed, mode,
         while p < e and _is_sep(buf[p]):
             p += 1
         if p >= e:
-            # empty, blank or comment-only line: skipped
-            line += 1
-            pos = nxt
-            continue
+            continue   # empty, blank or comment-only line: skipped
         labels[ex] = np.nan
         weights[ex] = 1.0
         bases[ex] = 0.0
@@ -147,9 +135,7 @@ def parse_libsvm_block(buf, ends, first_line, mask, noconstant, seed, mode,
             idx[nf] = const_idx
             val[nf] = 1.0
             nf += 1
-        lines[ex] = line
+        lines[ex] = first_line + li
         ex += 1
         indptr[ex] = nf
-        line += 1
-        pos = nxt
     return ex, nf, nfault

@@ -63,6 +63,19 @@ def _lower(c):
     return c
 
 
+@njit(cache=True, nogil=True, inline="always")
+def line_span(buf, ends, li):
+    """Content of line ``li`` of a block: [start, end) without the newline, a trailing CR and a
+    leading UTF-8 byte order mark (VW drops both)."""
+    s = ends[li - 1] + 1 if li > 0 else 0
+    e = ends[li]
+    if e > s and buf[e - 1] == CR:
+        e -= 1
+    if e - s >= 3 and buf[s] == 0xEF and buf[s + 1] == 0xBB and buf[s + 2] == 0xBF:
+        s += 3
+    return s, e
+
+
 @njit(cache=True, nogil=True)
 def _match_word(buf, p, end, word):
     """Case-insensitive match of the ASCII bytes ``word`` at buf[p:]; returns the end position or -1."""
@@ -108,6 +121,37 @@ def _scale10(mant, exp10):
 
 
 @njit(cache=True, nogil=True)
+def _digits(buf, q, end, mant, nsig, exp10, fraction):
+    """Decimal digits at buf[q:end] appended to the mantissa ``mant`` (18 significant digits kept: a
+    later integer digit scales by 10, a later fraction digit is ignored). Returns (position, mant,
+    significant digits, decimal exponent, number of digits read)."""
+    n = 0
+    while q < end and _is_digit(buf[q]):
+        if nsig < 18:
+            mant = mant * 10 + (np.int64(buf[q]) - 48)
+            if fraction:
+                exp10 -= 1
+            if mant != 0:
+                nsig += 1
+        elif not fraction:
+            exp10 += 1
+        q += 1
+        n += 1
+    return q, mant, nsig, exp10, n
+
+
+@njit(cache=True, nogil=True)
+def _exponent(buf, q, end):
+    """Digits of an exponent at buf[q:end] (capped, so that absurd exponents cannot overflow)."""
+    e = 0
+    while q < end and _is_digit(buf[q]):
+        if e < 100000:
+            e = e * 10 + (np.int64(buf[q]) - 48)
+        q += 1
+    return q, e
+
+
+@njit(cache=True, nogil=True)
 def _strtod(buf, p, end):
     """C's strtod on buf[p:end]: (value, end position, kind, had digits); position p if nothing parses."""
     q = p
@@ -144,46 +188,20 @@ def _strtod(buf, p, end):
                     eneg = buf[r2] == 45
                     r2 += 1
                 if r2 < end and _is_digit(buf[r2]):
-                    e = 0
-                    while r2 < end and _is_digit(buf[r2]):
-                        if e < 100000:
-                            e = e * 10 + (buf[r2] - 48)
-                        r2 += 1
+                    r, e = _exponent(buf, r2, end)
                     shift += -e if eneg else e
-                    r = r2
             v = hmant * 2.0 ** shift
             if neg:
                 v = -v
             return v, r, NUM_FINITE if np.isfinite(v) else NUM_NONFINITE, True
         # "0x" without hex digits: strtod reads the "0"
-    mant = np.int64(0)
-    nsig = 0
-    exp10 = 0
-    digits = False
-    while q < end and _is_digit(buf[q]):
-        digits = True
-        if nsig < 18:
-            mant = mant * 10 + (np.int64(buf[q]) - 48)
-            if mant != 0:
-                nsig += 1
-        else:
-            exp10 += 1
-        q += 1
+    q, mant, nsig, exp10, nint = _digits(buf, q, end, np.int64(0), 0, 0, False)
+    nfrac = 0
     if q < end and buf[q] == 46:
-        r = q + 1
-        frac = False
-        while r < end and _is_digit(buf[r]):
-            frac = True
-            if nsig < 18:
-                mant = mant * 10 + (np.int64(buf[r]) - 48)
-                exp10 -= 1
-                if mant != 0:
-                    nsig += 1
-            r += 1
-        if digits or frac:
-            digits = True
-            q = r
-    if not digits:
+        r, mant2, nsig2, exp102, nfrac = _digits(buf, q + 1, end, mant, nsig, exp10, True)
+        if nint + nfrac > 0:
+            q, mant, nsig, exp10 = r, mant2, nsig2, exp102
+    if nint + nfrac == 0:
         r = _match_word(buf, q, end, _INFINITY)
         if r < 0:
             r = _match_word(buf, q, end, _INF)
@@ -199,13 +217,8 @@ def _strtod(buf, p, end):
             eneg = buf[r] == 45
             r += 1
         if r < end and _is_digit(buf[r]):
-            e = 0
-            while r < end and _is_digit(buf[r]):
-                if e < 100000:
-                    e = e * 10 + (np.int64(buf[r]) - 48)
-                r += 1
+            q, e = _exponent(buf, r, end)
             exp10 += -e if eneg else e
-            q = r
     v = _scale10(mant, exp10)
     if neg:
         v = -v
@@ -218,10 +231,11 @@ def parse_number(buf, p, end):
 
     Fast path: spaces, [-], digits, [. digits], [(e|E) [-] digits], accepted when a space, TAB or the
     end of the line follows -- even without any digit ("-", ".", "e5" and trailing spaces read as 0;
-    nothing read at all is "not a number"). A decimal exponent below -37 reads as 0, as VW's power-of-ten table
-    does (VW's table also wraps exponents beyond +-127; streamlearn does not). Otherwise C's strtod
-    reads it (a + sign, hexadecimal, inf, nan). Returns (value, position after the number, kind, had
-    digits) with kind NUM_NONE (position = p), NUM_FINITE or NUM_NONFINITE (inf, nan, overflow).
+    nothing read at all is "not a number"). A decimal exponent below -37 reads as 0, as VW's
+    power-of-ten table does (VW's table also wraps exponents beyond +-127; streamlearn does not).
+    Otherwise C's strtod reads it (a + sign, hexadecimal, inf, nan). Returns (value, position after the
+    number, kind, had digits) with kind NUM_NONE (position = p), NUM_FINITE or NUM_NONFINITE (inf,
+    nan, overflow).
     """
     q = p
     while q < end and buf[q] == SP:
@@ -230,31 +244,11 @@ def parse_number(buf, p, end):
     if q < end and buf[q] == 45:
         neg = True
         q += 1
-    mant = np.int64(0)
-    nsig = 0
-    exp10 = 0
+    q, mant, nsig, exp10, nint = _digits(buf, q, end, np.int64(0), 0, 0, False)
     ndec = 0
-    digits = False
-    while q < end and _is_digit(buf[q]):
-        digits = True
-        if nsig < 18:
-            mant = mant * 10 + (np.int64(buf[q]) - 48)
-            if mant != 0:
-                nsig += 1
-        else:
-            exp10 += 1
-        q += 1
     if q < end and buf[q] == 46:
-        q += 1
-        while q < end and _is_digit(buf[q]):
-            digits = True
-            ndec += 1
-            if nsig < 18:
-                mant = mant * 10 + (np.int64(buf[q]) - 48)
-                exp10 -= 1
-                if mant != 0:
-                    nsig += 1
-            q += 1
+        q, mant, nsig, exp10, ndec = _digits(buf, q + 1, end, mant, nsig, exp10, True)
+    digits = nint + ndec > 0
     eacc = 0
     if q < end and (buf[q] == 101 or buf[q] == 69):
         q += 1
@@ -262,10 +256,7 @@ def parse_number(buf, p, end):
         if q < end and buf[q] == 45:
             eneg = True
             q += 1
-        while q < end and _is_digit(buf[q]):
-            if eacc < 100000:
-                eacc = eacc * 10 + (np.int64(buf[q]) - 48)
-            q += 1
+        q, eacc = _exponent(buf, q, end)
         if eneg:
             eacc = -eacc
     if q == end or buf[q] == SP or buf[q] == TAB or buf[q] == NL:

@@ -27,7 +27,7 @@ from numba import njit
 from streamlearn.hashing import CONSTANT_RAW_INDEX, default_namespace_hash, hash_name
 from streamlearn.io.parsing import (
     BAR, COLON, CR, E_BASE, E_CR, E_LABEL, E_LABEL_TOKENS, E_NEG_WEIGHT, E_NS_NAME, E_NS_VALUE,
-    E_STRAY, E_VALUE, E_WEIGHT, NL, NUM_FINITE, NUM_NONE, QUOTE, SP, TAB, parse_number,
+    E_STRAY, E_VALUE, E_WEIGHT, NL, NUM_FINITE, NUM_NONE, QUOTE, SP, TAB, line_span, parse_number,
 )
 
 
@@ -227,20 +227,11 @@ def parse_vw_block(buf, ends, first_line, mask, noconstant, seed, mode,
     ex = 0
     nf = 0
     nfault = 0
-    line = first_line
-    pos = 0
     indptr[0] = 0
     const_idx = np.uint32(CONSTANT_RAW_INDEX & mask)
     dflt_hash = default_namespace_hash(seed)
     for li in range(ends.size):
-        le = ends[li]
-        nxt = le + 1
-        ls = pos
-        e = le
-        if e > ls and buf[e - 1] == CR:
-            e -= 1
-        if e - ls >= 3 and buf[ls] == 0xEF and buf[ls + 1] == 0xBB and buf[ls + 2] == 0xBF:
-            ls += 3
+        ls, e = line_span(buf, ends, li)
         if e > ls:
             bar = ls
             while bar < e and buf[bar] != BAR:
@@ -260,9 +251,7 @@ def parse_vw_block(buf, ends, first_line, mask, noconstant, seed, mode,
                 idx[nf] = const_idx
                 val[nf] = 1.0
                 nf += 1
-            lines[ex] = line
+            lines[ex] = first_line + li
             ex += 1
             indptr[ex] = nf
-        line += 1
-        pos = nxt
     return ex, nf, nfault

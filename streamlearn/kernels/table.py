@@ -75,11 +75,7 @@ def count_nonzero(table):
 @njit(cache=True, nogil=True)
 def nonzero_rows(table):
     """Indices of the rows whose weight is non-zero, increasing (no temporary of size 2^b)."""
-    n = 0
-    for i in range(table.shape[0]):
-        if table[i, W] != 0.0:
-            n += 1
-    out = np.empty(n, np.int64)
+    out = np.empty(count_nonzero(table), np.int64)
     j = 0
     for i in range(table.shape[0]):
         if table[i, W] != 0.0:
