@@ -392,14 +392,14 @@ def train(cfg: TrainConfig, model=None) -> dict:
                         # like VW, the model files hold the best pass if training stops early
                         best_holdout = loss
                         no_win = 0
-                        if p < cfg.passes - 1:
+                        if p < cfg.passes - 1 and (cfg.final_model or cfg.readable_model):
                             nonzero = save_outputs(cfg, run)
                     else:
                         no_win += 1
                         if no_win >= cfg.early_terminate:
                             early_stop = True
                             break
-        if not early_stop:
+        if not early_stop or nonzero is None:
             nonzero = save_outputs(cfg, run)
     finally:
         if writer is not None:
@@ -430,6 +430,8 @@ def predict(cfg: PredictConfig) -> dict:
     if cfg.link is not None or cfg.binary is not None:
         mcfg = replace(mcfg, link=cfg.link or mcfg.link,
                        binary=mcfg.binary if cfg.binary is None else cfg.binary)
+    # saved weights are final (lazy learners caught up before saving), so every model predicts
+    # with the plain linear kernel in predict-only mode
     learner = learners.get("sgd")
     hashing = Hashing(mcfg.bits, mcfg.noconstant, mcfg.hash, mcfg.hash_seed)
     prm = learners.make_prm(mcfg, train=False)

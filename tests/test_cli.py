@@ -230,8 +230,10 @@ def test_early_termination_keeps_the_best_pass(tmp_path):
     r = ok("train", "-d", TRAIN, "--passes", "20", "-l", "200", "--power-t", "0", "--early-terminate", "1",
            "-f", model, "--loss", "squared")
     used = int(next(l for l in r.stderr.splitlines() if l.startswith("passes used")).split("= ")[1])
-    assert used < 20
-    assert model.exists()
+    assert 1 < used < 20
+    best = tmp_path / "best.slm"            # the pass before the one that did not improve
+    ok("train", "-d", TRAIN, "--passes", used - 1, "-l", "200", "--power-t", "0", "-f", best, "--quiet")
+    assert model.read_bytes() == best.read_bytes()
 
 
 # ----------------------------------------------------------------------------- continuing with -i
