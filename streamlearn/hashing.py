@@ -40,6 +40,8 @@ _S16 = np.uint64(16)
 _S17 = np.uint64(17)
 _S19 = np.uint64(19)
 _S24 = np.uint64(24)
+_S32 = np.uint64(32)
+_S0 = np.uint64(0)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -110,6 +112,62 @@ def hash_name(buf, start, end, seed, mode):
             return murmur3_32(buf, s, e, seed)
         v = (v * 10 + (np.int64(c) - 48)) & 0xFFFFFFFF
     return (v + np.int64(seed)) & 0xFFFFFFFF
+
+
+@njit(cache=True, nogil=True, inline="always")
+def scan_hash(buf, p, end, seed, mode, stop):
+    """Scan a name from p up to the first byte b with ``stop[b]`` (or ``end``), hashing it on the way.
+
+    Returns (end of the name, hash_name of it). One pass over the bytes: MurmurHash3 consumes 4-byte
+    words as they are read, and VW's numeric-name value is accumulated beside it; names whose first
+    or last byte is <= 0x20 (VW strips those before hashing) go through ``hash_name``.
+    """
+    start = p
+    h = np.uint64(seed) & _M32
+    k = np.uint64(0)
+    shift = np.uint64(0)
+    digits = True
+    v = np.int64(0)
+    while p < end:
+        c = buf[p]
+        if stop[c]:
+            break
+        if c < 48 or c > 57:
+            digits = False
+        k |= np.uint64(c) << shift
+        shift += _S8
+        if shift == _S32:
+            k = (k * _C1) & _M32
+            k = _rotl32(k, _S15, _S17)
+            k = (k * _C2) & _M32
+            h ^= k
+            h = _rotl32(h, _S13, _S19)
+            h = (h * _FIVE + _N1) & _M32
+            k = np.uint64(0)
+            shift = np.uint64(0)
+        p += 1
+    n = p - start
+    if mode != HASH_ALL:
+        if n == 0:
+            return p, np.int64(seed) & 0xFFFFFFFF
+        if buf[start] <= 0x20 or buf[p - 1] <= 0x20:
+            return p, hash_name(buf, start, p, seed, mode)
+        if digits:
+            for i in range(start, p):
+                v = (v * 10 + (np.int64(buf[i]) - 48)) & 0xFFFFFFFF
+            return p, (v + np.int64(seed)) & 0xFFFFFFFF
+    if shift > _S0:
+        k = (k * _C1) & _M32
+        k = _rotl32(k, _S15, _S17)
+        k = (k * _C2) & _M32
+        h ^= k
+    h ^= np.uint64(n) & _M32
+    h ^= h >> _S16
+    h = (h * _F1) & _M32
+    h ^= h >> _S13
+    h = (h * _F2) & _M32
+    h ^= h >> _S16
+    return p, np.int64(h)
 
 
 _EMPTY = np.zeros(1, dtype=np.uint8)

@@ -24,16 +24,17 @@ the rest of the line is dropped. Only the first fault of a line is recorded.
 import numpy as np
 from numba import njit
 
-from streamlearn.hashing import CONSTANT_RAW_INDEX, default_namespace_hash, hash_name
+from streamlearn.hashing import CONSTANT_RAW_INDEX, default_namespace_hash, scan_hash
 from streamlearn.io.parsing import (
     BAR, COLON, CR, E_BASE, E_CR, E_LABEL, E_LABEL_TOKENS, E_NEG_WEIGHT, E_NS_NAME, E_NS_VALUE,
     E_STRAY, E_VALUE, E_WEIGHT, NL, NUM_FINITE, NUM_NONE, QUOTE, SP, TAB, line_span, parse_number,
 )
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _is_name_end(c):
-    return c == SP or c == TAB or c == COLON or c == BAR or c == CR
+_NAME_STOP = np.zeros(256, np.bool_)     # bytes that end a name
+_NAME_STOP[[SP, TAB, COLON, BAR, CR]] = True
+_WS_STOP = np.zeros(256, np.bool_)       # bytes that end a string value
+_WS_STOP[[SP, TAB, CR, NL]] = True
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -149,10 +150,7 @@ def _parse_features(buf, p, e, mask, seed, mode, dflt_hash, idx, val, nf):
         elif buf[p] == CR:
             return nf, E_CR, p, p + 1
         else:
-            q = p
-            while q < e and not _is_name_end(buf[q]):
-                q += 1
-            ns_hash = hash_name(buf, p, q, seed, mode)
+            q, ns_hash = scan_hash(buf, p, e, seed, mode, _NAME_STOP)
             if q < e and buf[q] == COLON:
                 v, r2, kind, _ = parse_number(buf, q + 1, e)
                 if kind != NUM_FINITE:
@@ -168,37 +166,28 @@ def _parse_features(buf, p, e, mask, seed, mode, dflt_hash, idx, val, nf):
             if buf[p] == CR:
                 return nf, E_CR, p, p + 1
             fs = p
-            q = p
-            while q < e and not _is_name_end(buf[q]):
-                q += 1
-            name_e = q
-            str_s = 0
-            str_e = -1
+            q, h = scan_hash(buf, p, e, ns_hash, mode, _NAME_STOP)   # h = hash(name, ns)
+            named = q > fs
             value = ns_value
             if q < e and buf[q] == COLON:
                 v, r2, kind, _ = parse_number(buf, q + 1, e)
                 if kind == NUM_NONE:
-                    # string value: skip whitespace, read up to whitespace
+                    # string value: skip whitespace, read up to whitespace; index hash(value, hash(name))
                     r = q + 1
                     while r < e and _is_ws(buf[r]):
                         r += 1
-                    str_s = r
-                    while r < e and not _is_ws(buf[r]):
-                        r += 1
-                    str_e = r
-                    value = 1.0
                     q = r
+                    if r < e:
+                        q, h = scan_hash(buf, r, e, h, mode, _WS_STOP)
+                        named = True
+                    value = 1.0
                 elif kind == NUM_FINITE:
                     value = v * ns_value
                     q = r2
                 else:
                     return nf, E_VALUE, fs, _token_end(buf, fs, e)
-            if str_e > str_s:
-                h = hash_name(buf, str_s, str_e, hash_name(buf, fs, name_e, ns_hash, mode), mode)
-            elif name_e > fs:
-                h = hash_name(buf, fs, name_e, ns_hash, mode)
-            else:
-                h = (ns_hash + anon) & 0xFFFFFFFF
+            if not named:
+                h = (ns_hash + anon) & 0xFFFFFFFF   # anonymous feature ":value": ns_hash + k
                 anon += 1
             p = q
             if value != 0.0:
