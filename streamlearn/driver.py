@@ -24,7 +24,7 @@ from streamlearn.hashing import HASH_MODES
 from streamlearn.io.blocks import FMT_VW, FORMATS, Outputs, ParsedBlock, detect_format, parse_block
 from streamlearn.io.cache import CacheWriter, cache_matches, read_cache
 from streamlearn.io.model_file import load_model, save_model
-from streamlearn.io.reader import RING, Source, read_blocks
+from streamlearn.io.reader import RING, Source, check_readable, read_blocks
 from streamlearn.io.writers import PredictionWriter, write_readable_model
 from streamlearn.kernels import state as S
 from streamlearn.kernels.table import W, count_nonzero, nonzero_rows
@@ -49,7 +49,8 @@ class Hashing:
                 "hash_seed": self.hash_seed}
 
 
-def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: CacheWriter | None = None):
+def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: CacheWriter | None = None,
+                on_error=None):
     """Parsed blocks of the text sources, in order (format detected per source with 'auto').
 
     Blocks are parsed into a ring of reusable output arrays (see streamlearn.io.reader for the
@@ -71,7 +72,7 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
         source = Source(path)
         code = None if fmt == "auto" else FORMATS[fmt]
         pending = []   # blocks read before a line decided the format (blank or comment lines)
-        for data, ends, first_line in read_blocks(source, block_size, RING):
+        for data, ends, first_line in read_blocks(source, block_size, RING, on_error):
             if code is None:
                 code = detect_format(data)
                 if code is None:
@@ -122,6 +123,7 @@ class Run:
     strict: bool = False
     holding_out: bool = False
     malformed: int = 0
+    read_errors: int = 0
     examples: int = 0
     started: float = field(default_factory=time.perf_counter)
 
@@ -132,6 +134,13 @@ class Run:
         if self.link == "logistic":
             return 1.0 / (1.0 + np.exp(-p))
         return p
+
+    def read_error(self, message: str) -> None:
+        """A source could not be read to its end: an error with --strict, else a warning."""
+        if self.strict:
+            raise InputError(message)
+        self.reporter.warn(message + "; the lines before are used, the last partial line is not")
+        self.read_errors += 1
 
     def report_faults(self, block: ParsedBlock) -> None:
         if block.faults.shape[0] == 0:
@@ -318,11 +327,14 @@ def _summary_lines(run: Run, loss: str, tau: float, passes: int, holdout: int, b
     lines.append(f"examples per second = {run.examples / wall if wall > 0 else 0.0:.0f}")
     lines.append(f"wall time = {wall:.3f} s")
     lines.append(f"malformed lines = {run.malformed}")
+    if run.read_errors:
+        lines.append(f"inputs not read to the end = {run.read_errors}")
     return lines
 
 
 def train(cfg: TrainConfig, model=None) -> dict:
     """Train as configured. Returns a small dict of results (for tests and the Python API)."""
+    check_readable(cfg.sources)
     learner = learners.get(cfg.algo)
     hashing = Hashing(cfg.bits, cfg.noconstant, cfg.hash, cfg.hash_seed)
     holdout = cfg.holdout
@@ -370,7 +382,8 @@ def train(cfg: TrainConfig, model=None) -> dict:
             if p == 0 and not reuse:
                 if use_cache:
                     cache_writer = CacheWriter(cache_path, cache_opts)
-                blocks = text_blocks(cfg.sources, cfg.format, hashing, cfg.block_size, cache_writer)
+                blocks = text_blocks(cfg.sources, cfg.format, hashing, cfg.block_size, cache_writer,
+                                     run.read_error)
             else:
                 blocks = read_cache(cache_path, cfg.sources[0] if len(cfg.sources) == 1 else "cache")
             try:
@@ -421,6 +434,7 @@ def train(cfg: TrainConfig, model=None) -> dict:
 
 def predict(cfg: PredictConfig) -> dict:
     """Predict with a saved model: one output line per example; loss on stderr when labels exist."""
+    check_readable(cfg.sources)
     header, index, rows = load_model(cfg.initial_model)
     try:
         opts = {k: header[k] for k in MODEL_OPTIONS}
@@ -449,7 +463,8 @@ def predict(cfg: PredictConfig) -> dict:
     writer = PredictionWriter(cfg.predictions)
     run = Run(learner, table, prm, st, rep, mcfg.link, mcfg.binary, writer, cfg.strict)
     try:
-        for block in pipelined(text_blocks(cfg.sources, cfg.format, hashing, cfg.block_size)):
+        for block in pipelined(text_blocks(cfg.sources, cfg.format, hashing, cfg.block_size,
+                                           on_error=run.read_error)):
             run.process(block)
     finally:
         writer.close()

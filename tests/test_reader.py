@@ -90,3 +90,31 @@ def test_any_block_size_gives_identical_results(tmp_path, lines, trailing):
     outs = [train_outputs(tmp_path, p, bs, ["--algo", "tg", "--l1", "0.01", "--passes", "2", "--quiet"])
             for bs in (1, 3, 17, 1 << 19)]
     assert all(o == outs[0] for o in outs[1:])
+
+
+def test_truncated_compressed_input_warns_and_keeps_what_was_read(tmp_path):
+    full = gzip.compress(b"".join(b"1 |a x%d\n" % i for i in range(20000)))
+    cut = tmp_path / "cut.vw.gz"
+    cut.write_bytes(full[: len(full) * 3 // 4])
+    model = tmp_path / "m.slm"
+    r = CliRunner().invoke(main, ["train", "-d", str(cut), "-p", str(tmp_path / "p.txt"), "-f", str(model)])
+    assert r.exit_code == 0, r.output
+    warning = [l for l in r.stderr.splitlines() if l.startswith("streamlearn: warning")]
+    assert warning == [f"streamlearn: warning: cannot read {cut}: compressed data ends early (truncated file?); "
+                       "the lines before are used, the last partial line is not"]
+    n = len((tmp_path / "p.txt").read_text().splitlines())
+    assert 0 < n < 20000 and f"number of examples = {n}" in r.stderr and model.exists()
+    assert "inputs not read to the end = 1" in r.stderr
+    r = CliRunner().invoke(main, ["train", "-d", str(cut), "--strict", "--quiet"])
+    assert r.exit_code == 1
+    assert r.stderr == f"Error: cannot read {cut}: compressed data ends early (truncated file?)\n"
+
+
+def test_missing_input_fails_before_any_work(tmp_path):
+    good = tmp_path / "good.vw"
+    good.write_text("1 |a b\n" * 10)
+    model = tmp_path / "m.slm"
+    r = CliRunner().invoke(main, ["train", "-d", str(good), "-d", str(tmp_path / "gone.vw"), "-f", str(model)])
+    assert r.exit_code == 1 and r.stdout == ""
+    assert r.stderr == f"Error: cannot read {tmp_path / 'gone.vw'}: No such file or directory\n"
+    assert not model.exists()

@@ -70,28 +70,49 @@ def open_source(source: Source) -> BinaryIO:
 
 
 _READ_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError)
+_COMPRESSED = (".gz", ".bz2", ".xz")
+_COMPRESSED_STEP = 1 << 14
 
 
-def _fill(f, view: memoryview, name: str) -> int:
-    """Read until ``view`` is full or the input ends; returns the number of bytes read."""
+class _ReadFailed(Exception):
+    def __init__(self, got: int, message: str):
+        self.got = got
+        self.message = message
+
+
+def _fill(f, view: memoryview, name: str, step: int) -> int:
+    """Read until ``view`` is full or the input ends, at most ``step`` bytes per call (a failing call
+    loses what it read, so compressed inputs are read in small steps); returns the bytes read."""
     got = 0
     size = len(view)
     while got < size:
         try:
-            n = f.readinto(view[got:])
+            n = f.readinto(view[got:min(size, got + step)])
         except _READ_ERRORS as exc:
-            raise InputError(f"cannot read {name}: {_reason(exc)}") from None
+            raise _ReadFailed(got, f"cannot read {name}: {_reason(exc)}") from None
         if not n:
             break
         got += n
     return got
 
 
-def read_blocks(source: Source, block_size: int = DEFAULT_BLOCK_SIZE,
-                ring: int = RING) -> Iterator[tuple[np.ndarray, np.ndarray, int]]:
+def check_readable(paths) -> None:
+    """Fail before any work if a named input file cannot be opened."""
+    for path in paths:
+        if path != "-":
+            open_source(Source(path)).close()
+
+
+def read_blocks(source: Source, block_size: int = DEFAULT_BLOCK_SIZE, ring: int = RING,
+                on_error=None) -> Iterator[tuple[np.ndarray, np.ndarray, int]]:
     """Yield (block, line_ends, first_line): ``block`` is a uint8 view ending at a newline (or at the
-    end of the input), ``line_ends`` the position of each line's end within it."""
+    end of the input), ``line_ends`` the position of each line's end within it.
+
+    A read error (a truncated or corrupt compressed file, an I/O error) raises InputError, or, with
+    ``on_error``, calls ``on_error(message)`` (which may raise) and ends the source after its last
+    complete line."""
     f = open_source(source)
+    step = _COMPRESSED_STEP if source.path.lower().endswith(_COMPRESSED) else block_size
     buffers = [np.empty(0, np.uint8) for _ in range(ring)]
     is_nl = np.empty(0, np.bool_)
     carry = np.empty(0, np.uint8)
@@ -104,8 +125,17 @@ def read_blocks(source: Source, block_size: int = DEFAULT_BLOCK_SIZE,
             if buf.size < need:
                 buf = buffers[slot] = np.empty(need, np.uint8)
             buf[:carry.size] = carry
-            n = carry.size + _fill(f, memoryview(buf)[carry.size:need], source.name)
-            eof = n < need
+            try:
+                n = carry.size + _fill(f, memoryview(buf)[carry.size:need], source.name, step)
+                eof = n < need
+            except _ReadFailed as failed:
+                if on_error is None:
+                    raise InputError(failed.message) from None
+                on_error(failed.message)
+                n = carry.size + failed.got
+                eof = True
+                complete = np.flatnonzero(buf[:n] == 10)
+                n = int(complete[-1]) + 1 if complete.size else 0
             view = buf[:n]
             if is_nl.size < n:
                 is_nl = np.empty(n, np.bool_)
