@@ -8,13 +8,13 @@ accepted beside ours (``--power_t``, ``--loss_function``, ``--readable_model``, 
 from __future__ import annotations
 
 import os
-import sys
 import traceback
 
 import click
 from click.core import ParameterSource
 
 from streamlearn import __version__
+from streamlearn.config import ALGO_NAMES, FORMAT_NAMES, HASH_NAMES, LINK_NAMES, LOSS_NAMES
 from streamlearn.errors import StreamlearnError
 
 FLOAT = click.FLOAT
@@ -28,7 +28,7 @@ def _input_options(f):
                      help="Stop with an error at the first malformed line.")(f)
     f = click.option("--quiet", is_flag=True, default=False,
                      help="No preamble, progress table or summary (warnings still print).")(f)
-    f = click.option("--format", "format", type=click.Choice(["auto", "vw", "libsvm"]), default="auto",
+    f = click.option("--format", "format", type=click.Choice(FORMAT_NAMES), default="auto",
                      show_default=True, help="Input format; auto decides from each file's first data line.")(f)
     f = click.option("-d", "--data", "sources", multiple=True, metavar="FILE",
                      help="Input file (repeatable; .gz/.bz2/.xz decompressed; '-' = stdin). Default: stdin.")(f)
@@ -69,15 +69,15 @@ def main():
 @click.option("-b", "--bits", "--bit_precision", "bits", type=INT, default=18,
               help="Number of hash bits: the model has 2^b weights.")
 @click.option("--noconstant", is_flag=True, default=False, help="No constant (bias) feature.")
-@click.option("--hash", "hash", type=click.Choice(["strings", "all"]), default="strings",
+@click.option("--hash", "hash", type=click.Choice(HASH_NAMES), default="strings",
               help="strings: purely numeric names are their own hash (VW); all: murmur every name.")
 @click.option("--hash-seed", "--hash_seed", "hash_seed", type=INT, default=0, help="Seed of the feature hash.")
 @click.option("--loss", "--loss-function", "--loss_function", "loss",
-              type=click.Choice(["squared", "logistic", "hinge", "quantile"]), default="squared",
+              type=click.Choice(LOSS_NAMES), default="squared",
               help="Loss function. Logistic and hinge read labels > 0 as positive, <= 0 as negative.")
 @click.option("--quantile-tau", "--quantile_tau", "quantile_tau", type=FLOAT, default=0.5,
               help="Quantile of --loss quantile.")
-@click.option("--algo", type=click.Choice(["sgd", "tg"]), default=None,
+@click.option("--algo", type=click.Choice(ALGO_NAMES), default=None,
               help="Learner: sgd (plain SGD) or tg (truncated gradient). Default: tg when --l1, "
                    "--threshold or --period is given, else sgd.")
 @click.option("-l", "--learning-rate", "--learning_rate", "learning_rate", type=FLOAT, default=10.0,
@@ -112,7 +112,7 @@ def main():
               help="Write progressive predictions ('-' = stdout).")
 @click.option("--readable-model", "--readable_model", "readable_model", default=None, metavar="PATH",
               help="Write the non-zero weights as text.")
-@click.option("--link", type=click.Choice(["identity", "logistic"]), default="identity",
+@click.option("--link", type=click.Choice(LINK_NAMES), default="identity",
               help="Link function applied to predictions.")
 @click.option("--binary", is_flag=True, default=False, help="Predict the sign (-1/1) and report 0/1 loss.")
 @click.pass_context
@@ -142,7 +142,7 @@ def train(ctx, **values):
               metavar="MODEL", help="Model file written by streamlearn train -f.")
 @click.option("-p", "--predictions", default="-", metavar="PATH",
               help="Where predictions go, one line per example ('-' = stdout).")
-@click.option("--link", type=click.Choice(["identity", "logistic"]), default=None,
+@click.option("--link", type=click.Choice(LINK_NAMES), default=None,
               help="Override the model's link function.")
 @click.option("--binary/--no-binary", default=None, help="Override the model's --binary.")
 def predict(sources, format, quiet, strict, block_size, initial_model, predictions, link, binary):

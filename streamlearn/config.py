@@ -9,7 +9,7 @@ Every check here raises ``OptionError`` with the exact text the user sees.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 
 from streamlearn.errors import OptionError
 from streamlearn.io.reader import DEFAULT_BLOCK_SIZE
@@ -198,7 +198,3 @@ def predict_config(**options) -> PredictConfig:
     if cfg.link is not None:
         _check_choice("link", cfg.link, LINK_NAMES)
     return cfg
-
-
-def with_sources(cfg, sources) -> TrainConfig:
-    return replace(cfg, sources=tuple(sources))

@@ -14,7 +14,6 @@ from typing import Callable
 
 import numpy as np
 
-from streamlearn.config import TrainConfig
 from streamlearn.kernels import state as S
 from streamlearn.kernels.losses import LOGISTIC, LOGISTIC_BOUND, LOSSES
 from streamlearn.kernels.sgd import learn_sgd_block

@@ -1,6 +1,5 @@
 """The command line through click's CliRunner: outputs, options, errors (exact texts), passes, -i."""
 
-import math
 
 import numpy as np
 import pytest
@@ -270,3 +269,9 @@ def test_version_and_help():
     assert ok("--version").stdout.startswith("streamlearn, version ")
     assert "Train a model" in ok("--help").stdout
     assert "--power-t" in ok("train", "--help").stdout
+
+
+def test_option_names_match_the_registries():
+    from streamlearn import config, learners
+    from streamlearn.kernels.losses import LOSSES
+    assert set(config.LOSS_NAMES) == set(LOSSES) and set(config.ALGO_NAMES) == set(learners.LEARNERS)

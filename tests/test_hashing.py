@@ -7,8 +7,6 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numba import njit
-
 from streamlearn.hashing import (
     constant_index, feature_index, hash_name, hash_string, murmur3, murmur3_32, namespace_hash, scan_hash,
 )
@@ -65,13 +63,7 @@ def test_all_vw_hash_vectors(shared):
         assert feature_index(r["namespace"], r["feature"], int(r["bits"])) == int(r["index"]), r
 
 
-@njit(cache=True)
-def _scan(buf, seed, mode, stop):
-    q, h = scan_hash(buf, 0, buf.size, seed, mode, stop)
-    return q, h, hash_name(buf, 0, q, seed, mode)
-
-
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(st.binary(max_size=16) | st.from_regex(rb"\A[0-9]{0,12}[ :]?[a-z]?\Z"),
        st.integers(0, 2**32 - 1), st.sampled_from([0, 1]))
 def test_scan_hash_equals_scan_then_hash(data, seed, mode):
@@ -79,6 +71,6 @@ def test_scan_hash_equals_scan_then_hash(data, seed, mode):
     stop = np.zeros(256, np.bool_)
     stop[[32, 9, 58, 124, 13]] = True
     buf = np.frombuffer(data, np.uint8) if data else np.zeros(0, np.uint8)
-    q, h, ref = _scan(buf, seed, mode, stop)
+    q, h = scan_hash(buf, 0, buf.size, seed, mode, stop)
     expected_end = next((i for i, c in enumerate(data) if stop[c]), len(data))
-    assert q == expected_end and h == ref
+    assert q == expected_end and h == hash_name(buf, 0, q, seed, mode)

@@ -95,7 +95,7 @@ def test_cli_errors_for_bad_models(tmp_path):
     model = train(tmp_path, "ok.slm", "-b", "16")
     r = CliRunner().invoke(main, ["train", "-i", str(model), "-b", "18"], input="1 |a b\n")
     assert r.exit_code == 1
-    assert r.stderr == f"Error: -b/--bits 18 conflicts with the initial model's -b/--bits 16\n"
+    assert r.stderr == "Error: -b/--bits 18 conflicts with the initial model's -b/--bits 16\n"
     r = CliRunner().invoke(main, ["train", "-i", str(model), "--noconstant"], input="1 |a b\n")
     assert r.stderr == "Error: --noconstant True conflicts with the initial model's --noconstant False\n"
     bad = tmp_path / "bad.slm"

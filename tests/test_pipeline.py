@@ -6,7 +6,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 TRAIN = ROOT / "data" / "samples" / "sparse.train.vw"

@@ -4,7 +4,6 @@ import bz2
 import gzip
 import lzma
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, example, given, settings

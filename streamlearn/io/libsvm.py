@@ -13,7 +13,7 @@ from numba import njit
 
 from streamlearn.hashing import CONSTANT_RAW_INDEX, default_namespace_hash, hash_name
 from streamlearn.io.parsing import (
-    COLON, CR, E_CR, E_INDEX, E_LABEL, E_NUMBER, E_TOKEN, E_VALUE, NL, NUM_FINITE, NUM_NONFINITE, SP, TAB,
+    COLON, CR, E_CR, E_INDEX, E_LABEL, E_NUMBER, E_TOKEN, E_VALUE, NUM_FINITE, NUM_NONFINITE, SP, TAB,
     line_span, parse_number,
 )
 

@@ -17,14 +17,8 @@ from streamlearn.io.blocks import ParsedBlock
 from streamlearn.io.model_file import write_atomic
 
 
-def format_prediction(v: float) -> str:
-    """One prediction in VW's format."""
-    if math.isfinite(v) and v == math.floor(v) and abs(v) < 1e18:
-        return str(int(v))
-    return f"{v:.6f}"
-
-
 def format_predictions(values: np.ndarray) -> list[str]:
+    """Predictions in VW's format: integral values without decimals, others with 6."""
     out = []
     append = out.append
     floor = math.floor

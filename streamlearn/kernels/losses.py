@@ -17,11 +17,7 @@ LOGISTIC = 1
 HINGE = 2
 QUANTILE = 3
 LOSSES = {"squared": SQUARED, "logistic": LOGISTIC, "hinge": HINGE, "quantile": QUANTILE}
-LOSS_NAMES = {v: k for k, v in LOSSES.items()}
-
-#: losses whose labels are mapped to -1/+1 and whose prediction bounds are fixed
-CLASSIFICATION = (LOGISTIC, HINGE)
-LOGISTIC_BOUND = 50.0
+LOGISTIC_BOUND = 50.0   # logistic predictions are clamped to [-50, 50], as in VW
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -22,7 +22,6 @@ unit importance weights and a constant rate the released amount is exactly the p
 
 import math
 
-import numpy as np
 from numba import njit
 
 from streamlearn.kernels.losses import loss_dloss, loss_label, loss_value
