@@ -50,6 +50,34 @@ def _rotl32(x, r, rr):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _scramble(k):
+    """MurmurHash3 x86_32: scramble one 4-byte block (or the tail) before it enters the state."""
+    k = (k * _C1) & _M32
+    k = _rotl32(k, _S15, _S17)
+    return (k * _C2) & _M32
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _mix(h, k):
+    """Mix a full 4-byte block into the state."""
+    h ^= _scramble(k)
+    h = _rotl32(h, _S13, _S19)
+    return (h * _FIVE + _N1) & _M32
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _finish(h, n):
+    """Mix in the length and apply the final avalanche (fmix32)."""
+    h ^= np.uint64(n) & _M32
+    h ^= h >> _S16
+    h = (h * _F1) & _M32
+    h ^= h >> _S13
+    h = (h * _F2) & _M32
+    h ^= h >> _S16
+    return np.int64(h)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def murmur3_32(buf, start, end, seed):
     """MurmurHash3 x86_32 of buf[start:end] (uint8 array) with a 32-bit seed; returns int64 in [0, 2^32).
 
@@ -58,16 +86,9 @@ def murmur3_32(buf, start, end, seed):
     h = np.uint64(seed) & _M32
     n = end - start
     p = start
-    nblocks = n // 4
-    for _ in range(nblocks):
-        k = (np.uint64(buf[p]) | (np.uint64(buf[p + 1]) << _S8) | (np.uint64(buf[p + 2]) << _S16)
-             | (np.uint64(buf[p + 3]) << _S24))
-        k = (k * _C1) & _M32
-        k = _rotl32(k, _S15, _S17)
-        k = (k * _C2) & _M32
-        h ^= k
-        h = _rotl32(h, _S13, _S19)
-        h = (h * _FIVE + _N1) & _M32
+    for _ in range(n // 4):
+        h = _mix(h, np.uint64(buf[p]) | (np.uint64(buf[p + 1]) << _S8) | (np.uint64(buf[p + 2]) << _S16)
+                 | (np.uint64(buf[p + 3]) << _S24))
         p += 4
     tail = n & 3
     if tail > 0:
@@ -77,17 +98,8 @@ def murmur3_32(buf, start, end, seed):
         if tail >= 2:
             k ^= np.uint64(buf[p + 1]) << _S8
         k ^= np.uint64(buf[p])
-        k = (k * _C1) & _M32
-        k = _rotl32(k, _S15, _S17)
-        k = (k * _C2) & _M32
-        h ^= k
-    h ^= np.uint64(n) & _M32
-    h ^= h >> _S16
-    h = (h * _F1) & _M32
-    h ^= h >> _S13
-    h = (h * _F2) & _M32
-    h ^= h >> _S16
-    return np.int64(h)
+        h ^= _scramble(k)
+    return _finish(h, n)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -137,12 +149,7 @@ def scan_hash(buf, p, end, seed, mode, stop):
         k |= np.uint64(c) << shift
         shift += _S8
         if shift == _S32:
-            k = (k * _C1) & _M32
-            k = _rotl32(k, _S15, _S17)
-            k = (k * _C2) & _M32
-            h ^= k
-            h = _rotl32(h, _S13, _S19)
-            h = (h * _FIVE + _N1) & _M32
+            h = _mix(h, k)
             k = np.uint64(0)
             shift = np.uint64(0)
         p += 1
@@ -157,17 +164,8 @@ def scan_hash(buf, p, end, seed, mode, stop):
                 v = (v * 10 + (np.int64(buf[i]) - 48)) & 0xFFFFFFFF
             return p, (v + np.int64(seed)) & 0xFFFFFFFF
     if shift > _S0:
-        k = (k * _C1) & _M32
-        k = _rotl32(k, _S15, _S17)
-        k = (k * _C2) & _M32
-        h ^= k
-    h ^= np.uint64(n) & _M32
-    h ^= h >> _S16
-    h = (h * _F1) & _M32
-    h ^= h >> _S13
-    h = (h * _F2) & _M32
-    h ^= h >> _S16
-    return p, np.int64(h)
+        h ^= _scramble(k)
+    return p, _finish(h, n)
 
 
 _EMPTY = np.zeros(1, dtype=np.uint8)
