@@ -76,7 +76,7 @@ class TrainConfig:
     quiet: bool = False
     strict: bool = False
     block_size: int = DEFAULT_BLOCK_SIZE
-    #: options the user gave explicitly (for the preamble and for -i merging)
+    #: options the user gave explicitly (defaults that depend on them, checks, -i merging)
     explicit: frozenset = field(default_factory=frozenset)
 
     @property

@@ -80,16 +80,12 @@ def make_state(cfg, prm: np.ndarray, saved: dict | None = None) -> np.ndarray:
     st = np.zeros(S.N_ST)
     st[S.S_T] = cfg.initial_t
     st[S.S_ETA] = prm[S.P_ETA0]
-    if LOSSES[cfg.loss] == LOGISTIC:
+    for key, slot in SAVED_STATE.items():
+        if saved and key in saved:
+            st[slot] = saved[key]
+    if LOSSES[cfg.loss] == LOGISTIC:      # fixed bounds, whatever the model was trained with
         st[S.S_MIN_LABEL] = -LOGISTIC_BOUND
         st[S.S_MAX_LABEL] = LOGISTIC_BOUND
-    if saved:
-        for key, slot in SAVED_STATE.items():
-            if key in saved:
-                st[slot] = saved[key]
-        if LOSSES[cfg.loss] == LOGISTIC:
-            st[S.S_MIN_LABEL] = -LOGISTIC_BOUND
-            st[S.S_MAX_LABEL] = LOGISTIC_BOUND
     st[S.S_DUMP] = 1.0
     return st
 
