@@ -275,3 +275,9 @@ def test_option_names_match_the_registries():
     from streamlearn import config, learners
     from streamlearn.kernels.losses import LOSSES
     assert set(config.LOSS_NAMES) == set(LOSSES) and set(config.ALGO_NAMES) == set(learners.LEARNERS)
+
+
+def test_explicit_holdout_period_with_one_pass():
+    r = ok("train", "-d", TRAIN, "--holdout-period", "4", "--loss", "logistic")
+    assert "number of examples = 1500" in r.stderr                 # every 4th of 2000 held out
+    assert [l for l in r.stderr.splitlines() if l.startswith("average loss")][0].endswith(" h")
