@@ -3,7 +3,7 @@
 A cache is written during the first pass (to a temporary name, renamed when the pass completes, so an
 interrupted run never leaves a partial cache behind) and holds the hashing options it was built with;
 a cache built with other hashing options is rebuilt. Layout: magic, version, JSON header, then per
-block a fixed 40-byte record (examples, features, tag bytes, flags, first source line) followed by
+block a fixed 32-byte record (examples, features, tag bytes, flags) followed by
 the raw arrays of the block.
 """
 
@@ -21,8 +21,8 @@ from streamlearn.io.blocks import Outputs, ParsedBlock
 from streamlearn.io.reader import RING
 
 MAGIC = b"SLCACHE\x00"
-VERSION = 1
-_BLOCK = struct.Struct("<QQQQQ")
+VERSION = 2
+_BLOCK = struct.Struct("<QQQQ")
 _HAS_TAGS = 1
 
 
@@ -56,8 +56,7 @@ class CacheWriter:
         else:
             tag_bytes = b""
         f = self.f
-        f.write(_BLOCK.pack(n, b.idx.shape[0], len(tag_bytes), _HAS_TAGS if has_tags else 0,
-                            int(b.lines[0]) if n else 0))
+        f.write(_BLOCK.pack(n, b.idx.shape[0], len(tag_bytes), _HAS_TAGS if has_tags else 0))
         for a in (b.labels, b.weights, b.bases, b.lines, b.indptr, b.idx, b.val):
             f.write(np.ascontiguousarray(a).tobytes())
         if has_tags:
@@ -119,7 +118,7 @@ def read_cache(path: str, source_name: str):
                 return
             if len(rec) < _BLOCK.size:
                 raise InputError(f"cache file {path} is truncated; delete it or use --kill-cache")
-            n, nf, ntag, flags, _first = _BLOCK.unpack(rec)
+            n, nf, ntag, flags = _BLOCK.unpack(rec)
             out = outputs[k % RING]
             out.reserve(n, nf)
             for a in (out.labels[:n], out.weights[:n], out.bases[:n], out.lines[:n], out.indptr[:n + 1],
