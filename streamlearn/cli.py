@@ -78,13 +78,23 @@ def main():
 @click.option("--quantile-tau", "--quantile_tau", "quantile_tau", type=FLOAT, default=0.5,
               help="Quantile of --loss quantile.")
 @click.option("--algo", type=click.Choice(ALGO_NAMES), default=None,
-              help="Learner: sgd (plain SGD) or tg (truncated gradient). Default: tg when --l1, "
+              help="Learner: sgd (no regularization) or tg (truncated gradient). Default: tg when --l1, "
                    "--threshold or --period is given, else sgd.")
-@click.option("-l", "--learning-rate", "--learning_rate", "learning_rate", type=FLOAT, default=10.0,
-              help="Learning rate at the start: rate_t = l * (initial_t / (initial_t + t))^power_t.")
+@click.option("--adaptive", is_flag=True, default=False,
+              help="Per-feature AdaGrad rates. The default rule is --adaptive --normalized --invariant; "
+                   "giving any rule flag turns on only the ones given.")
+@click.option("--normalized", is_flag=True, default=False,
+              help="Per-feature scale-invariant rates (each weight remembers its largest |x|).")
+@click.option("--invariant", is_flag=True, default=False,
+              help="Importance-weight-invariant closed-form updates.")
+@click.option("--sgd", is_flag=True, default=False,
+              help="Plain SGD rates, the papers' schedule: none of --adaptive, --normalized, --invariant.")
+@click.option("-l", "--learning-rate", "--learning_rate", "learning_rate", type=FLOAT, default=0.5,
+              help="Learning rate. Default 0.5 with --adaptive --normalized, else 10; with plain rates "
+                   "rate_t = l * (initial_t / (initial_t + t))^power_t.")
 @click.option("--power-t", "--power_t", "power_t", type=FLOAT, default=0.5, help="Decay exponent of the rate.")
-@click.option("--initial-t", "--initial_t", "initial_t", type=FLOAT, default=1.0,
-              help="Initial value of the rate clock t.")
+@click.option("--initial-t", "--initial_t", "initial_t", type=FLOAT, default=0.0,
+              help="Initial value of the rate clock t. Default 0 with per-feature rates, else 1.")
 @click.option("--decay-learning-rate", "--decay_learning_rate", "decay_learning_rate", type=FLOAT,
               default=1.0, help="Multiply the learning rate by this after every pass.")
 @click.option("--l1", type=FLOAT, default=0.0, help="Truncated gradient: gravity g (per-feature, lazy).")
@@ -106,6 +116,8 @@ def main():
               help="Rebuild the cache even if it exists.")
 @click.option("-f", "--final-model", "--final_regressor", "final_model", default=None, metavar="PATH",
               help="Write the model here (atomically).")
+@click.option("--predict-only-model", "--predict_only_model", "predict_only_model", is_flag=True,
+              default=False, help="-f saves the weights only (no per-feature state to resume from).")
 @click.option("-i", "--initial-model", "--initial_regressor", "initial_model", default=None,
               metavar="PATH", help="Continue training this model (its options are the defaults).")
 @click.option("-p", "--predictions", default=None, metavar="PATH",

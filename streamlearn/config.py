@@ -25,9 +25,13 @@ MAX_BITS = 32
 HASHING_OPTIONS = ("bits", "noconstant", "hash", "hash_seed")
 #: options stored in a model file (hashing, prediction and learner settings)
 MODEL_OPTIONS = HASHING_OPTIONS + (
-    "loss", "quantile_tau", "link", "binary", "algo", "learning_rate", "power_t", "initial_t",
-    "decay_learning_rate", "l1", "threshold", "period",
+    "loss", "quantile_tau", "link", "binary", "algo", "adaptive", "normalized", "invariant",
+    "learning_rate", "power_t", "initial_t", "decay_learning_rate", "l1", "threshold", "period",
 )
+#: the update-rule flags (VW's): giving any of them turns on exactly the properties given
+RULE_FLAGS = ("sgd", "adaptive", "normalized", "invariant")
+#: model options a model written before they existed lacks (it used plain SGD)
+LEGACY_MODEL_OPTIONS = {"adaptive": False, "normalized": False, "invariant": False}
 #: learner options of truncated gradient (rejected with plain sgd)
 TG_OPTIONS = ("l1", "threshold", "period")
 
@@ -39,7 +43,9 @@ FLAG = {
     "initial_t": "--initial-t", "decay_learning_rate": "--decay-learning-rate", "l1": "--l1",
     "threshold": "--threshold", "period": "--period", "passes": "--passes",
     "holdout_period": "--holdout-period", "holdout_off": "--holdout-off",
-    "early_terminate": "--early-terminate", "block_size": "--block-size",
+    "early_terminate": "--early-terminate", "block_size": "--block-size", "sgd": "--sgd",
+    "adaptive": "--adaptive", "normalized": "--normalized", "invariant": "--invariant",
+    "predict_only_model": "--predict-only-model",
 }
 
 
@@ -56,9 +62,12 @@ class TrainConfig:
     link: str = "identity"
     binary: bool = False
     algo: str = "sgd"
-    learning_rate: float = 10.0
+    adaptive: bool = True
+    normalized: bool = True
+    invariant: bool = True
+    learning_rate: float = 0.5
     power_t: float = 0.5
-    initial_t: float = 1.0
+    initial_t: float = 0.0
     decay_learning_rate: float = 1.0
     l1: float = 0.0
     threshold: float = math.inf
@@ -70,6 +79,7 @@ class TrainConfig:
     cache_file: str | None = None
     kill_cache: bool = False
     final_model: str | None = None
+    predict_only_model: bool = False
     initial_model: str | None = None
     predictions: str | None = None
     readable_model: str | None = None
@@ -78,6 +88,16 @@ class TrainConfig:
     block_size: int = DEFAULT_BLOCK_SIZE
     #: options the user gave explicitly (defaults that depend on them, checks, -i merging)
     explicit: frozenset = field(default_factory=frozenset)
+
+    @property
+    def per_feature(self) -> bool:
+        """Per-feature rates are on (adaptive or normalized)."""
+        return self.adaptive or self.normalized
+
+    def rule(self) -> str:
+        """The update rule in words, for the preamble."""
+        on = [n for n in ("adaptive", "normalized", "invariant") if getattr(self, n)]
+        return ", ".join(on) if on else "plain sgd"
 
     @property
     def holdout(self) -> int:
@@ -170,9 +190,31 @@ def _check_train(cfg: TrainConfig) -> None:
             raise OptionError(f"output file {p} is also an input")
 
 
+def _resolve_rule(values: dict, explicit: dict) -> None:
+    """VW's rules for the update rule and the defaults that follow from it (vw-spec.md §1c): no rule
+    flag given means adaptive + normalized + invariant (or the -i model's rule); giving any of
+    --sgd/--adaptive/--normalized/--invariant turns on exactly the properties given. Unless given,
+    the learning rate is 0.5 with adaptive and normalized both on, else 10, and initial_t is 0 with
+    per-feature rates, else 1."""
+    sgd = values.pop("sgd", False)
+    given = [n for n in RULE_FLAGS if n in explicit]
+    if not given:
+        return
+    for name in ("adaptive", "normalized", "invariant"):
+        values[name] = bool(explicit.get(name, False))
+    if sgd and any(values[n] for n in ("adaptive", "normalized", "invariant")):
+        on = next(n for n in ("adaptive", "normalized", "invariant") if values[n])
+        raise OptionError(f"--sgd cannot be combined with {FLAG[on]}: --sgd means none of "
+                          f"--adaptive, --normalized and --invariant")
+    if "learning_rate" not in explicit:
+        values["learning_rate"] = 0.5 if values["adaptive"] and values["normalized"] else 10.0
+    if "initial_t" not in explicit:
+        values["initial_t"] = 0.0 if values["adaptive"] or values["normalized"] else 1.0
+
+
 def train_config(explicit: dict, model_options: dict | None = None) -> TrainConfig:
     """Build and check a TrainConfig from the explicitly given options (and a -i model's options)."""
-    known = {f.name for f in fields(TrainConfig)}
+    known = {f.name for f in fields(TrainConfig)} | {"sgd"}
     unknown = set(explicit) - known
     if unknown:
         raise OptionError(f"unknown option {sorted(unknown)[0]}")
@@ -183,8 +225,9 @@ def train_config(explicit: dict, model_options: dict | None = None) -> TrainConf
                 raise OptionError(
                     f"{FLAG[name]} {_fmt(explicit[name])} conflicts with the initial model's "
                     f"{FLAG[name]} {_fmt(model_options[name])}")
-        values.update({k: v for k, v in model_options.items() if k in known})
+        values.update({k: v for k, v in model_options.items() if k in known and k != "sgd"})
     values.update(explicit)
+    _resolve_rule(values, explicit)
     if "algo" not in explicit and any(n in explicit for n in TG_OPTIONS):
         values["algo"] = "tg"
     cfg = TrainConfig(**values, explicit=frozenset(explicit))

@@ -18,7 +18,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from streamlearn import learners
-from streamlearn.config import MODEL_OPTIONS, PredictConfig, TrainConfig, train_config
+from streamlearn.config import (
+    LEGACY_MODEL_OPTIONS, MODEL_OPTIONS, PredictConfig, TrainConfig, train_config,
+)
 from streamlearn.errors import InputError, ModelError, OptionError
 from streamlearn.hashing import HASH_MODES
 from streamlearn.io.blocks import FMT_VW, FORMATS, Outputs, ParsedBlock, detect_format, parse_block
@@ -228,25 +230,37 @@ def prepare_train(explicit: dict) -> tuple[TrainConfig, tuple | None]:
         model = load_model(path)
         header = model[0]
         try:
-            model_options = {k: header[k] for k in MODEL_OPTIONS}
+            model_options = {k: header[k] if k in header else LEGACY_MODEL_OPTIONS[k]
+                             for k in MODEL_OPTIONS}
         except KeyError as exc:
             raise ModelError(f"model file {path} is corrupt (missing {exc.args[0]})") from None
     return train_config(explicit, model_options), model
 
 
-def _restore(cfg: TrainConfig, learner, table, model, prm) -> np.ndarray:
+def _column_names(cfg: TrainConfig) -> list[str]:
+    """Names of the saved table columns, in table order (see learners.layout)."""
+    return ["w"] + (["g"] if cfg.adaptive else []) + (["n"] if cfg.normalized else [])
+
+
+def _restore(cfg: TrainConfig, table, model, prm) -> np.ndarray:
+    """Load a -i model's weights (and the per-feature state it holds, for columns this run keeps)."""
     header, index, rows = model
-    ncol = min(rows.shape[1], learner.columns)
-    table[index.astype(np.int64), :ncol] = rows[:, :ncol]
+    stored = header.get("column_names", ["w"])[:rows.shape[1]]
+    mine = _column_names(cfg)
+    index = index.astype(np.int64)
+    for j, name in enumerate(stored):
+        if name in mine:
+            table[index, mine.index(name)] = rows[:, j]
     saved = dict(header.get("state", {}))
     if {"learning_rate", "initial_t", "power_t"} & cfg.explicit:
         saved.pop("eta", None)
     return learners.make_state(cfg, prm, saved)
 
 
-def _model_header(cfg: TrainConfig, st: np.ndarray) -> dict:
+def _model_header(cfg: TrainConfig, st: np.ndarray, names: list[str]) -> dict:
     header = cfg.model_options()
     header["state"] = learners.saved_state(st)
+    header["column_names"] = names
     return header
 
 
@@ -266,8 +280,11 @@ def save_outputs(cfg: TrainConfig, run: Run) -> int:
         return int(count_nonzero(table))
     index = nonzero_rows(table)
     if cfg.final_model:
-        save_model(cfg.final_model, _model_header(cfg, run.st), index,
-                   table[index, :learner.saved_columns])
+        # weights only with --predict-only-model; else also the per-feature rate state, for -i
+        names = ["w"] if cfg.predict_only_model else _column_names(cfg)
+        rows = index if len(names) == 1 else nonzero_rows(table, len(names))
+        save_model(cfg.final_model, _model_header(cfg, run.st, names), rows,
+                   table[rows, :len(names)])
     if cfg.readable_model:
         write_readable_model(cfg.readable_model, _readable_header(cfg, index.shape[0]), index,
                              table[index, W])
@@ -339,8 +356,8 @@ def train(cfg: TrainConfig, model=None) -> dict:
     hashing = Hashing(cfg.bits, cfg.noconstant, cfg.hash, cfg.hash_seed)
     holdout = cfg.holdout
     prm = learners.make_prm(cfg, train=True, holdout=holdout)
-    table = allocate_table(cfg.bits, learner.columns)
-    st = _restore(cfg, learner, table, model, prm) if model is not None else learners.make_state(cfg, prm)
+    table = allocate_table(cfg.bits, learners.layout(cfg).columns)
+    st = _restore(cfg, table, model, prm) if model is not None else learners.make_state(cfg, prm)
     rep = Reporter(cfg.quiet)
     if cfg.quiet:
         st[S.S_DUMP] = math.inf
@@ -437,7 +454,7 @@ def predict(cfg: PredictConfig) -> dict:
     check_readable(cfg.sources)
     header, index, rows = load_model(cfg.initial_model)
     try:
-        opts = {k: header[k] for k in MODEL_OPTIONS}
+        opts = {k: header[k] if k in header else LEGACY_MODEL_OPTIONS[k] for k in MODEL_OPTIONS}
     except KeyError as exc:
         raise ModelError(f"model file {cfg.initial_model} is corrupt (missing {exc.args[0]})") from None
     mcfg = train_config({}, opts)

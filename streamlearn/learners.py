@@ -1,9 +1,9 @@
 """Learner registry: a configuration in, the weight-table shape, settings arrays and kernels out.
 
-Each learner declares how many table columns it keeps per weight, which of them a model file must
-store to resume training, the compiled kernel that walks a block, and the compiled ``finalize`` that
-catches every weight up before saving. The driver only talks to this interface, so adding a learner
-is one entry here plus its kernel module.
+Each learner declares whether it regularizes lazily (and so keeps a LAST column per weight), the
+compiled kernel that walks a block, and the compiled ``finalize`` that catches every weight up before
+saving. The table layout follows from the learner and the update rule (``layout``). The driver only
+talks to this interface, so adding a learner is one entry here plus its kernel module.
 """
 
 from __future__ import annotations
@@ -16,32 +16,50 @@ import numpy as np
 
 from streamlearn.kernels import state as S
 from streamlearn.kernels.losses import LOGISTIC, LOGISTIC_BOUND, LOSSES
-from streamlearn.kernels.sgd import learn_sgd_block
-from streamlearn.kernels.table import finalize_tg
+from streamlearn.kernels.gd import finalize_tg, learn_gd_block
 
 
 @dataclass(frozen=True)
 class Learner:
     name: str
     code: int
-    columns: int                 # table columns per weight
-    saved_columns: int           # columns a model file stores (after finalize)
+    lazy: bool                   # keeps the cumulative regularization at each weight's last touch
     kernel: Callable             # (indptr, idx, val, labels, weights, bases, start, end, table, prm, st, preds) -> int
     finalize: Callable | None    # (table, prm, st) -> None; catches lazy weights up
     describe: Callable           # cfg -> str for the preamble
 
 
-def _finalize_tg(table, prm, st):
-    finalize_tg(table, st[S.S_CUM], prm[S.P_THRESHOLD])
-
-
 LEARNERS = {
-    "sgd": Learner("sgd", S.A_SGD, 1, 1, learn_sgd_block, None,
-                   lambda c: "sgd (plain stochastic gradient descent)"),
-    "tg": Learner("tg", S.A_TG, 2, 1, learn_sgd_block, _finalize_tg,
-                  lambda c: f"tg (truncated gradient: l1 = {c.l1:g}, threshold = {c.threshold:g}, "
-                            f"period = {c.period})"),
+    "sgd": Learner("sgd", S.A_SGD, False, learn_gd_block, None,
+                   lambda c: f"sgd (gradient descent, {c.rule()})"),
+    "tg": Learner("tg", S.A_TG, True, learn_gd_block, finalize_tg,
+                  lambda c: f"tg (truncated gradient, {c.rule()}: l1 = {c.l1:g}, "
+                            f"threshold = {c.threshold:g}, period = {c.period})"),
 }
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Columns of the weight table: W first, then G (adaptive), N (normalized), LAST (lazy); -1 when
+    absent. ``saved`` columns (W, G, N) are what a model needs to resume training exactly."""
+    columns: int
+    saved: int
+    g: int = -1
+    n: int = -1
+    last: int = -1
+
+
+def layout(cfg) -> Layout:
+    col = 1
+    g = n = last = -1
+    if cfg.adaptive:
+        g, col = col, col + 1
+    if cfg.normalized:
+        n, col = col, col + 1
+    saved = col
+    if LEARNERS[cfg.algo].lazy:
+        last, col = col, col + 1
+    return Layout(col, saved, g, n, last)
 
 
 def get(name: str) -> Learner:
@@ -49,9 +67,10 @@ def get(name: str) -> Learner:
 
 
 def rate_scale(cfg) -> float:
-    """eta0 of the schedule eta0 * t^(-power_t): VW multiplies eta by initial_t^power_t (gd.cc), so
-    ``-l`` is the rate at t = initial_t. With initial_t = 0 (where VW would never learn) it is eta."""
-    if cfg.initial_t > 0:
+    """eta0 of the schedule eta0 * t^(-power_t). Without per-feature rates VW multiplies eta by
+    initial_t^power_t (gd.cc), so ``-l`` is the rate at t = initial_t. With initial_t = 0 (where VW
+    would never learn) it is eta."""
+    if cfg.initial_t > 0 and not cfg.per_feature:
         return cfg.learning_rate * math.pow(cfg.initial_t, cfg.power_t)
     return cfg.learning_rate
 
@@ -72,6 +91,15 @@ def make_prm(cfg, train: bool, holdout: int = 0) -> np.ndarray:
     prm[S.P_TRAIN] = 1.0 if train else 0.0
     prm[S.P_FIXED_BOUNDS] = 1.0 if (loss == LOGISTIC or not train) else 0.0
     prm[S.P_BINARY] = 1.0 if cfg.binary else 0.0
+    prm[S.P_ADAPTIVE] = 1.0 if cfg.adaptive else 0.0
+    prm[S.P_NORMALIZED] = 1.0 if cfg.normalized else 0.0
+    prm[S.P_INVARIANT] = 1.0 if cfg.invariant else 0.0
+    # VW: "initial_t fake examples with squared gradient 1" for every weight (adaptive only)
+    prm[S.P_G0] = cfg.initial_t if cfg.adaptive else 0.0
+    lay = layout(cfg)
+    prm[S.P_COL_G] = lay.g
+    prm[S.P_COL_N] = lay.n
+    prm[S.P_COL_LAST] = lay.last
     return prm
 
 
@@ -80,6 +108,9 @@ def make_state(cfg, prm: np.ndarray, saved: dict | None = None) -> np.ndarray:
     st = np.zeros(S.N_ST)
     st[S.S_T] = cfg.initial_t
     st[S.S_ETA] = prm[S.P_ETA0]
+    if cfg.initial_t > 0:      # VW: normalizer sums as if initial_t examples of norm 1 had been seen
+        st[S.S_NORM_SUM] = st[S.S_TOTAL_W] = cfg.initial_t
+    st[S.S_MULT] = 1.0
     for key, slot in SAVED_STATE.items():
         if saved and key in saved:
             st[slot] = saved[key]
@@ -94,6 +125,7 @@ def make_state(cfg, prm: np.ndarray, saved: dict | None = None) -> np.ndarray:
 SAVED_STATE = {
     "t": S.S_T, "eta": S.S_ETA, "pending": S.S_PENDING, "n_learned": S.S_NLEARN,
     "min_label": S.S_MIN_LABEL, "max_label": S.S_MAX_LABEL,
+    "norm_sum": S.S_NORM_SUM, "total_weight": S.S_TOTAL_W, "multiplier": S.S_MULT,
 }
 
 

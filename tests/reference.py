@@ -84,6 +84,9 @@ def eager_linear(examples, dim, loss="squared", tau=0.5, eta=1.0, power_t=0.5, i
         t += h
         rate = eta0 * t ** -power_t
         grad = dloss(loss, p, y, tau)
+        # VW updates only when the loss is > 0 (in float32: for logistic, while y p < 24 ln 2)
+        if loss == "logistic" and y * p >= 24 * math.log(2) or loss_value(loss, p, y, tau, lo, hi) <= 0:
+            grad = 0.0
         for i, v in feats:
             w[i] -= rate * h * grad * v
         learned += 1
@@ -109,3 +112,148 @@ def to_csr(examples):
         bases.append(base)
     return (np.array(indptr, np.int64), np.array(idx, np.uint32), np.array(val, np.float32),
             np.array(labels, np.float64), np.array(weights, np.float64), np.array(bases, np.float64))
+
+
+# ----------------------------------------------------------------------------- VW's update rules
+
+X_MIN = 1.084202e-19
+X2_MIN = X_MIN * X_MIN
+FLT_MAX = 3.4028234663852886e38
+
+
+def lambert_w_exp_minus(x):
+    """W(e^x) - x with VW's one-step approximation (vw-spec.md §1c; it is the specification here)."""
+    if x >= 1.0:
+        w = 0.86 * x + 0.01
+        r = x - math.log(w) - w
+    else:
+        w = math.exp(0.8 * x - 0.65)
+        r = 0.2 * x + 0.65 - w
+    t = 1.0 + w
+    u = 2.0 * t * (t + 2.0 * r / 3.0)
+    return w * (1.0 + r / t * (u - r) / (u - 2.0 * r)) - x
+
+
+def invariant_update(loss, p, y, tau, scale, ppu):
+    """Karampatziakis & Langford's importance-invariant step per loss, as VW's get_update."""
+    if loss == "squared":
+        if scale * ppu < 1e-6:
+            return 2.0 * (y - p) * scale
+        return (y - p) * (1.0 - math.exp(-2.0 * scale * ppu)) / ppu
+    if loss == "logistic":
+        d = math.exp(y * p)
+        if scale * ppu < 1e-6:
+            return y * scale / (1.0 + d)
+        return -(y * lambert_w_exp_minus(scale * ppu + y * p + d) + p) / ppu
+    if loss == "hinge":
+        if y * p >= 1.0:
+            return 0.0
+        err = 1.0 - y * p
+        return y * scale if scale * ppu < err else y * err / ppu
+    err = y - p
+    if err == 0:
+        return 0.0
+    if err > 0:
+        return tau * scale if tau * scale * ppu < err else err / ppu
+    return (tau - 1.0) * scale if (tau - 1.0) * scale * ppu > err else err / ppu
+
+
+def feature_rate(G, N, adaptive, normalized, power_t):
+    """A weight's own rate factor: G^-power_t (adaptive) times the normalizer factor (normalized):
+    N^-1 (adaptive) or N^-2 at power_t 0.5, else (N^2)^(power_t - 1). 0 while G or N is still 0."""
+    r = 1.0
+    if adaptive:
+        if G <= 0:
+            return 0.0
+        r = 1.0 / math.sqrt(G) if power_t == 0.5 else G ** -power_t   # VW's sqrt path
+    if normalized:
+        if N <= 0:
+            return 0.0
+        if power_t == 0.5:
+            r = r / N if adaptive else r / (N * N)
+        else:
+            r *= (N * N) ** (power_t - 1.0)
+    return r
+
+
+def eager_gd(examples, dim, loss="squared", tau=0.5, eta=0.5, power_t=0.5, initial_t=0.0,
+             adaptive=True, normalized=True, invariant=True, algo="sgd", g=0.0, theta=math.inf, K=1):
+    """Progressive predictions and final (w, G, N) of VW's gd update rule, dense and eager, written
+    step by step from vw-spec.md §1c. Truncated gradient: after every K-th learned example EVERY
+    weight j is truncated with T1 by its own rate r_j times the global gravity accrued since the last
+    truncation (g * scale * m per learned example, m the global normalizer)."""
+    per_feature = adaptive or normalized
+    eta0 = eta * initial_t ** power_t if initial_t > 0 and not per_feature else eta
+    w = np.zeros(dim)
+    G = np.full(dim, initial_t if adaptive else 0.0)
+    N = np.zeros(dim)
+    S = T = initial_t if initial_t > 0 else 0.0
+    m = 1.0
+    t = initial_t
+    lo = hi = 0.0
+    if loss == "logistic":
+        lo, hi = -50.0, 50.0
+    pending = 0.0
+    learned = 0
+    preds = []
+    for label, h, base, feats in examples:
+        y = None if label is None else loss_label(loss, label)
+        if y is not None and loss != "logistic":
+            lo, hi = min(lo, y), max(hi, y)
+        raw = base + sum(w[i] * v for i, v in feats)
+        p = min(max(raw, lo), hi)
+        preds.append(p)
+        if y is None or h <= 0:
+            continue
+        t += h
+        scale = eta0 * h * (1.0 if adaptive else t ** -power_t)
+        # VW updates when the loss is > 0 in float32: for logistic, while y p < 24 ln 2
+        positive = y * p < 24 * math.log(2) if loss == "logistic" else loss_value(loss, p, y, tau, lo, hi) > 0
+        if positive:
+            d = dloss(loss, p, y, tau)
+            if per_feature:
+                ppu = 1.0
+                if h * d * d != 0:
+                    ppu = norm_x = 0.0
+                    for i, v in feats:
+                        x, x2 = v, v * v
+                        if x2 < X2_MIN:
+                            x, x2 = (X_MIN if x > 0 else -X_MIN), X2_MIN
+                        if adaptive:
+                            G[i] += h * d * d * x2
+                        if normalized:
+                            if abs(x) > N[i]:
+                                if N[i] > 0:
+                                    if power_t == 0.5:
+                                        w[i] *= (N[i] / abs(x)) ** (1 if adaptive else 2)
+                                    else:
+                                        w[i] *= ((abs(x) / N[i]) ** 2) ** (power_t - 1.0)
+                                N[i] = abs(x)
+                            norm_x += 1.0 if x2 > FLT_MAX else x2 / N[i] ** 2
+                        ppu += x2 * feature_rate(G[i], N[i], adaptive, normalized, power_t)
+                    if normalized:
+                        S += h * norm_x
+                        T += h
+                        if S == 0:
+                            pass              # nothing seen to normalize by: m unchanged
+                        elif power_t == 0.5:
+                            m = math.sqrt(T / S) if adaptive else T / S
+                        else:
+                            m = (S / T) ** (power_t - 1.0)
+                        ppu *= m
+            else:
+                ppu = sum(v * v for _, v in feats)
+            u = invariant_update(loss, p, y, tau, scale, ppu) if invariant else -d * scale
+            if u != 0:
+                for i, v in feats:
+                    w[i] += u * (m if normalized else 1.0) * v * feature_rate(
+                        G[i], N[i], adaptive, normalized, power_t)
+        learned += 1
+        if algo == "tg":
+            pending += g * scale * (m if normalized else 1.0)
+            if learned % K == 0:
+                for j in range(dim):
+                    w[j] = T1(w[j], pending * feature_rate(G[j], N[j], adaptive, normalized, power_t), theta)
+                pending = 0.0
+    G = G - (initial_t if adaptive else 0.0)
+    return np.array(preds), w, G, N

@@ -79,7 +79,8 @@ def test_summary_and_progress_table():
         assert any(l.startswith(key) for l in err), key
     nz = next(l for l in err if l.startswith("non-zero weights = "))
     assert nz.endswith("of 2^18)")
-    assert "learner = tg (truncated gradient: l1 = 0.001, threshold = inf, period = 1)" in err
+    assert ("learner = tg (truncated gradient, adaptive, normalized, invariant: l1 = 0.001, "
+            "threshold = inf, period = 1)") in err
 
 
 def test_quiet_prints_nothing_but_warnings():
@@ -226,12 +227,13 @@ def test_c_names_the_cache_after_the_data(tmp_path):
 def test_early_termination_keeps_the_best_pass(tmp_path):
     # a rate far too high: holdout loss gets worse from pass to pass
     model = tmp_path / "m.slm"
-    r = ok("train", "-d", TRAIN, "--passes", "20", "-l", "200", "--power-t", "0", "--early-terminate", "1",
-           "-f", model, "--loss", "squared")
+    r = ok("train", "-d", TRAIN, "--passes", "20", "--sgd", "-l", "200", "--power-t", "0",
+           "--early-terminate", "1", "-f", model, "--loss", "squared")
     used = int(next(l for l in r.stderr.splitlines() if l.startswith("passes used")).split("= ")[1])
     assert 1 < used < 20
     best = tmp_path / "best.slm"            # the pass before the one that did not improve
-    ok("train", "-d", TRAIN, "--passes", used - 1, "-l", "200", "--power-t", "0", "-f", best, "--quiet")
+    ok("train", "-d", TRAIN, "--passes", used - 1, "--sgd", "-l", "200", "--power-t", "0", "-f", best,
+       "--quiet")
     assert model.read_bytes() == best.read_bytes()
 
 

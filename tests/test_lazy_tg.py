@@ -1,4 +1,5 @@
-"""Lazy truncated gradient (and plain SGD) equal the eager dense references, on random streams."""
+"""Lazy truncated gradient and gradient descent, under every update rule, equal the eager dense
+references on random streams."""
 
 import math
 
@@ -7,24 +8,26 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reference import T1, eager_linear, to_csr
+from reference import T1, eager_gd, eager_linear, to_csr
 from streamlearn import learners
 from streamlearn.config import train_config
 from streamlearn.kernels import state as S
-from streamlearn.kernels.table import catch_up_tg, finalize_tg, truncate
+from streamlearn.kernels.gd import finalize_tg
+from streamlearn.kernels.table import catch_up, truncate
 
 LOSSES = ["squared", "logistic", "hinge", "quantile"]
 
 
-def run_kernel(examples, bits, splits=(), **opts):
+def run_kernel(examples, bits, splits=(), full=False, **opts):
     """Run the compiled learner over ``examples`` (optionally in several calls), finalize, return
-    (predictions, weights)."""
+    (predictions, weights), or with ``full`` (predictions, weights, G, N) (zeros where absent)."""
     cfg = train_config(dict(opts, bits=bits, sources=("-",)))
     learner = learners.get(cfg.algo)
     prm = learners.make_prm(cfg, train=True)
     stt = learners.make_state(cfg, prm)
     stt[S.S_DUMP] = math.inf
-    table = np.zeros((1 << bits, learner.columns))
+    lay = learners.layout(cfg)
+    table = np.zeros((1 << bits, lay.columns))
     indptr, idx, val, labels, weights, bases = to_csr(examples)
     n = len(examples)
     preds = np.zeros(n)
@@ -33,6 +36,10 @@ def run_kernel(examples, bits, splits=(), **opts):
         assert learner.kernel(indptr, idx, val, labels, weights, bases, a, b, table, prm, stt, preds) == b
     if learner.finalize is not None:
         learner.finalize(table, prm, stt)
+    if full:
+        zeros = np.zeros(1 << bits)
+        return (preds, table[:, 0].copy(), table[:, lay.g].copy() if lay.g >= 0 else zeros,
+                table[:, lay.n].copy() if lay.n >= 0 else zeros)
     return preds, table[:, 0].copy()
 
 
@@ -75,7 +82,7 @@ def test_lazy_tg_equals_eager(data, loss, g, theta, K, eta, power_t, initial_t):
     examples = data.draw(streams(bits))
     splits = data.draw(st.lists(st.integers(0, len(examples)), max_size=3))
     opts = dict(loss=loss, algo="tg", l1=g, threshold=theta, period=K, learning_rate=eta,
-                power_t=power_t, initial_t=initial_t)
+                power_t=power_t, initial_t=initial_t, sgd=True)
     preds, w = run_kernel(examples, bits, splits, **opts)
     ref_preds, ref_w = eager_linear(examples, 1 << bits, loss=loss, eta=eta, power_t=power_t,
                                     initial_t=initial_t, algo="tg", g=g, theta=theta, K=K)
@@ -90,7 +97,7 @@ def test_sgd_equals_reference(data, loss, eta, power_t, initial_t):
     bits = data.draw(st.integers(2, 6))
     examples = data.draw(streams(bits))
     preds, w = run_kernel(examples, bits, loss=loss, algo="sgd", learning_rate=eta,
-                          power_t=power_t, initial_t=initial_t)
+                          power_t=power_t, initial_t=initial_t, sgd=True)
     ref_preds, ref_w = eager_linear(examples, 1 << bits, loss=loss, eta=eta, power_t=power_t,
                                     initial_t=initial_t)
     assert close(preds, ref_preds), (preds, ref_preds)
@@ -102,9 +109,10 @@ def test_tg_with_zero_gravity_is_sgd():
     examples = [(float(rng.choice([-1, 1])), 1.0, 0.0,
                  [(int(i), float(np.float32(v))) for i, v in zip(rng.integers(0, 64, 5), rng.normal(size=5))])
                 for _ in range(200)]
-    p1, w1 = run_kernel(examples, 6, loss="logistic", algo="sgd")
-    p2, w2 = run_kernel(examples, 6, loss="logistic", algo="tg", l1=0.0)
-    assert np.array_equal(p1, p2) and np.array_equal(w1, w2)
+    for rule in ({"sgd": True}, {}, {"adaptive": True}, {"normalized": True, "invariant": True}):
+        p1, w1 = run_kernel(examples, 6, loss="logistic", algo="sgd", **rule)
+        p2, w2 = run_kernel(examples, 6, loss="logistic", algo="tg", l1=0.0, **rule)
+        assert np.array_equal(p1, p2) and np.array_equal(w1, w2)
 
 
 def test_truncate_matches_paper_T1():
@@ -114,24 +122,99 @@ def test_truncate_matches_paper_T1():
                 assert truncate(float(v), alpha, theta) == T1(float(v), alpha, theta)
 
 
+def plain_catch_up(table, i, cum, theta):
+    return catch_up(table, i, cum, theta, 1, -1, -1, 0.0, True, 0.5)
+
+
 def test_catch_up_is_idempotent_and_composes():
     table = np.zeros((4, 2))
     table[1, 0] = 0.9
-    assert catch_up_tg(table, 1, 0.25, math.inf) == pytest.approx(0.65)
-    assert catch_up_tg(table, 1, 0.25, math.inf) == pytest.approx(0.65)   # nothing owed twice
-    assert catch_up_tg(table, 1, 0.5, math.inf) == pytest.approx(0.4)     # only the difference
-    assert catch_up_tg(table, 1, 10.0, math.inf) == 0.0                    # stops at zero
+    assert plain_catch_up(table, 1, 0.25, math.inf) == pytest.approx(0.65)
+    assert plain_catch_up(table, 1, 0.25, math.inf) == pytest.approx(0.65)   # nothing owed twice
+    assert plain_catch_up(table, 1, 0.5, math.inf) == pytest.approx(0.4)     # only the difference
+    assert plain_catch_up(table, 1, 10.0, math.inf) == 0.0                    # stops at zero
     table[2, 0] = -0.5
     table[3, 0] = 0.9
-    finalize_tg(table, 0.2, 0.6)     # |w| > theta: untouched; |w| <= theta: shrunk
+    prm = np.zeros(S.N_PRM)
+    prm[S.P_THRESHOLD] = 0.6
+    prm[S.P_COL_LAST] = 1
+    prm[S.P_COL_G] = prm[S.P_COL_N] = -1
+    prm[S.P_POWER_T] = 0.5
+    stt = np.zeros(S.N_ST)
+    stt[S.S_CUM] = 0.2
+    finalize_tg(table, prm, stt)     # |w| > theta: untouched; |w| <= theta: shrunk
     assert table[2, 0] == pytest.approx(-0.3) and table[3, 0] == 0.9
     assert table[0, 1] == 0.0        # rows of zero weights are not written
+
+
+def test_catch_up_scales_by_the_weights_own_rate():
+    """Adaptive + normalized: the weight owes r_i = G^-1/2 / N times the released gravity."""
+    table = np.zeros((2, 4))       # W, G, N, LAST
+    table[1] = [0.9, 4.0, 2.0, 0.0]
+    assert catch_up(table, 1, 0.8, math.inf, 3, 1, 2, 0.0, True, 0.5) == pytest.approx(0.9 - 0.8 / 4)
+    assert table[1, 3] == 0.8
 
 
 def test_late_feature_is_not_crushed():
     """A feature first seen after a long stream starts fresh (per-feature lazy L1)."""
     early = [(1.0, 1.0, 0.0, [(1, 1.0)]) for _ in range(500)]
     late = [(1.0, 1.0, 0.0, [(2, 1.0)])]
-    _, w = run_kernel(early + late, 3, loss="squared", algo="tg", l1=0.05, learning_rate=0.5)
+    _, w = run_kernel(early + late, 3, loss="squared", algo="tg", l1=0.05, learning_rate=0.5, sgd=True)
     # one step of size rate * 2 * (1 - 0) towards the label, minus at most one step of gravity
+    assert w[2] > 0.0
+
+
+RULES = [dict(adaptive=a, normalized=n, invariant=i)
+         for a in (False, True) for n in (False, True) for i in (False, True)]
+
+
+def rule_options(rule):
+    given = {k: True for k, v in rule.items() if v}
+    return given or {"sgd": True}
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), loss=st.sampled_from(LOSSES), rule=st.sampled_from(RULES),
+       eta=st.sampled_from([0.05, 0.5, 2.0]), power_t=st.sampled_from([0.5, 0.5, 0.3, 1.0]),
+       initial_t=st.sampled_from([0.0, 0.0, 1.0, 4.0]))
+def test_gd_rules_equal_eager_reference(data, loss, rule, eta, power_t, initial_t):
+    """Every combination of adaptive / normalized / invariant equals the dense step-by-step
+    transcription of VW's rule: predictions, weights and the per-feature G and N."""
+    bits = data.draw(st.integers(2, 5))
+    examples = data.draw(streams(bits))
+    splits = data.draw(st.lists(st.integers(0, len(examples)), max_size=3))
+    opts = dict(loss=loss, algo="sgd", learning_rate=eta, power_t=power_t, initial_t=initial_t,
+                **rule_options(rule))
+    preds, w, G, N = run_kernel(examples, bits, splits, full=True, **opts)
+    ref = eager_gd(examples, 1 << bits, loss=loss, eta=eta, power_t=power_t, initial_t=initial_t, **rule)
+    assert close(preds, ref[0]), (preds, ref[0])
+    assert close(w, ref[1]), (w, ref[1])
+    assert close(G, ref[2]) and close(N, ref[3])
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), loss=st.sampled_from(LOSSES), rule=st.sampled_from(RULES),
+       g=st.sampled_from([0.0, 0.01, 0.1, 0.5]), theta=st.sampled_from([math.inf, 0.05, 0.3, 2.0]),
+       K=st.sampled_from([1, 2, 3, 7]), eta=st.sampled_from([0.05, 0.5, 2.0]),
+       power_t=st.sampled_from([0.5, 0.5, 0.3]), initial_t=st.sampled_from([0.0, 0.0, 1.0, 4.0]))
+def test_lazy_tg_with_per_feature_rates_equals_eager(data, loss, rule, g, theta, K, eta, power_t, initial_t):
+    """Lazy truncated gradient under every update rule equals truncating every weight with its own
+    current rate at every K-th step, to 1e-9."""
+    bits = data.draw(st.integers(2, 5))
+    examples = data.draw(streams(bits))
+    splits = data.draw(st.lists(st.integers(0, len(examples)), max_size=3))
+    opts = dict(loss=loss, algo="tg", l1=g, threshold=theta, period=K, learning_rate=eta,
+                power_t=power_t, initial_t=initial_t, **rule_options(rule))
+    preds, w, G, N = run_kernel(examples, bits, splits, full=True, **opts)
+    ref = eager_gd(examples, 1 << bits, loss=loss, eta=eta, power_t=power_t, initial_t=initial_t,
+                   algo="tg", g=g, theta=theta, K=K, **rule)
+    assert close(preds, ref[0]), (preds, ref[0])
+    assert close(w, ref[1]), (w, ref[1])
+
+
+def test_default_tg_late_feature_is_not_crushed():
+    """With the default per-feature rates too, a feature first seen late starts fresh."""
+    early = [(1.0, 1.0, 0.0, [(1, 1.0)]) for _ in range(500)]
+    late = [(1.0, 1.0, 0.0, [(2, 1.0)])]
+    _, w = run_kernel(early + late, 3, loss="squared", algo="tg", l1=0.05)
     assert w[2] > 0.0

@@ -80,15 +80,20 @@ def train(tmp_path, name, *args, data=None):
 
 
 def test_model_size_grows_with_nonzero_weights_not_with_bits(tmp_path):
-    small = train(tmp_path, "b18.slm", "-b", "18", "--loss", "logistic")
-    large = train(tmp_path, "b28.slm", "-b", "28", "--loss", "logistic")
+    small = train(tmp_path, "b18.slm", "-b", "18", "--loss", "logistic", "--predict-only-model")
+    large = train(tmp_path, "b28.slm", "-b", "28", "--loss", "logistic", "--predict-only-model")
     h18, i18, _ = load_model(str(small))
     h28, i28, _ = load_model(str(large))
     assert i18.shape[0] == i28.shape[0]                        # no collisions among ~1000 features
     assert abs(os.path.getsize(large) - os.path.getsize(small)) < 100
     assert os.path.getsize(large) < 20 * i28.shape[0] + 2000   # ~12 bytes per non-zero weight + header
-    sparse = train(tmp_path, "tg.slm", "-b", "18", "--loss", "logistic", "--l1", "0.05")
+    sparse = train(tmp_path, "tg.slm", "-b", "18", "--loss", "logistic", "--l1", "0.05", "--predict-only-model")
     assert os.path.getsize(sparse) < os.path.getsize(small) / 2
+    # without --predict-only-model each row also holds G and N (to resume): 4 + 3 x 8 bytes
+    full = train(tmp_path, "full.slm", "-b", "28", "--loss", "logistic")
+    hf, i_f, rf = load_model(str(full))
+    assert hf["column_names"] == ["w", "g", "n"] and rf.shape == (i_f.shape[0], 3)
+    assert os.path.getsize(full) < 36 * i_f.shape[0] + 2000
 
 
 def test_cli_errors_for_bad_models(tmp_path):
@@ -120,4 +125,5 @@ def test_readable_model(tmp_path):
     weights = [float(l.split(":")[1]) for l in body]
     assert index == sorted(index) and all(w != 0 for w in weights)
     _, i2, r2 = load_model(str(model))
-    assert index == i2.tolist() and weights == r2[:, 0].tolist()    # exact decimal round trip
+    nonzero = r2[:, 0] != 0       # the model also keeps rows whose weight fell to 0 (their G and N)
+    assert index == i2[nonzero].tolist() and weights == r2[nonzero, 0].tolist()   # exact round trip

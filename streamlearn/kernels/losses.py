@@ -71,6 +71,69 @@ def loss_dloss(code, p, y, tau):
     return -tau if e > 0.0 else 1.0 - tau
 
 
+#: y * p beyond which VW's float32 logistic loss log(1 + e^-yp) is exactly 0 (e^-yp <= 2^-24)
+LOGISTIC_ZERO_MARGIN = 24.0 * math.log(2.0)
+
+
+@njit(cache=True, nogil=True)
+def loss_positive(code, p, y, tau, lo, hi):
+    """Whether VW updates on this example: its loss is > 0. VW evaluates the loss in float32, where
+    the logistic loss is exactly 0 once y p >= 24 ln 2; that decides whether the per-feature
+    statistics (G, N, the normalizer) move, so it is reproduced here."""
+    if code == LOGISTIC:
+        return y * p < LOGISTIC_ZERO_MARGIN
+    return loss_value(code, p, y, tau, lo, hi) > 0.0
+
+
+@njit(cache=True, nogil=True)
+def lambert_w_exp_minus(x):
+    """W(e^x) - x, W the Lambert W function (W(z) e^W(z) = z), as VW approximates it for the
+    logistic invariant update: one step of Fritsch, Shafer & Crowley's iteration from a piecewise
+    initial guess (absolute error below 1e-4). Reproduced rather than computed exactly so that the
+    updates match VW's."""
+    if x >= 1.0:
+        w = 0.86 * x + 0.01
+        r = x - math.log(w) - w
+    else:
+        w = math.exp(0.8 * x - 0.65)
+        r = 0.2 * x + 0.65 - w
+    t = 1.0 + w
+    u = 2.0 * t * (t + 2.0 * r / 3.0)
+    return w * (1.0 + r / t * (u - r) / (u - 2.0 * r)) - x
+
+
+@njit(cache=True, nogil=True)
+def loss_update(code, p, y, tau, scale, ppu):
+    """Importance-invariant update u (Karampatziakis & Langford 2011): the closed-form amount by
+    which to move along x so that the step equals infinitely many infinitesimal gradient steps of
+    total size ``scale`` (= eta * h [* t^-power_t]); ``ppu`` = sum_i x_i^2 r_i (times the global
+    normalizer) is how much the prediction moves per unit of u. VW's ``get_update`` per loss
+    (loss_functions.cc); with scale * ppu < 1e-6 the first-order expansion is used, as VW does."""
+    small = scale * ppu < 1e-6
+    if code == SQUARED:
+        if small:
+            return 2.0 * (y - p) * scale
+        return (y - p) * (1.0 - math.exp(-2.0 * scale * ppu)) / ppu
+    if code == LOGISTIC:
+        d = math.exp(y * p)
+        if small:
+            return y * scale / (1.0 + d)
+        x = scale * ppu + y * p + d
+        return -(y * lambert_w_exp_minus(x) + p) / ppu
+    if code == HINGE:
+        if y * p >= 1.0:
+            return 0.0
+        err = 1.0 - y * p
+        return y * (scale if scale * ppu < err else err / ppu)
+    err = y - p
+    if err == 0.0:
+        return 0.0
+    normal = scale * ppu
+    if err > 0.0:
+        return tau * scale if tau * normal < err else err / ppu
+    return (tau - 1.0) * scale if -(1.0 - tau) * normal > err else err / ppu
+
+
 def py_loss(name: str, p: float, y: float, tau: float = 0.5, lo: float = -np.inf, hi: float = np.inf) -> float:
     code = LOSSES[name]
     return float(loss_value(code, float(p), float(loss_label(code, float(y))), tau, lo, hi))

@@ -20,7 +20,14 @@ P_HOLDOUT = 8         # holdout period (0 = off)
 P_TRAIN = 9           # 1 = learn, 0 = predict only
 P_FIXED_BOUNDS = 10   # 1 = prediction bounds do not follow the labels
 P_BINARY = 11         # 1 = report 0/1 loss of sign predictions
-N_PRM = 16
+P_ADAPTIVE = 12       # 1 = per-feature AdaGrad rates (VW --adaptive)
+P_NORMALIZED = 13     # 1 = per-feature scale normalization (VW --normalized)
+P_INVARIANT = 14      # 1 = importance-invariant closed-form updates (VW --invariant)
+P_G0 = 15             # initial sum of squared gradients of every weight (adaptive with initial_t > 0)
+P_COL_G = 16          # table column of the squared-gradient sum (-1: none)
+P_COL_N = 17          # table column of the largest |x| seen (-1: none)
+P_COL_LAST = 18       # table column of the cumulative regularization at the last touch (-1: none)
+N_PRM = 24
 
 # ----------------------------------------------------------------------------- st: state
 S_T = 0               # learning-rate clock: initial_t + weighted learned examples
@@ -53,6 +60,9 @@ S_LABEL2 = 25
 S_MANY_LABELS = 26    # more than two distinct labels seen
 S_HAVE_LABEL1 = 27
 S_HAVE_LABEL2 = 28
+S_NORM_SUM = 29       # normalized: sum of h * sum_i (x_i / N_i)^2 over updates (VW normalized_sum_norm_x)
+S_TOTAL_W = 30        # normalized: sum of h over updates (VW total_weight)
+S_MULT = 31           # normalized: the global update multiplier of the last update
 N_ST = 32
 
 # ----------------------------------------------------------------------------- learner codes

@@ -1,21 +1,29 @@
-"""The lazily regularized weight table.
+"""The lazily regularized weight table and the per-feature learning rates read from it.
 
 ``table`` is a C-contiguous float64 array of shape (2^b, k): one row per hashed weight, so everything
-an update needs about one weight shares a cache line. Column 0 is the weight. Lazily regularized
-learners keep, in column 1, the value of a global *cumulative* regularization scalar (``st[S_CUM]``)
-at the weight's last touch; a weight untouched since then owes the difference, which it pays when it
-is next read (``catch_up_*``) or when the model is saved (``finalize_*``). An example therefore costs
-O(its non-zeros) whatever 2^b is (Langford, Li & Zhang 2009, §4: "time-stamp" per feature).
+an update needs about one weight shares a cache line. Column 0 is the weight. Depending on the update
+rule and the learner, further columns hold (their positions are resolved once, at set-up, into the
+``P_COL_*`` settings):
 
-Later regularizers extend the same mechanism with their own cumulative scalars and columns (FOBOS
-l2sq: a cumulative log-scale; L1-ball projection: a cumulative shift Theta).
+* G, the sum of squared gradients of the weight (``--adaptive``);
+* N, the largest |x| the weight has seen (``--normalized``);
+* LAST, the value of the global *cumulative* regularization scalar (``st[S_CUM]``) at the weight's
+  last touch (lazily regularized learners).
+
+A weight untouched since its last touch owes the regularization released since then, which it pays
+when it is next read (``catch_up``) or when the model is saved (``finalize_lazy``). An example
+therefore costs O(its non-zeros) whatever 2^b is (Langford, Li & Zhang 2009, §4: "time-stamp" per
+feature). With per-feature rates the owed amount is the weight's own rate times the released global
+amount: a weight's rate depends only on its G and N, which change only when the weight is touched, so
+it is constant between two touches and the catch-up stays exact and O(1).
 """
+
+import math
 
 import numpy as np
 from numba import njit
 
 W = 0       # weight
-LAST = 1    # cumulative regularization at the last touch
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -34,32 +42,63 @@ def truncate(w, alpha, theta):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def catch_up_tg(table, i, cum, theta):
+def rate_decay(G, N, adaptive, normalized, sqrt_rate, power_t):
+    """Per-feature rate factor of VW's gd (vw-spec.md §1c, step 2.4; gd.cc ``compute_rate_decay``):
+    G^(-power_t) when adaptive, times N^-1 (adaptive) or N^-2 (not) when normalized; with
+    power_t != 0.5 the normalizer factor is (N^2)^(power_t - 1) in both cases (VW computes that
+    exponent before it applies the update-rule flags). A weight with no G or N yet has rate 0."""
+    r = 1.0
+    if adaptive:
+        if G <= 0.0:
+            return 0.0
+        r = 1.0 / math.sqrt(G) if sqrt_rate else G ** (-power_t)
+    if normalized:
+        if N <= 0.0:
+            return 0.0
+        if sqrt_rate:
+            r = r / N if adaptive else r / (N * N)
+        else:
+            r *= (N * N) ** (power_t - 1.0)
+    return r
+
+
+@njit(cache=True, nogil=True, inline="always")
+def feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t):
+    """rate_decay of weight i from its table row (columns cg / cn, -1 when the rule has none)."""
+    G = table[i, cg] + g0 if cg >= 0 else 0.0
+    N = table[i, cn] if cn >= 0 else 0.0
+    return rate_decay(G, N, cg >= 0, cn >= 0, sqrt_rate, power_t)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def catch_up(table, i, cum, theta, clast, cg, cn, g0, sqrt_rate, power_t):
     """Bring weight i up to date with the gravity released since its last touch; returns it.
 
     Between touches a weight only shrinks, so if |w| <= theta at the first missed truncation it stays
-    <= theta for all of them, and the K-step truncations compose into one of the summed gravity: the
-    lazy result equals the eager one (LLZ 2009 §4).
+    <= theta for all of them, and the truncations compose into one of the summed gravity (LLZ 2009
+    §4), scaled by the weight's own rate, which is constant between touches.
     """
     w = table[i, W]
     if w != 0.0:
-        owed = cum - table[i, LAST]
+        owed = cum - table[i, clast]
         if owed > 0.0:
+            if cg >= 0 or cn >= 0:
+                owed *= feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t)
             w = truncate(w, owed, theta)
             table[i, W] = w
-    table[i, LAST] = cum
+    table[i, clast] = cum
     return w
 
 
 @njit(cache=True, nogil=True)
-def finalize_tg(table, cum, theta):
+def finalize_lazy(table, cum, theta, clast, cg, cn, g0, sqrt_rate, power_t):
     """Catch every weight up (before saving): afterwards the table holds the eager weights.
 
     A zero weight stays zero whatever it owes, so its row is not written: pages of the table that
     training never touched stay untouched (and out of the resident set)."""
     for i in range(table.shape[0]):
         if table[i, W] != 0.0:
-            catch_up_tg(table, i, cum, theta)
+            catch_up(table, i, cum, theta, clast, cg, cn, g0, sqrt_rate, power_t)
 
 
 @njit(cache=True, nogil=True)
@@ -73,12 +112,25 @@ def count_nonzero(table):
 
 
 @njit(cache=True, nogil=True)
-def nonzero_rows(table):
-    """Indices of the rows whose weight is non-zero, increasing (no temporary of size 2^b)."""
-    out = np.empty(count_nonzero(table), np.int64)
+def _row_used(table, i, ncol):
+    for c in range(ncol):
+        if table[i, c] != 0.0:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def nonzero_rows(table, ncol=1):
+    """Indices of the rows with a non-zero value in one of the first ``ncol`` columns, increasing
+    (no temporary of size 2^b). ``ncol`` = 1: the non-zero weights."""
+    n = 0
+    for i in range(table.shape[0]):
+        if _row_used(table, i, ncol):
+            n += 1
+    out = np.empty(n, np.int64)
     j = 0
     for i in range(table.shape[0]):
-        if table[i, W] != 0.0:
+        if _row_used(table, i, ncol):
             out[j] = i
             j += 1
     return out

@@ -1,4 +1,6 @@
-"""Progressive predictions of ``--algo sgd`` equal VW 9.11.9's ``--sgd`` learner (to 1e-4 relative).
+"""Progressive predictions of ``--algo sgd`` equal VW 9.11.9's gd learner under every update rule
+(plain ``--sgd``, the default adaptive + normalized + invariant, and each combination), to 1e-4
+relative, on random VW-format streams with importance weights and on VW's test sets.
 
 Runs the real VW (pip package ``vowpalwabbit``); skipped when it is not installed.
 
@@ -111,7 +113,7 @@ def test_sgd_matches_vw(tmp_path, loss, eta, power_t, initial_t):
     data.write_text(random_stream(hash((loss, eta)) % 1000, 400, classification), encoding="utf-8")
     vw = run_vw(data, ["--sgd", "-l", str(eta), "--power_t", str(power_t), "--initial_t", str(initial_t),
                        "--loss_function", loss], tmp_path)
-    sl = run_sl(data, ["--algo", "sgd", "-l", str(eta), "--power_t", str(power_t), "--initial_t",
+    sl = run_sl(data, ["--algo", "sgd", "--sgd", "-l", str(eta), "--power_t", str(power_t), "--initial_t",
                        str(initial_t), "--loss_function", loss], tmp_path)
     assert_same_predictions(sl, vw)
 
@@ -120,7 +122,7 @@ def test_sgd_defaults_match_vw_sgd_defaults(tmp_path):
     data = tmp_path / "data.vw"
     data.write_text(random_stream(7, 300, True), encoding="utf-8")
     vw = run_vw(data, ["--sgd", "--loss_function", "logistic"], tmp_path)
-    sl = run_sl(data, ["--loss", "logistic"], tmp_path)
+    sl = run_sl(data, ["--sgd", "--loss", "logistic"], tmp_path)
     assert_same_predictions(sl, vw)
 
 
@@ -128,7 +130,7 @@ def test_sgd_matches_vw_with_passes_and_holdout(tmp_path):
     data = tmp_path / "data.vw"
     data.write_text(random_stream(11, 200, False), encoding="utf-8")
     vw = run_vw(data, ["--sgd", "-l", "0.3", "--passes", "3", "-c", "-k"], tmp_path)
-    sl = run_sl(data, ["-l", "0.3", "--passes", "3"], tmp_path)
+    sl = run_sl(data, ["--sgd", "-l", "0.3", "--passes", "3"], tmp_path)
     assert_same_predictions(sl, vw)
 
 
@@ -141,7 +143,7 @@ def test_sgd_matches_vw_with_passes_and_holdout(tmp_path):
 def test_sgd_matches_vw_on_vw_test_sets(shared, tmp_path, name, args):
     data = shared / "data" / "vw" / "train-sets" / name
     vw = run_vw(data, ["--sgd"] + args, tmp_path)
-    sl = run_sl(data, args, tmp_path)
+    sl = run_sl(data, ["--sgd"] + args, tmp_path)
     assert_same_predictions(sl, vw)
 
 
@@ -151,7 +153,7 @@ def test_progress_table_matches_vw(tmp_path):
     data.write_text(random_stream(3, 300, True), encoding="utf-8")
     cmd = [sys.executable, "-m", "vowpalwabbit", "-d", str(data), "--sgd", "--loss_function", "logistic"]
     vw = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stderr.splitlines()
-    res = CliRunner().invoke(main, ["train", "-d", str(data), "--loss", "logistic"])
+    res = CliRunner().invoke(main, ["train", "-d", str(data), "--sgd", "--loss", "logistic"])
     sl = res.stderr.splitlines()
     start = vw.index(next(line for line in vw if line.startswith("average")))
     vw_table = vw[start:]
@@ -165,3 +167,51 @@ def test_progress_table_matches_vw(tmp_path):
                 assert float(x) == pytest.approx(float(y), rel=1e-5, abs=2e-6), (mine, theirs)
             except ValueError:
                 assert x == y, (mine, theirs)
+
+
+# ----------------------------------------------------------------------------- VW's default learner
+
+RULES = [["--adaptive"], ["--normalized"], ["--invariant"], ["--adaptive", "--normalized"],
+         ["--adaptive", "--invariant"], ["--normalized", "--invariant"],
+         ["--adaptive", "--normalized", "--invariant"]]
+
+
+@pytest.mark.parametrize("loss", ["squared", "logistic", "hinge", "quantile"])
+def test_default_learner_matches_vw(tmp_path, loss):
+    """No rule flag: adaptive + normalized + invariant, eta 0.5, initial_t 0 on both sides."""
+    classification = loss in ("logistic", "hinge")
+    data = tmp_path / "data.vw"
+    data.write_text(random_stream(len(loss) * 7, 500, classification), encoding="utf-8")
+    vw = run_vw(data, ["--loss_function", loss], tmp_path)
+    sl = run_sl(data, ["--loss", loss], tmp_path)
+    assert_same_predictions(sl, vw)
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: "+".join(f.strip("-") for f in r))
+@pytest.mark.parametrize("loss", ["squared", "logistic"])
+def test_each_rule_matches_vw(tmp_path, rule, loss):
+    data = tmp_path / "data.vw"
+    data.write_text(random_stream(len(rule) * 13 + len(loss), 400, loss == "logistic"), encoding="utf-8")
+    args = rule + ["--loss_function", loss, "-l", "0.5" if loss == "squared" else "1"]
+    assert_same_predictions(run_sl(data, args, tmp_path), run_vw(data, args, tmp_path))
+
+
+@pytest.mark.parametrize("args", [
+    ["--power_t", "0.3"],
+    ["--initial_t", "2"],
+    ["--adaptive", "--normalized", "--power_t", "0.7", "-l", "0.3"],
+    ["--normalized", "--initial_t", "3", "-l", "0.5"],
+    ["--loss_function", "logistic", "--passes", "3", "-l", "0.3"],
+])
+def test_default_learner_options_match_vw(tmp_path, args):
+    data = tmp_path / "data.vw"
+    data.write_text(random_stream(len(args) * 5, 400, "logistic" in args), encoding="utf-8")
+    vw_args = args + (["-c", "-k"] if "--passes" in args else [])
+    assert_same_predictions(run_sl(data, args, tmp_path), run_vw(data, vw_args, tmp_path))
+
+
+def test_default_learner_on_vw_test_sets(shared, tmp_path):
+    for name, args in [("0001.dat", []), ("0002.dat", []), ("0001_pm1.dat", ["--loss_function", "logistic"]),
+                       ("0001_pm1.dat", ["--loss_function", "hinge"])]:
+        data = shared / "data" / "vw" / "train-sets" / name
+        assert_same_predictions(run_sl(data, args, tmp_path), run_vw(data, args, tmp_path))
