@@ -101,6 +101,10 @@ def main():
 @click.option("--threshold", type=FLOAT, default=float("inf"),
               help="Truncated gradient: only weights with |w| <= threshold are truncated.")
 @click.option("--period", type=INT, default=1, help="Truncated gradient: truncate every K examples.")
+@click.option("--cumulative-penalty/--no-cumulative-penalty", "cumulative_penalty", default=None,
+              help="Truncated gradient: keep each weight raw and shrink it by all the gravity accrued "
+                   "since its first update (VW's --l1 bookkeeping, per feature) instead of truncating "
+                   "it step by step (LLZ 2009). Default: on with per-feature rates, off with --sgd.")
 @click.option("--passes", type=INT, default=1, help="Number of passes over the data (parsed once, cached).")
 @click.option("--holdout-period", "--holdout_period", "holdout_period", type=INT, default=10,
               help="With passes > 1, every K-th example is held out to measure loss.")

@@ -27,13 +27,15 @@ HASHING_OPTIONS = ("bits", "noconstant", "hash", "hash_seed")
 MODEL_OPTIONS = HASHING_OPTIONS + (
     "loss", "quantile_tau", "link", "binary", "algo", "adaptive", "normalized", "invariant",
     "learning_rate", "power_t", "initial_t", "decay_learning_rate", "l1", "threshold", "period",
+    "cumulative_penalty",
 )
 #: the update-rule flags (VW's): giving any of them turns on exactly the properties given
 RULE_FLAGS = ("sgd", "adaptive", "normalized", "invariant")
 #: model options a model written before they existed lacks (it used plain SGD)
-LEGACY_MODEL_OPTIONS = {"adaptive": False, "normalized": False, "invariant": False}
+LEGACY_MODEL_OPTIONS = {"adaptive": False, "normalized": False, "invariant": False,
+                        "cumulative_penalty": False}
 #: learner options of truncated gradient (rejected with plain sgd)
-TG_OPTIONS = ("l1", "threshold", "period")
+TG_OPTIONS = ("l1", "threshold", "period", "cumulative_penalty")
 
 #: how each option is spelled on the command line, for messages
 FLAG = {
@@ -41,7 +43,8 @@ FLAG = {
     "loss": "--loss", "quantile_tau": "--quantile-tau", "link": "--link", "binary": "--binary",
     "algo": "--algo", "learning_rate": "-l/--learning-rate", "power_t": "--power-t",
     "initial_t": "--initial-t", "decay_learning_rate": "--decay-learning-rate", "l1": "--l1",
-    "threshold": "--threshold", "period": "--period", "passes": "--passes",
+    "threshold": "--threshold", "period": "--period", "cumulative_penalty": "--cumulative-penalty",
+    "passes": "--passes",
     "holdout_period": "--holdout-period", "holdout_off": "--holdout-off",
     "early_terminate": "--early-terminate", "block_size": "--block-size", "sgd": "--sgd",
     "adaptive": "--adaptive", "normalized": "--normalized", "invariant": "--invariant",
@@ -72,6 +75,7 @@ class TrainConfig:
     l1: float = 0.0
     threshold: float = math.inf
     period: int = 1
+    cumulative_penalty: bool = False
     passes: int = 1
     holdout_period: int = 10
     holdout_off: bool = False
@@ -177,6 +181,9 @@ def _check_train(cfg: TrainConfig) -> None:
         if given:
             raise OptionError(f"{FLAG[given[0]]} needs a regularized learner (--algo tg); "
                               f"--algo sgd does not regularize")
+    if cfg.algo == "tg" and cfg.cumulative_penalty and "threshold" in cfg.explicit:
+        raise OptionError("--threshold does not apply with --cumulative-penalty (the default with "
+                          "per-feature rates); add --no-cumulative-penalty")
     if cfg.kill_cache and not cfg.cache_file:
         raise OptionError("--kill-cache needs --cache-file")
     paths = [(n, getattr(cfg, n)) for n in ("final_model", "readable_model", "cache_file", "predictions")]
@@ -199,6 +206,8 @@ def _resolve_rule(values: dict, explicit: dict) -> None:
     sgd = values.pop("sgd", False)
     given = [n for n in RULE_FLAGS if n in explicit]
     if not given:
+        if values.get("cumulative_penalty") is None:
+            values["cumulative_penalty"] = values.get("adaptive", True) or values.get("normalized", True)
         return
     for name in ("adaptive", "normalized", "invariant"):
         values[name] = bool(explicit.get(name, False))
@@ -210,6 +219,8 @@ def _resolve_rule(values: dict, explicit: dict) -> None:
         values["learning_rate"] = 0.5 if values["adaptive"] and values["normalized"] else 10.0
     if "initial_t" not in explicit:
         values["initial_t"] = 0.0 if values["adaptive"] or values["normalized"] else 1.0
+    if "cumulative_penalty" not in explicit:
+        values["cumulative_penalty"] = values["adaptive"] or values["normalized"]
 
 
 def train_config(explicit: dict, model_options: dict | None = None) -> TrainConfig:

@@ -29,7 +29,7 @@ from streamlearn.io.model_file import load_model, save_model
 from streamlearn.io.reader import RING, Source, check_readable, read_blocks
 from streamlearn.io.writers import PredictionWriter, write_readable_model
 from streamlearn.kernels import state as S
-from streamlearn.kernels.table import W, count_nonzero, nonzero_rows
+from streamlearn.kernels.table import W, count_nonzero, effective_weights, nonzero_rows
 from streamlearn.report import Reporter, best_constant, next_dump
 
 
@@ -238,8 +238,11 @@ def prepare_train(explicit: dict) -> tuple[TrainConfig, tuple | None]:
 
 
 def _column_names(cfg: TrainConfig) -> list[str]:
-    """Names of the saved table columns, in table order (see learners.layout)."""
-    return ["w"] + (["g"] if cfg.adaptive else []) + (["n"] if cfg.normalized else [])
+    """Names of the saved table columns, in table order (see learners.layout): the weight ("w", or
+    the raw weight "z" with a cumulative penalty "p"), then G and N of per-feature rates."""
+    pen = learners.layout(cfg).pen >= 0
+    return (["z" if pen else "w"] + (["g"] if cfg.adaptive else []) + (["n"] if cfg.normalized else [])
+            + (["p"] if pen else []))
 
 
 def _restore(cfg: TrainConfig, table, model, prm) -> np.ndarray:
@@ -249,8 +252,11 @@ def _restore(cfg: TrainConfig, table, model, prm) -> np.ndarray:
     mine = _column_names(cfg)
     index = index.astype(np.int64)
     for j, name in enumerate(stored):
-        if name in mine:
-            table[index, mine.index(name)] = rows[:, j]
+        if name == "w" and "z" in stored:
+            continue                      # the raw weight and its penalty are restored instead
+        target = "z" if name == "w" and "z" in mine else name
+        if target in mine:
+            table[index, mine.index(target)] = rows[:, j]
     saved = dict(header.get("state", {}))
     if {"learning_rate", "initial_t", "power_t"} & cfg.explicit:
         saved.pop("eta", None)
@@ -276,18 +282,30 @@ def save_outputs(cfg: TrainConfig, run: Run) -> int:
     learner, table = run.learner, run.table
     if learner.finalize is not None:
         learner.finalize(table, run.prm, run.st)
-    if not (cfg.final_model or cfg.readable_model):
+    if not (cfg.final_model or cfg.readable_model) and learners.layout(cfg).pen < 0:
         return int(count_nonzero(table))
-    index = nonzero_rows(table)
+    pen = learners.layout(cfg).pen
+    if pen < 0:
+        index = nonzero_rows(table)
+        weights = table[index, W]
+    else:                                 # the weights in force: raw weights shrunk by their penalty
+        touched = nonzero_rows(table)
+        weights = effective_weights(table, touched, pen)
+        index, weights = touched[weights != 0.0], weights[weights != 0.0]
     if cfg.final_model:
-        # weights only with --predict-only-model; else also the per-feature rate state, for -i
-        names = ["w"] if cfg.predict_only_model else _column_names(cfg)
-        rows = index if len(names) == 1 else nonzero_rows(table, len(names))
-        save_model(cfg.final_model, _model_header(cfg, run.st, names), rows,
-                   table[rows, :len(names)])
+        # weights only with --predict-only-model; else also the per-feature state, for -i
+        if cfg.predict_only_model:
+            names, rows, values = ["w"], index, weights[:, None]
+        else:
+            names = _column_names(cfg)
+            rows = nonzero_rows(table, len(names)) if len(names) > 1 else index
+            values = table[rows, :len(names)]
+            if pen >= 0:
+                names = ["w"] + names
+                values = np.column_stack([effective_weights(table, rows, pen), values])
+        save_model(cfg.final_model, _model_header(cfg, run.st, names), rows, values)
     if cfg.readable_model:
-        write_readable_model(cfg.readable_model, _readable_header(cfg, index.shape[0]), index,
-                             table[index, W])
+        write_readable_model(cfg.readable_model, _readable_header(cfg, index.shape[0]), index, weights)
     return int(index.shape[0])
 
 

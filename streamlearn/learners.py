@@ -47,19 +47,22 @@ class Layout:
     g: int = -1
     n: int = -1
     last: int = -1
+    pen: int = -1
 
 
 def layout(cfg) -> Layout:
     col = 1
-    g = n = last = -1
+    g = n = last = pen = -1
     if cfg.adaptive:
         g, col = col, col + 1
     if cfg.normalized:
         n, col = col, col + 1
+    if LEARNERS[cfg.algo].lazy and cfg.cumulative_penalty:
+        pen, col = col, col + 1
     saved = col
     if LEARNERS[cfg.algo].lazy:
         last, col = col, col + 1
-    return Layout(col, saved, g, n, last)
+    return Layout(col, saved, g, n, last, pen)
 
 
 def get(name: str) -> Learner:
@@ -100,6 +103,7 @@ def make_prm(cfg, train: bool, holdout: int = 0) -> np.ndarray:
     prm[S.P_COL_G] = lay.g
     prm[S.P_COL_N] = lay.n
     prm[S.P_COL_LAST] = lay.last
+    prm[S.P_COL_PEN] = lay.pen
     return prm
 
 

@@ -177,16 +177,27 @@ def feature_rate(G, N, adaptive, normalized, power_t):
 
 
 def eager_gd(examples, dim, loss="squared", tau=0.5, eta=0.5, power_t=0.5, initial_t=0.0,
-             adaptive=True, normalized=True, invariant=True, algo="sgd", g=0.0, theta=math.inf, K=1):
+             adaptive=True, normalized=True, invariant=True, algo="sgd", g=0.0, theta=math.inf, K=1,
+             cumulative=False):
     """Progressive predictions and final (w, G, N) of VW's gd update rule, dense and eager, written
     step by step from vw-spec.md §1c. Truncated gradient: after every K-th learned example EVERY
     weight j is truncated with T1 by its own rate r_j times the global gravity accrued since the last
-    truncation (g * scale * m per learned example, m the global normalizer)."""
+    truncation (g * scale * m per learned example, m the global normalizer). With ``cumulative``
+    (cumulative penalty) w holds raw weights that are never truncated; instead each weight that has
+    been updated adds that amount to its penalty P, and predictions and the returned weights use
+    w shrunk towards 0 by P."""
     per_feature = adaptive or normalized
     eta0 = eta * initial_t ** power_t if initial_t > 0 and not per_feature else eta
     w = np.zeros(dim)
     G = np.full(dim, initial_t if adaptive else 0.0)
     N = np.zeros(dim)
+    P = np.zeros(dim)
+
+    def in_force(j):
+        if not cumulative:
+            return w[j]
+        return math.copysign(max(abs(w[j]) - P[j], 0.0), w[j])
+
     S = T = initial_t if initial_t > 0 else 0.0
     m = 1.0
     t = initial_t
@@ -200,7 +211,7 @@ def eager_gd(examples, dim, loss="squared", tau=0.5, eta=0.5, power_t=0.5, initi
         y = None if label is None else loss_label(loss, label)
         if y is not None and loss != "logistic":
             lo, hi = min(lo, y), max(hi, y)
-        raw = base + sum(w[i] * v for i, v in feats)
+        raw = base + sum(in_force(i) * v for i, v in feats)
         p = min(max(raw, lo), hi)
         preds.append(p)
         if y is None or h <= 0:
@@ -225,9 +236,11 @@ def eager_gd(examples, dim, loss="squared", tau=0.5, eta=0.5, power_t=0.5, initi
                             if abs(x) > N[i]:
                                 if N[i] > 0:
                                     if power_t == 0.5:
-                                        w[i] *= (N[i] / abs(x)) ** (1 if adaptive else 2)
+                                        c = (N[i] / abs(x)) ** (1 if adaptive else 2)
                                     else:
-                                        w[i] *= ((abs(x) / N[i]) ** 2) ** (power_t - 1.0)
+                                        c = ((abs(x) / N[i]) ** 2) ** (power_t - 1.0)
+                                    w[i] *= c
+                                    P[i] *= c
                                 N[i] = abs(x)
                             norm_x += 1.0 if x2 > FLT_MAX else x2 / N[i] ** 2
                         ppu += x2 * feature_rate(G[i], N[i], adaptive, normalized, power_t)
@@ -253,7 +266,11 @@ def eager_gd(examples, dim, loss="squared", tau=0.5, eta=0.5, power_t=0.5, initi
             pending += g * scale * (m if normalized else 1.0)
             if learned % K == 0:
                 for j in range(dim):
-                    w[j] = T1(w[j], pending * feature_rate(G[j], N[j], adaptive, normalized, power_t), theta)
+                    amount = pending * feature_rate(G[j], N[j], adaptive, normalized, power_t)
+                    if not cumulative:
+                        w[j] = T1(w[j], amount, theta)
+                    elif w[j] != 0 or P[j] != 0:        # penalty accrues from the first update on
+                        P[j] += amount
                 pending = 0.0
     G = G - (initial_t if adaptive else 0.0)
-    return np.array(preds), w, G, N
+    return np.array(preds), np.array([in_force(j) for j in range(dim)]), G, N

@@ -242,7 +242,10 @@ def test_early_termination_keeps_the_best_pass(tmp_path):
 @pytest.mark.parametrize("opts", [
     ["--loss", "logistic"],
     ["--loss", "logistic", "--algo", "tg", "--l1", "0.003", "--period", "3"],
-    ["--loss", "squared", "--algo", "tg", "--l1", "0.01", "--threshold", "0.2", "-l", "0.5"],
+    ["--loss", "squared", "--algo", "tg", "--l1", "0.01", "--threshold", "0.2", "-l", "0.5",
+     "--no-cumulative-penalty"],
+    ["--loss", "squared", "--algo", "tg", "--l1", "0.01", "--sgd", "--period", "2"],
+    ["--loss", "logistic", "--algo", "tg", "--l1", "0.001", "--normalized", "--invariant"],
 ])
 def test_resume_equals_one_run(tmp_path, opts):
     text = open(TRAIN).read().splitlines(keepends=True)

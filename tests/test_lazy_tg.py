@@ -13,7 +13,7 @@ from streamlearn import learners
 from streamlearn.config import train_config
 from streamlearn.kernels import state as S
 from streamlearn.kernels.gd import finalize_tg
-from streamlearn.kernels.table import catch_up, truncate
+from streamlearn.kernels.table import catch_up, effective_weights, truncate
 
 LOSSES = ["squared", "logistic", "hinge", "quantile"]
 
@@ -36,11 +36,14 @@ def run_kernel(examples, bits, splits=(), full=False, **opts):
         assert learner.kernel(indptr, idx, val, labels, weights, bases, a, b, table, prm, stt, preds) == b
     if learner.finalize is not None:
         learner.finalize(table, prm, stt)
+    weights = table[:, 0].copy()
+    if lay.pen >= 0:
+        weights = effective_weights(table, np.arange(1 << bits), lay.pen)
     if full:
         zeros = np.zeros(1 << bits)
-        return (preds, table[:, 0].copy(), table[:, lay.g].copy() if lay.g >= 0 else zeros,
+        return (preds, weights, table[:, lay.g].copy() if lay.g >= 0 else zeros,
                 table[:, lay.n].copy() if lay.n >= 0 else zeros)
-    return preds, table[:, 0].copy()
+    return preds, weights
 
 
 values = st.floats(min_value=-3, max_value=3, allow_nan=False).filter(lambda v: abs(v) > 1e-3).map(
@@ -123,7 +126,8 @@ def test_truncate_matches_paper_T1():
 
 
 def plain_catch_up(table, i, cum, theta):
-    return catch_up(table, i, cum, theta, 1, -1, -1, 0.0, True, 0.5)
+    """catch_up of plain truncated gradient: LAST in column 1, no per-feature rate, no penalty."""
+    return catch_up(table, i, cum, theta, 1, -1, -1, -1, 0.0, True, 0.5)
 
 
 def test_catch_up_is_idempotent_and_composes():
@@ -138,7 +142,7 @@ def test_catch_up_is_idempotent_and_composes():
     prm = np.zeros(S.N_PRM)
     prm[S.P_THRESHOLD] = 0.6
     prm[S.P_COL_LAST] = 1
-    prm[S.P_COL_G] = prm[S.P_COL_N] = -1
+    prm[S.P_COL_G] = prm[S.P_COL_N] = prm[S.P_COL_PEN] = -1
     prm[S.P_POWER_T] = 0.5
     stt = np.zeros(S.N_ST)
     stt[S.S_CUM] = 0.2
@@ -151,8 +155,22 @@ def test_catch_up_scales_by_the_weights_own_rate():
     """Adaptive + normalized: the weight owes r_i = G^-1/2 / N times the released gravity."""
     table = np.zeros((2, 4))       # W, G, N, LAST
     table[1] = [0.9, 4.0, 2.0, 0.0]
-    assert catch_up(table, 1, 0.8, math.inf, 3, 1, 2, 0.0, True, 0.5) == pytest.approx(0.9 - 0.8 / 4)
+    assert catch_up(table, 1, 0.8, math.inf, 3, -1, 1, 2, 0.0, True, 0.5) == pytest.approx(0.9 - 0.8 / 4)
     assert table[1, 3] == 0.8
+
+
+def test_cumulative_penalty_keeps_the_raw_weight():
+    """Cumulative penalty: the raw weight stays, the penalty grows, the weight in force is the
+    raw weight shrunk by it; a weight never updated accrues nothing."""
+    table = np.zeros((3, 3))       # Z, P, LAST
+    table[1, 0] = 0.5
+    assert catch_up(table, 1, 0.2, math.inf, 2, 1, -1, -1, 0.0, True, 0.5) == pytest.approx(0.3)
+    assert catch_up(table, 1, 0.9, math.inf, 2, 1, -1, -1, 0.0, True, 0.5) == 0.0
+    assert table[1, 0] == 0.5 and table[1, 1] == pytest.approx(0.9)    # raw kept, penalty grown
+    table[1, 0] = 1.5                                                  # a gradient step outgrows it
+    assert catch_up(table, 1, 0.9, math.inf, 2, 1, -1, -1, 0.0, True, 0.5) == pytest.approx(0.6)
+    assert catch_up(table, 2, 5.0, math.inf, 2, 1, -1, -1, 0.0, True, 0.5) == 0.0
+    assert table[2, 1] == 0.0 and table[2, 2] == 5.0
 
 
 def test_late_feature_is_not_crushed():
@@ -196,18 +214,24 @@ def test_gd_rules_equal_eager_reference(data, loss, rule, eta, power_t, initial_
 @given(data=st.data(), loss=st.sampled_from(LOSSES), rule=st.sampled_from(RULES),
        g=st.sampled_from([0.0, 0.01, 0.1, 0.5]), theta=st.sampled_from([math.inf, 0.05, 0.3, 2.0]),
        K=st.sampled_from([1, 2, 3, 7]), eta=st.sampled_from([0.05, 0.5, 2.0]),
-       power_t=st.sampled_from([0.5, 0.5, 0.3]), initial_t=st.sampled_from([0.0, 0.0, 1.0, 4.0]))
-def test_lazy_tg_with_per_feature_rates_equals_eager(data, loss, rule, g, theta, K, eta, power_t, initial_t):
-    """Lazy truncated gradient under every update rule equals truncating every weight with its own
-    current rate at every K-th step, to 1e-9."""
+       power_t=st.sampled_from([0.5, 0.5, 0.3]), initial_t=st.sampled_from([0.0, 0.0, 1.0, 4.0]),
+       cumulative=st.booleans())
+def test_lazy_tg_with_per_feature_rates_equals_eager(data, loss, rule, g, theta, K, eta, power_t, initial_t,
+                                                     cumulative):
+    """Lazy truncated gradient under every update rule, with and without the cumulative penalty,
+    equals regularizing every weight with its own current rate at every K-th step, to 1e-9."""
     bits = data.draw(st.integers(2, 5))
     examples = data.draw(streams(bits))
     splits = data.draw(st.lists(st.integers(0, len(examples)), max_size=3))
-    opts = dict(loss=loss, algo="tg", l1=g, threshold=theta, period=K, learning_rate=eta,
-                power_t=power_t, initial_t=initial_t, **rule_options(rule))
+    if cumulative:
+        theta = math.inf               # --threshold does not apply with a cumulative penalty
+    opts = dict(loss=loss, algo="tg", l1=g, period=K, learning_rate=eta, power_t=power_t,
+                initial_t=initial_t, cumulative_penalty=cumulative, **rule_options(rule))
+    if theta != math.inf:
+        opts["threshold"] = theta
     preds, w, G, N = run_kernel(examples, bits, splits, full=True, **opts)
     ref = eager_gd(examples, 1 << bits, loss=loss, eta=eta, power_t=power_t, initial_t=initial_t,
-                   algo="tg", g=g, theta=theta, K=K, **rule)
+                   algo="tg", g=g, theta=theta, K=K, cumulative=cumulative, **rule)
     assert close(preds, ref[0]), (preds, ref[0])
     assert close(w, ref[1]), (w, ref[1])
 

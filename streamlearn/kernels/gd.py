@@ -42,7 +42,7 @@ from streamlearn.kernels.losses import (
     loss_dloss, loss_label, loss_positive, loss_update, loss_value,
 )
 from streamlearn.kernels.state import (
-    A_TG, P_ADAPTIVE, P_ALGO, P_BINARY, P_COL_G, P_COL_LAST, P_COL_N, P_FIXED_BOUNDS, P_G0,
+    A_TG, P_ADAPTIVE, P_ALGO, P_BINARY, P_COL_PEN, P_COL_G, P_COL_LAST, P_COL_N, P_FIXED_BOUNDS, P_G0,
     P_HOLDOUT, P_INVARIANT, P_L1, P_LOSS, P_NORMALIZED, P_PERIOD, P_POWER_T, P_TAU, P_THRESHOLD,
     P_TRAIN, S_CUM, S_DUMP, S_ETA, S_EXAMPLES, S_FEATURES, S_HAVE_LABEL1, S_HAVE_LABEL2, S_HO_LOSS,
     S_HO_LOSS_PASS, S_HO_LOSS_SINCE, S_HO_W, S_HO_W_PASS, S_HO_W_SINCE, S_LABEL1, S_LABEL2,
@@ -125,7 +125,8 @@ X2_MAX = 3.4028234663852886e38  # FLT_MAX: beyond it a feature counts 1 in the n
 
 
 @njit(cache=True, nogil=True)
-def rate_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized, sqrt_rate, power_t, cg, cn, g0, st):
+def rate_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized, sqrt_rate, power_t, cg, cn, cpen,
+                    g0, st):
     """First pass of an update (VW's ``pred_per_update_feature``): add gsq * x^2 to each G_i, grow
     each N_i (rescaling the weight as if the new scale had been the old one), and return
     sum_i x_i^2 r_i times the new global normalizer m, which is stored in ``st[S_MULT]``."""
@@ -151,10 +152,13 @@ def rate_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized, sqrt_ra
                 if N > 0.0:
                     if sqrt_rate:
                         scale = N / ax
-                        table[i, W] *= scale if adaptive else scale * scale
+                        scale = scale if adaptive else scale * scale
                     else:
                         scale = ax / N
-                        table[i, W] *= (scale * scale) ** (power_t - 1.0)
+                        scale = (scale * scale) ** (power_t - 1.0)
+                    table[i, W] *= scale
+                    if cpen >= 0:          # the weight in force scales with its raw value
+                        table[i, cpen] *= scale
                 N = ax
                 table[i, cn] = N
             if x2 > X2_MAX:
@@ -203,6 +207,7 @@ def learn_gd_block(indptr, idx, val, labels, weights, bases, start, end, table, 
     cg = int(prm[P_COL_G])
     cn = int(prm[P_COL_N])
     clast = int(prm[P_COL_LAST])
+    cpen = int(prm[P_COL_PEN])
     for e in range(start, end):
         h = weights[e]
         y = labels[e]
@@ -219,7 +224,7 @@ def learn_gd_block(indptr, idx, val, labels, weights, bases, start, end, table, 
         if tg:
             cum = st[S_CUM]
             for k in range(s, f):
-                raw += catch_up(table, idx[k], cum, theta, clast, cg, cn, g0, sqrt_rate, power_t) * val[k]
+                raw += catch_up(table, idx[k], cum, theta, clast, cpen, cg, cn, g0, sqrt_rate, power_t) * val[k]
         else:
             for k in range(s, f):
                 raw += table[idx[k], W] * val[k]
@@ -241,7 +246,7 @@ def learn_gd_block(indptr, idx, val, labels, weights, bases, start, end, table, 
                     ppu = 1.0
                     if gsq != 0.0:
                         ppu = rate_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized,
-                                              sqrt_rate, power_t, cg, cn, g0, st)
+                                              sqrt_rate, power_t, cg, cn, cpen, g0, st)
                 elif invariant:
                     ppu = 0.0
                     for k in range(s, f):
@@ -281,5 +286,6 @@ def learn_gd_block(indptr, idx, val, labels, weights, bases, start, end, table, 
 @njit(cache=True, nogil=True)
 def finalize_tg(table, prm, st):
     """Catch every weight of a truncated-gradient table up (see ``finalize_lazy``)."""
-    finalize_lazy(table, st[S_CUM], prm[P_THRESHOLD], int(prm[P_COL_LAST]), int(prm[P_COL_G]),
+    finalize_lazy(table, st[S_CUM], prm[P_THRESHOLD], int(prm[P_COL_LAST]), int(prm[P_COL_PEN]),
+                  int(prm[P_COL_G]),
                   int(prm[P_COL_N]), prm[P_G0], prm[P_POWER_T] == 0.5, prm[P_POWER_T])

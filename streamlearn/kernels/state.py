@@ -27,6 +27,7 @@ P_G0 = 15             # initial sum of squared gradients of every weight (adapti
 P_COL_G = 16          # table column of the squared-gradient sum (-1: none)
 P_COL_N = 17          # table column of the largest |x| seen (-1: none)
 P_COL_LAST = 18       # table column of the cumulative regularization at the last touch (-1: none)
+P_COL_PEN = 19        # table column of the accrued penalty (cumulative penalty; -1: none)
 N_PRM = 24
 
 # ----------------------------------------------------------------------------- st: state

@@ -7,6 +7,8 @@ rule and the learner, further columns hold (their positions are resolved once, a
 
 * G, the sum of squared gradients of the weight (``--adaptive``);
 * N, the largest |x| the weight has seen (``--normalized``);
+* P, the penalty accrued by the weight (``--cumulative-penalty``; the weight column then holds the
+  raw weight, see ``catch_up``);
 * LAST, the value of the global *cumulative* regularization scalar (``st[S_CUM]``) at the weight's
   last touch (lazily regularized learners).
 
@@ -42,6 +44,27 @@ def truncate(w, alpha, theta):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def shrink(z, P):
+    """z moved towards 0 by P >= 0, stopping at 0 (the soft threshold)."""
+    if z > P:
+        return z - P
+    if z < -P:
+        return z + P
+    return 0.0
+
+
+@njit(cache=True, nogil=True)
+def effective_weights(table, rows, cpen):
+    """Weights in force of the given rows: the raw weight shrunk by its penalty (cumulative
+    penalty, after ``finalize_lazy``), or the weight column as it is."""
+    out = np.empty(rows.shape[0])
+    for j in range(rows.shape[0]):
+        i = rows[j]
+        out[j] = shrink(table[i, W], table[i, cpen]) if cpen >= 0 else table[i, W]
+    return out
+
+
+@njit(cache=True, nogil=True, inline="always")
 def rate_decay(G, N, adaptive, normalized, sqrt_rate, power_t):
     """Per-feature rate factor of VW's gd (vw-spec.md §1c, step 2.4; gd.cc ``compute_rate_decay``):
     G^(-power_t) when adaptive, times N^-1 (adaptive) or N^-2 (not) when normalized; with
@@ -71,34 +94,49 @@ def feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def catch_up(table, i, cum, theta, clast, cg, cn, g0, sqrt_rate, power_t):
+def catch_up(table, i, cum, theta, clast, cpen, cg, cn, g0, sqrt_rate, power_t):
     """Bring weight i up to date with the gravity released since its last touch; returns it.
 
     Between touches a weight only shrinks, so if |w| <= theta at the first missed truncation it stays
     <= theta for all of them, and the truncations compose into one of the summed gravity (LLZ 2009
     §4), scaled by the weight's own rate, which is constant between touches.
+
+    With a penalty column (``cpen`` >= 0, cumulative penalty) the weight column holds the raw weight
+    z, which gradient steps move freely, and the penalty column P the gravity the weight has accrued
+    since its first update, each step's share scaled by the weight's rate at the time; the weight in
+    force is z shrunk towards 0 by P (returned, not stored). This is VW's --l1 bookkeeping (a raw
+    weight and the accumulated gravity) kept per feature: a weight must outgrow all the penalty of
+    its own lifetime, so noise that a truncation would forgive is not, and a feature first seen late
+    starts with no penalty. ``theta`` does not apply in this mode.
     """
     w = table[i, W]
-    if w != 0.0:
-        owed = cum - table[i, clast]
-        if owed > 0.0:
+    owed = cum - table[i, clast]
+    table[i, clast] = cum
+    if cpen >= 0:
+        P = table[i, cpen]
+        if owed > 0.0 and (w != 0.0 or P != 0.0):
             if cg >= 0 or cn >= 0:
                 owed *= feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t)
-            w = truncate(w, owed, theta)
-            table[i, W] = w
-    table[i, clast] = cum
+            P += owed
+            table[i, cpen] = P
+        return shrink(w, P)
+    if w != 0.0 and owed > 0.0:
+        if cg >= 0 or cn >= 0:
+            owed *= feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t)
+        w = truncate(w, owed, theta)
+        table[i, W] = w
     return w
 
 
 @njit(cache=True, nogil=True)
-def finalize_lazy(table, cum, theta, clast, cg, cn, g0, sqrt_rate, power_t):
+def finalize_lazy(table, cum, theta, clast, cpen, cg, cn, g0, sqrt_rate, power_t):
     """Catch every weight up (before saving): afterwards the table holds the eager weights.
 
     A zero weight stays zero whatever it owes, so its row is not written: pages of the table that
     training never touched stay untouched (and out of the resident set)."""
     for i in range(table.shape[0]):
-        if table[i, W] != 0.0:
-            catch_up(table, i, cum, theta, clast, cg, cn, g0, sqrt_rate, power_t)
+        if table[i, W] != 0.0 or (cpen >= 0 and table[i, cpen] != 0.0):
+            catch_up(table, i, cum, theta, clast, cpen, cg, cn, g0, sqrt_rate, power_t)
 
 
 @njit(cache=True, nogil=True)
