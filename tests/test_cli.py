@@ -152,6 +152,12 @@ def test_python_api_style_multiple_inputs(tmp_path):
 
 @pytest.mark.parametrize("args,message", [
     (["-b", "0"], "-b/--bits must be between 1 and 32 (got 0)"),
+    (["--sgd", "--adaptive"], "--sgd cannot be combined with --adaptive: --sgd means none of "
+                              "--adaptive, --normalized and --invariant"),
+    (["--l1", "0.1", "--threshold", "0.5"], "--threshold does not apply with --cumulative-penalty (the "
+                                            "default with per-feature rates); add --no-cumulative-penalty"),
+    (["--cumulative-penalty", "--algo", "sgd"], "--cumulative-penalty needs a regularized learner "
+                                                "(--algo tg); --algo sgd does not regularize"),
     (["-b", "33"], "-b/--bits must be between 1 and 32 (got 33)"),
     (["--l1", "-1"], "--l1 must be a finite number >= 0 (got -1)"),
     (["-l", "-0.5"], "-l/--learning-rate must be a finite number >= 0 (got -0.5)"),
@@ -286,3 +292,51 @@ def test_explicit_holdout_period_with_one_pass():
     r = ok("train", "-d", TRAIN, "--holdout-period", "4", "--loss", "logistic")
     assert "number of examples = 1500" in r.stderr                 # every 4th of 2000 held out
     assert [l for l in r.stderr.splitlines() if l.startswith("average loss")][0].endswith(" h")
+
+
+# ----------------------------------------------------------------------------- update rules
+
+
+@pytest.mark.parametrize("args,rule,eta,initial_t,cumulative", [
+    ([], (True, True, True), 0.5, 0.0, True),
+    (["--sgd"], (False, False, False), 10.0, 1.0, False),
+    (["--adaptive"], (True, False, False), 10.0, 0.0, True),
+    (["--adaptive", "--normalized"], (True, True, False), 0.5, 0.0, True),
+    (["--invariant"], (False, False, True), 10.0, 1.0, False),
+    (["--normalized", "-l", "2", "--initial-t", "3"], (False, True, False), 2.0, 3.0, True),
+    (["--no-cumulative-penalty"], (True, True, True), 0.5, 0.0, False),
+])
+def test_update_rule_and_its_defaults(args, rule, eta, initial_t, cumulative):
+    """VW's rules: no flag = adaptive + normalized + invariant; any flag = exactly those given; the
+    default rate and initial_t follow the rule; the cumulative penalty follows per-feature rates."""
+    from streamlearn.config import train_config
+    explicit = {}
+    i = 0
+    while i < len(args):
+        name = args[i].lstrip("-").replace("-", "_")
+        if name in ("l",):
+            explicit["learning_rate"] = float(args[i + 1]); i += 2
+        elif name == "initial_t":
+            explicit["initial_t"] = float(args[i + 1]); i += 2
+        elif name == "no_cumulative_penalty":
+            explicit["cumulative_penalty"] = False; i += 1
+        else:
+            explicit[name] = True; i += 1
+    cfg = train_config(explicit)
+    assert (cfg.adaptive, cfg.normalized, cfg.invariant) == rule
+    assert cfg.learning_rate == eta and cfg.initial_t == initial_t
+    assert cfg.cumulative_penalty == cumulative
+    r = ok("train", "-d", TRAIN, "--loss", "logistic", *args)
+    assert f"learning rate = {eta:g}" in r.stderr.splitlines()
+
+
+def test_resume_from_a_predict_only_model(tmp_path):
+    """-i from a weights-only model keeps the weights and restarts the per-feature state."""
+    m1, m2 = tmp_path / "1.slm", tmp_path / "2.slm"
+    ok("train", "-d", TRAIN, "--loss", "logistic", "--predict-only-model", "-f", m1, "--quiet")
+    h1, i1, r1 = load_model(str(m1))
+    assert h1["column_names"] == ["w"] and r1.shape[1] == 1
+    ok("train", "-d", TRAIN, "--loss", "logistic", "-i", m1, "-f", m2, "--quiet")
+    h2, i2, r2 = load_model(str(m2))
+    assert h2["column_names"] == ["w", "g", "n"]
+    assert set(i1.tolist()) <= set(i2.tolist()) and not np.array_equal(r2[np.isin(i2, i1), 0], r1[:, 0])
