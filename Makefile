@@ -32,6 +32,8 @@ test: $(STAMP)
 bench: $(STAMP)
 	@$(BIN)/python -c 'import matplotlib' 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python bench/bench_core.py
+	$(BIN)/python bench/bench_rules.py
+	$(BIN)/python bench/frontier.py
 
 samples: $(STAMP)
 	$(BIN)/python -m streamlearn.datasets samples data/samples

@@ -210,7 +210,7 @@ def streamlearn_base() -> list[str]:
 
 def streamlearn_cmd(path: Path, l1: float, bits: int) -> list[str]:
     return streamlearn_base() + ["train", "-d", str(path), "--loss", "logistic", "--algo", "tg",
-                                 "--l1", repr(l1), "-b", str(bits), "--quiet"]
+                                 "--sgd", "--l1", repr(l1), "-b", str(bits), "--quiet"]
 
 
 def vw_cmd(path: Path, l1: float, bits: int) -> list[str]:
