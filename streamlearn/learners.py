@@ -34,7 +34,8 @@ LEARNERS = {
                    lambda c: f"sgd (gradient descent, {c.rule()})"),
     "tg": Learner("tg", S.A_TG, True, learn_gd_block, finalize_tg,
                   lambda c: f"tg (truncated gradient, {c.rule()}: l1 = {c.l1:g}, "
-                            f"threshold = {c.threshold:g}, period = {c.period})"),
+                            + ("cumulative penalty" if c.cumulative_penalty else f"threshold = {c.threshold:g}")
+                            + f", period = {c.period})"),
 }
 
 

@@ -80,7 +80,7 @@ def test_summary_and_progress_table():
     nz = next(l for l in err if l.startswith("non-zero weights = "))
     assert nz.endswith("of 2^18)")
     assert ("learner = tg (truncated gradient, adaptive, normalized, invariant: l1 = 0.001, "
-            "threshold = inf, period = 1)") in err
+            "cumulative penalty, period = 1)") in err
 
 
 def test_quiet_prints_nothing_but_warnings():
