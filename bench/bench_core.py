@@ -468,13 +468,14 @@ def render(res: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_section(out: Path, section: str) -> None:
-    """Replace the bench_core section of `out` (or append it; create the file if missing)."""
+def write_section(out: Path, section: str, mark_start: str = MARK_START, mark_end: str = MARK_END) -> None:
+    """Replace the section of `out` between the two markers (by default bench_core's), or append it;
+    create the file if missing. Every benchmark script writes its own section this way."""
     out.parent.mkdir(parents=True, exist_ok=True)
     text = out.read_text() if out.exists() else "# Benchmark results\n"
-    start, end = text.find(MARK_START), text.find(MARK_END)
+    start, end = text.find(mark_start), text.find(mark_end)
     if start != -1 and end > start:
-        text = text[:start] + section.rstrip("\n") + text[end + len(MARK_END):]
+        text = text[:start] + section.rstrip("\n") + text[end + len(mark_end):]
     else:
         text = text.rstrip("\n") + "\n\n" + section
     tmp = out.with_name(out.name + ".tmp")
@@ -537,8 +538,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def produced_by(argv: list[str]) -> str:
-    cmd = "python bench/bench_core.py" + (" " + shlex.join(argv) if argv else "")
+def produced_by(argv: list[str], script: str = "bench/bench_core.py") -> str:
+    cmd = f"python {script}" + (" " + shlex.join(argv) if argv else "")
     if "MAKELEVEL" in os.environ:
         return f"`make bench` (which runs `{cmd}`)"
     return f"`{cmd}`"

@@ -55,8 +55,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_core import (DATA_DIR, DEFAULT_LINES, DEFAULT_SEED, QUICK_LINES, QUICK_RUNS,  # noqa: E402
                         STARTUP_LINES, Run, Summary, ensure_data, ensure_head, fmt_mib, fmt_s,
-                        machine_facts, met, read_through, run_once, say, streamlearn_base, summarize,
-                        vw_available)
+                        machine_facts, met, produced_by, read_through, run_once, say, streamlearn_base,
+                        summarize, vw_available, write_section)
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = Path("bench/RESULTS.md")
@@ -255,20 +255,6 @@ def render(res: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_section(out: Path, section: str) -> None:
-    """Replace the bench_rules section of `out` (or append it; create the file if missing)."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    text = out.read_text() if out.exists() else "# Benchmark results\n"
-    start, end = text.find(MARK_START), text.find(MARK_END)
-    if start != -1 and end > start:
-        text = text[:start] + section.rstrip("\n") + text[end + len(MARK_END):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, out)
-
-
 def print_summary(res: dict, out: Path) -> None:
     say("")
     say(f"end-to-end ({res['args'].lines:,} lines, {res['args'].runs} rounds), medians:")
@@ -319,17 +305,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def produced_by(argv: list[str]) -> str:
-    cmd = "python bench/bench_rules.py" + (" " + shlex.join(argv) if argv else "")
-    if "MAKELEVEL" in os.environ:
-        return f"`make bench` (which runs `{cmd}`)"
-    return f"`{cmd}`"
-
-
 def main(argv: list[str] | None = None) -> None:
     raw_argv = sys.argv[1:] if argv is None else argv
     args = parse_args(raw_argv)
-    res: dict = {"args": args, "produced_by": produced_by(raw_argv),
+    res: dict = {"args": args, "produced_by": produced_by(raw_argv, "bench/bench_rules.py"),
                  "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S"),
                  "machine": machine_facts()}
     vw_ok = vw_available()
@@ -358,7 +337,7 @@ def main(argv: list[str] | None = None) -> None:
         f"streamlearn sources changed during the benchmark (newest: `{after[1]}` at "
         f"{dt.datetime.fromtimestamp(after[0], dt.timezone.utc):%H:%M:%S} UTC); timed runs may include numba "
         "compilation and mix two versions of the code: rerun on a quiet tree")
-    write_section(args.out, render(res))
+    write_section(args.out, render(res), MARK_START, MARK_END)
     print_summary(res, args.out)
 
 

@@ -71,8 +71,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import (file_size, machine_facts, read_meta, say, streamlearn_base,  # noqa: E402
-                        vw_available, write_meta)
+from bench_core import (file_size, machine_facts, produced_by, read_meta, say,  # noqa: E402
+                        streamlearn_base, vw_available, write_meta, write_section)
 
 REPO = Path(__file__).resolve().parent.parent
 DATA_ROOT = REPO.parent / "shared" / "data" / "real"
@@ -479,20 +479,6 @@ def render(res: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_section(out: Path, section: str) -> None:
-    """Replace the bench_frontier section of `out` (or append it; create the file if missing)."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    text = out.read_text() if out.exists() else "# Benchmark results\n"
-    start, end = text.find(MARK_START), text.find(MARK_END)
-    if start != -1 and end > start:
-        text = text[:start] + section.rstrip("\n") + text[end + len(MARK_END):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, out)
-
-
 # --------------------------------------------------------------------------- main
 
 
@@ -543,7 +529,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     t0 = time.perf_counter()
     res: dict = {"args": args, "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S"),
-                 "produced_by": "`python bench/frontier.py" + (" " + shlex.join(raw_argv) if raw_argv else "") + "`",
+                 "produced_by": produced_by(raw_argv, "bench/frontier.py"),
                  "machine": machine_facts(), "prepared": {}, "results": []}
     for ds in args.datasets:
         res["prepared"][ds] = prepare_dataset(args.data_root, ds)
@@ -561,7 +547,7 @@ def main(argv: list[str] | None = None) -> int:
                 say("  " + line.replace("**", ""))
     res["elapsed"] = time.perf_counter() - t0
     plot(res["results"], args.out.parent / PLOT_NAME)
-    write_section(args.out, render(res))
+    write_section(args.out, render(res), MARK_START, MARK_END)
     say(f"results written to {args.out} and {args.out.parent / PLOT_NAME} ({res['elapsed']:.0f} s)")
     return 0
 
