@@ -1,0 +1,92 @@
+"""The sparse online L1-ball projection (compiled heap) equals the readable Figure-3 reference and the
+dense sort-based projection applied after every step, on random sparse streams."""
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from streamlearn.kernels.online_projection import (
+    H_SIZE, H_THETA, new_heap_state, sparse_step, weights_in_force,
+)
+from streamlearn.kernels.projection import SORT, project_l1_ball
+from streamlearn.tree_projection import TreeProjection
+
+
+@st.composite
+def streams(draw):
+    dim = draw(st.integers(1, 60))
+    steps = []
+    for _ in range(draw(st.integers(1, 60))):
+        k = draw(st.integers(0, 8))
+        idx = [draw(st.integers(0, dim - 1)) for _ in range(k)]
+        delta = [draw(st.one_of(st.floats(-3, 3, allow_nan=False), st.sampled_from([0.0, 1.0, -0.5])))
+                 for _ in range(k)]
+        steps.append((idx, delta))
+    return dim, steps
+
+
+def close(a, b, tol=1e-9):
+    return np.allclose(a, b, rtol=tol, atol=tol)
+
+
+def run(dim, steps, z, check_each=None):
+    table = np.zeros((dim, 2))
+    heap, state = new_heap_state(dim)
+    out = np.zeros(dim)
+    for idx, delta in steps:
+        sparse_step(table, 0, 1, heap, state, np.array(idx, np.int64), np.array(delta, float), z)
+        if check_each is not None:
+            weights_in_force(table, 0, state, out)
+            check_each(idx, delta, out, state)
+    weights_in_force(table, 0, state, out)
+    return out, state
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=streams(), z=st.sampled_from([0.01, 0.5, 1.0, 3.0, 50.0]))
+def test_online_projection_equals_dense_projection_after_every_step(data, z):
+    dim, steps = data
+    dense = np.zeros(dim)
+
+    def check(idx, delta, w, state):
+        nonlocal dense
+        for i, d in zip(idx, delta):
+            dense[i] += d
+        dense = project_l1_ball(dense, np.ones(dim), z, SORT, 0)
+        assert close(w, dense), (w, dense)
+        assert np.abs(w).sum() <= z * (1 + 1e-9)
+        assert int(state[H_SIZE]) == np.count_nonzero(w)
+
+    run(dim, steps, z, check)
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=streams(), z=st.sampled_from([0.01, 1.0, 3.0]))
+def test_online_projection_equals_the_tree_reference(data, z):
+    dim, steps = data
+    ref = TreeProjection(z)
+    for idx, delta in steps:
+        ref.step(zip(idx, delta))
+    w, _ = run(dim, steps, z)
+    assert close(w, [ref.weight(i) for i in range(dim)])
+
+
+def test_many_steps_rebase_and_stay_exact():
+    """Theta grows without bound on a long stream; rebasing keeps ||w||_1 <= z(1 + 1e-9)."""
+    rng = np.random.default_rng(5)
+    dim, z = 2000, 0.5
+    steps = [(rng.integers(0, dim, 20).tolist(), rng.normal(0, 1, 20).tolist()) for _ in range(3000)]
+    dense = np.zeros(dim)
+    worst = 0.0
+
+    def check(idx, delta, w, state):
+        nonlocal dense, worst
+        for i, d in zip(idx, delta):
+            dense[i] += d
+        dense = project_l1_ball(dense, np.ones(dim), z, SORT, 0)
+        worst = max(worst, np.abs(w - dense).max())
+        assert np.abs(w).sum() <= z * (1 + 1e-9)
+
+    _, state = run(dim, steps, z, check)
+    assert worst <= 1e-9
+    assert state[H_THETA] < 1e4 * z        # rebased along the way
