@@ -6,8 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streamlearn.kernels.online_projection import (
-    H_SIZE, H_THETA, new_heap_state, sparse_step, weights_in_force,
+    H_SIZE, H_THETA, project_nonzero, sparse_step, weights_in_force,
 )
+from streamlearn.kernels.state import N_ST, PROJ_LINEAR, PROJ_SORT, PROJ_TREE
 from streamlearn.kernels.projection import SORT, project_l1_ball
 from streamlearn.tree_projection import TreeProjection
 
@@ -29,12 +30,19 @@ def close(a, b, tol=1e-9):
     return np.allclose(a, b, rtol=tol, atol=tol)
 
 
-def run(dim, steps, z, check_each=None):
-    table = np.zeros((dim, 2))
-    heap, state = new_heap_state(dim)
+def run(dim, steps, z, check_each=None, method=PROJ_TREE):
+    """Columns: stored weight, heap position, heap. ``method`` other than tree: apply the updates
+    with an infinite radius, then project with the plain method over the non-zero weights."""
+    table = np.zeros((dim, 3))
+    state = np.zeros(N_ST)
     out = np.zeros(dim)
-    for idx, delta in steps:
-        sparse_step(table, 0, 1, heap, state, np.array(idx, np.int64), np.array(delta, float), z)
+    for n, (idx, delta) in enumerate(steps):
+        i, d = np.array(idx, np.int64), np.array(delta, float)
+        if method == PROJ_TREE:
+            sparse_step(table, 0, 1, 2, state, i, d, z)
+        else:
+            sparse_step(table, 0, 1, 2, state, i, d, np.inf)
+            project_nonzero(table, 0, 1, 2, state, z, method, n)
         if check_each is not None:
             weights_in_force(table, 0, state, out)
             check_each(idx, delta, out, state)
@@ -43,8 +51,9 @@ def run(dim, steps, z, check_each=None):
 
 
 @settings(max_examples=300, deadline=None)
-@given(data=streams(), z=st.sampled_from([0.01, 0.5, 1.0, 3.0, 50.0]))
-def test_online_projection_equals_dense_projection_after_every_step(data, z):
+@given(data=streams(), z=st.sampled_from([0.01, 0.5, 1.0, 3.0, 50.0]),
+       method=st.sampled_from([PROJ_TREE, PROJ_LINEAR, PROJ_SORT]))
+def test_online_projection_equals_dense_projection_after_every_step(data, z, method):
     dim, steps = data
     dense = np.zeros(dim)
 
@@ -57,7 +66,7 @@ def test_online_projection_equals_dense_projection_after_every_step(data, z):
         assert np.abs(w).sum() <= z * (1 + 1e-9)
         assert int(state[H_SIZE]) == np.count_nonzero(w)
 
-    run(dim, steps, z, check)
+    run(dim, steps, z, check, method)
 
 
 @settings(max_examples=200, deadline=None)

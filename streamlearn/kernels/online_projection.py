@@ -19,9 +19,10 @@ remaining set: it is the projection threshold (Eq. 10).
 Storage (all plain arrays, so the learner kernel can own them):
 
 * ``table[i, cw]`` -- s_i (0 when the weight is 0 and not in the heap);
-* ``table[i, cpos]`` -- 1 + the position of i in the heap, 0 when absent;
-* ``heap`` -- int64 row indices, a min-heap on |s_i| in its first ``state[H_SIZE]`` slots;
-* ``state`` -- float64: Theta, the heap size and the key sum (``H_*`` slots).
+* ``table[i, cpos]`` -- 1 + the position of i in the ch, 0 when absent;
+* ``table[p, ch]`` -- the heap: the row index at heap position p (a min-heap on |s_i| in the first
+  ``st[S_HSIZE]`` rows of that column; positions and indices are exact in float64);
+* ``st`` -- the learner state array: Theta (``S_CUM``), the heap size and the key sum.
 
 S - n Theta loses precision as Theta grows, so when n Theta exceeds REBASE x z the keys are rebased:
 Theta is subtracted from every key (the heap order is unchanged), S is summed afresh and Theta becomes 0.
@@ -30,10 +31,12 @@ Theta is subtracted from every key (the heap order is unchanged), S is summed af
 import numpy as np
 from numba import njit
 
-H_THETA = 0     # cumulative shift Theta
-H_SIZE = 1      # number of entries in the heap
-H_SUM = 2       # sum of the keys |s_i| in the heap
-N_HSTATE = 3
+from streamlearn.kernels.projection import theta_pivot, theta_sort
+from streamlearn.kernels.state import PROJ_SORT, PROJ_TREE, S_CUM, S_HSIZE, S_HSUM
+
+H_THETA = S_CUM     # cumulative shift Theta
+H_SIZE = S_HSIZE    # number of entries in the heap
+H_SUM = S_HSUM      # sum of the keys |s_i| in the heap
 
 REBASE = 1e4
 
@@ -44,69 +47,69 @@ def _key(table, cw, i):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _place(table, cpos, heap, p, i):
-    heap[p] = i
+def _place(table, cpos, ch, p, i):
+    table[p, ch] = i
     table[i, cpos] = p + 1
 
 
 @njit(cache=True, nogil=True)
-def _sift_up(table, cw, cpos, heap, p):
-    i = heap[p]
+def _sift_up(table, cw, cpos, ch, p):
+    i = int(table[p, ch])
     k = _key(table, cw, i)
     while p > 0:
         parent = (p - 1) >> 1
-        j = heap[parent]
+        j = int(table[parent, ch])
         if _key(table, cw, j) <= k:
             break
-        _place(table, cpos, heap, p, j)
+        _place(table, cpos, ch, p, j)
         p = parent
-    _place(table, cpos, heap, p, i)
+    _place(table, cpos, ch, p, i)
 
 
 @njit(cache=True, nogil=True)
-def _sift_down(table, cw, cpos, heap, p, n):
-    i = heap[p]
+def _sift_down(table, cw, cpos, ch, p, n):
+    i = int(table[p, ch])
     k = _key(table, cw, i)
     while True:
         c = 2 * p + 1
         if c >= n:
             break
-        if c + 1 < n and _key(table, cw, heap[c + 1]) < _key(table, cw, heap[c]):
+        if c + 1 < n and _key(table, cw, int(table[c + 1, ch])) < _key(table, cw, int(table[c, ch])):
             c += 1
-        j = heap[c]
+        j = int(table[c, ch])
         if _key(table, cw, j) >= k:
             break
-        _place(table, cpos, heap, p, j)
+        _place(table, cpos, ch, p, j)
         p = c
-    _place(table, cpos, heap, p, i)
+    _place(table, cpos, ch, p, i)
 
 
 @njit(cache=True, nogil=True)
-def heap_insert(table, cw, cpos, heap, state, i):
+def heap_insert(table, cw, cpos, ch, st, i):
     """Add row i (its key |table[i, cw]| > 0) to the heap."""
-    n = int(state[H_SIZE])
-    _place(table, cpos, heap, n, i)
-    state[H_SIZE] = n + 1
-    state[H_SUM] += _key(table, cw, i)
-    _sift_up(table, cw, cpos, heap, n)
+    n = int(st[H_SIZE])
+    _place(table, cpos, ch, n, i)
+    st[H_SIZE] = n + 1
+    st[H_SUM] += _key(table, cw, i)
+    _sift_up(table, cw, cpos, ch, n)
 
 
 @njit(cache=True, nogil=True)
-def heap_remove(table, cw, cpos, heap, state, i):
+def heap_remove(table, cw, cpos, ch, st, i):
     """Take row i out of the heap (it must be in it); its stored value is left as it is."""
     p = int(table[i, cpos]) - 1
-    n = int(state[H_SIZE]) - 1
-    state[H_SUM] -= _key(table, cw, i)
-    state[H_SIZE] = n
+    n = int(st[H_SIZE]) - 1
+    st[H_SUM] -= _key(table, cw, i)
+    st[H_SIZE] = n
     table[i, cpos] = 0.0
     if p == n:
         return
-    _place(table, cpos, heap, p, heap[n])
+    _place(table, cpos, ch, p, int(table[n, ch]))
     parent = (p - 1) >> 1
-    if p > 0 and _key(table, cw, heap[p]) < _key(table, cw, heap[parent]):
-        _sift_up(table, cw, cpos, heap, p)
+    if p > 0 and _key(table, cw, int(table[p, ch])) < _key(table, cw, int(table[parent, ch])):
+        _sift_up(table, cw, cpos, ch, p)
     else:
-        _sift_down(table, cw, cpos, heap, p, n)
+        _sift_down(table, cw, cpos, ch, p, n)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -121,83 +124,134 @@ def read_weight(table, cw, i, theta):
 
 
 @njit(cache=True, nogil=True)
-def set_weight(table, cw, cpos, heap, state, i, w):
-    """Give row i the weight w (in force): re-key it in the heap, or drop it when w is 0."""
+def set_weight(table, cw, cpos, ch, st, i, w):
+    """Give row i the weight w (in force): re-key it in the ch, or drop it when w is 0."""
     if table[i, cpos] != 0.0:
-        heap_remove(table, cw, cpos, heap, state, i)
-    key = abs(w) + state[H_THETA]
-    if key <= state[H_THETA]:       # 0, or too small to show next to Theta: the weight is 0
+        heap_remove(table, cw, cpos, ch, st, i)
+    key = abs(w) + st[H_THETA]
+    if key <= st[H_THETA]:       # 0, or too small to show next to Theta: the weight is 0
         table[i, cw] = 0.0
         return
     table[i, cw] = key if w > 0.0 else -key
-    heap_insert(table, cw, cpos, heap, state, i)
+    heap_insert(table, cw, cpos, ch, st, i)
 
 
 @njit(cache=True, nogil=True)
-def rebase(table, cw, heap, state):
+def rebase(table, cw, ch, st):
     """Subtract Theta from every key (order unchanged), sum the keys afresh, set Theta to 0."""
-    theta = state[H_THETA]
+    theta = st[H_THETA]
     total = 0.0
-    for p in range(int(state[H_SIZE])):
-        i = heap[p]
+    for p in range(int(st[H_SIZE])):
+        i = int(table[p, ch])
         s = table[i, cw]
         s = s - theta if s > 0.0 else s + theta
         table[i, cw] = s
         total += abs(s)
-    state[H_SUM] = total
-    state[H_THETA] = 0.0
+    st[H_SUM] = total
+    st[H_THETA] = 0.0
 
 
 @njit(cache=True, nogil=True)
-def project(table, cw, cpos, heap, state, z):
+def project(table, cw, cpos, ch, st, z):
     """Project the stored vector onto {||w||_1 <= z}: raise Theta by the projection threshold and
     drop the entries that fall to 0. Returns the threshold applied (0 when already inside)."""
-    n = int(state[H_SIZE])
+    n = int(st[H_SIZE])
     if n == 0:
         return 0.0
-    Theta = state[H_THETA]
-    if state[H_SUM] - n * Theta <= z:
+    Theta = st[H_THETA]
+    if st[H_SUM] - n * Theta <= z:
         return 0.0
-    theta = (state[H_SUM] - n * Theta - z) / n
+    theta = (st[H_SUM] - n * Theta - z) / n
     while n > 1:
-        i = heap[0]
+        i = int(table[0, ch])
         if _key(table, cw, i) - Theta > theta:
             break
-        heap_remove(table, cw, cpos, heap, state, i)
+        heap_remove(table, cw, cpos, ch, st, i)
         table[i, cw] = 0.0
         n -= 1
-        theta = (state[H_SUM] - n * Theta - z) / n
+        theta = (st[H_SUM] - n * Theta - z) / n
     Theta += theta
-    state[H_THETA] = Theta
-    while n > 0 and _key(table, cw, heap[0]) <= Theta:     # a tie with theta, lost to rounding
-        i = heap[0]
-        heap_remove(table, cw, cpos, heap, state, i)
+    st[H_THETA] = Theta
+    while n > 0 and _key(table, cw, int(table[0, ch])) <= Theta:     # a tie with theta, lost to rounding
+        i = int(table[0, ch])
+        heap_remove(table, cw, cpos, ch, st, i)
         table[i, cw] = 0.0
         n -= 1
     if n * Theta > REBASE * z:
-        rebase(table, cw, heap, state)
+        rebase(table, cw, ch, st)
     return theta
 
 
 @njit(cache=True, nogil=True)
-def sparse_step(table, cw, cpos, heap, state, idx, delta, z):
+def sparse_step(table, cw, cpos, ch, st, idx, delta, z):
     """Add delta[j] to the weight of row idx[j] for every j (repeats add up), then project onto the
     L1 ball of radius z. O(k log n) amortized."""
-    theta = state[H_THETA]
+    theta = st[H_THETA]
     for j in range(idx.shape[0]):
         i = idx[j]
-        set_weight(table, cw, cpos, heap, state, i, read_weight(table, cw, i, theta) + delta[j])
-    return project(table, cw, cpos, heap, state, z)
+        set_weight(table, cw, cpos, ch, st, i, read_weight(table, cw, i, theta) + delta[j])
+    return project(table, cw, cpos, ch, st, z)
 
 
 @njit(cache=True, nogil=True)
-def weights_in_force(table, cw, state, out):
+def weights_in_force(table, cw, st, out):
     """Write every row's weight in force into ``out`` (O(rows); for tests and saving)."""
-    theta = state[H_THETA]
+    theta = st[H_THETA]
     for i in range(table.shape[0]):
         out[i] = read_weight(table, cw, i, theta)
 
 
-def new_heap_state(rows: int):
-    """An empty heap for a table of ``rows`` rows, and its state array (Theta 0)."""
-    return np.empty(rows, np.int64), np.zeros(N_HSTATE)
+
+
+@njit(cache=True, nogil=True)
+def project_nonzero(table, cw, cpos, ch, st, z, method, seed):
+    """The same projection computed the plain way, for comparison: the threshold of all the non-zero
+    weights by Figure 2 (randomized pivot) or Figure 1 (sort), then every entry checked and the heap
+    rebuilt. O(n) or O(n log n) per call, n = non-zero weights."""
+    n = int(st[H_SIZE])
+    if n == 0:
+        return 0.0
+    Theta = st[H_THETA]
+    u = np.empty(n)
+    rows = np.empty(n, np.int64)
+    total = 0.0
+    for p in range(n):
+        i = int(table[p, ch])
+        rows[p] = i
+        u[p] = _key(table, cw, i) - Theta
+        total += u[p]
+    if total <= z:
+        return 0.0
+    ones = np.ones(n)
+    if method == PROJ_SORT:
+        theta = theta_sort(u, ones, z)[0]
+    else:
+        theta = theta_pivot(u, ones, z, seed)[0]
+    Theta += theta
+    st[H_THETA] = Theta
+    st[H_SIZE] = 0.0
+    st[H_SUM] = 0.0
+    for p in range(n):
+        i = rows[p]
+        table[i, cpos] = 0.0
+        if u[p] <= theta or _key(table, cw, i) <= Theta:
+            table[i, cw] = 0.0
+        else:
+            heap_insert(table, cw, cpos, ch, st, i)
+    if int(st[H_SIZE]) * Theta > REBASE * z:
+        rebase(table, cw, ch, st)
+    return theta
+
+
+@njit(cache=True, nogil=True)
+def rebuild(table, cw, cpos, ch, st):
+    """Index every non-zero stored weight in a fresh heap (after loading weights into column cw with
+    Theta = 0). O(rows)."""
+    st[H_SIZE] = 0.0
+    st[H_SUM] = 0.0
+    st[H_THETA] = 0.0
+    for i in range(table.shape[0]):
+        table[i, cpos] = 0.0
+    for i in range(table.shape[0]):
+        if table[i, cw] != 0.0:
+            heap_insert(table, cw, cpos, ch, st, i)

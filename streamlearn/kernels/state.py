@@ -28,6 +28,8 @@ P_COL_G = 16          # table column of the squared-gradient sum (-1: none)
 P_COL_N = 17          # table column of the largest |x| seen (-1: none)
 P_COL_LAST = 18       # table column of the cumulative regularization at the last touch (-1: none)
 P_COL_PEN = 19        # table column of the accrued penalty (cumulative penalty; -1: none)
+P_RADIUS = 20         # l1ball: radius z of the L1 ball
+P_PROJECTION = 21     # l1ball: online projection method (PROJ_* codes)
 N_PRM = 24
 
 # ----------------------------------------------------------------------------- st: state
@@ -64,8 +66,16 @@ S_HAVE_LABEL2 = 28
 S_NORM_SUM = 29       # normalized: sum of h * sum_i (x_i / N_i)^2 over updates (VW normalized_sum_norm_x)
 S_TOTAL_W = 30        # normalized: sum of h over updates (VW total_weight)
 S_MULT = 31           # normalized: the global update multiplier of the last update
-N_ST = 32
+S_HSIZE = 32          # l1ball: number of non-zero weights (entries of the heap)
+S_HSUM = 33           # l1ball: sum of their stored keys (the shift Theta is S_CUM)
+N_ST = 40
 
 # ----------------------------------------------------------------------------- learner codes
 A_SGD = 0             # plain stochastic gradient descent
 A_TG = 1              # truncated gradient (Langford, Li & Zhang 2009)
+A_L1BALL = 2          # projected SGD onto the L1 ball (Duchi et al. 2008)
+
+# ----------------------------------------------------------------------------- l1ball projection
+PROJ_TREE = 0         # un-shifted weights, cumulative shift and a heap: O(k log n) per example
+PROJ_LINEAR = 1       # Figure 2 over the non-zero weights after every example: expected O(n)
+PROJ_SORT = 2         # Figure 1 over the non-zero weights after every example: O(n log n)
