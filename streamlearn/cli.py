@@ -14,7 +14,9 @@ import click
 from click.core import ParameterSource
 
 from streamlearn import __version__
-from streamlearn.config import ALGO_NAMES, FORMAT_NAMES, HASH_NAMES, LINK_NAMES, LOSS_NAMES
+from streamlearn.config import (
+    ALGO_NAMES, FORMAT_NAMES, HASH_NAMES, LINK_NAMES, LOSS_NAMES, PROJECTION_NAMES,
+)
 from streamlearn.errors import StreamlearnError
 
 FLOAT = click.FLOAT
@@ -78,8 +80,9 @@ def main():
 @click.option("--quantile-tau", "--quantile_tau", "quantile_tau", type=FLOAT, default=0.5,
               help="Quantile of --loss quantile.")
 @click.option("--algo", type=click.Choice(ALGO_NAMES), default=None,
-              help="Learner: sgd (no regularization) or tg (truncated gradient). Default: tg when --l1, "
-                   "--threshold or --period is given, else sgd.")
+              help="Learner: sgd (no regularization), tg (truncated gradient) or l1ball (projected "
+                   "SGD onto the L1 ball). Default: tg when --l1, --threshold or --period is given, "
+                   "l1ball when --radius is given, else sgd.")
 @click.option("--adaptive", is_flag=True, default=False,
               help="Per-feature AdaGrad rates. The default rule is --adaptive --normalized --invariant; "
                    "giving any rule flag turns on only the ones given.")
@@ -105,6 +108,11 @@ def main():
               help="Truncated gradient: keep each weight raw and shrink it by all the gravity accrued "
                    "since its first update (VW's --l1 bookkeeping, per feature) instead of truncating "
                    "it step by step (LLZ 2009). Default: on with per-feature rates, off with --sgd.")
+@click.option("--radius", type=FLOAT, default=None,
+              help="L1-ball projection: the radius z; after every example ||w||_1 <= z.")
+@click.option("--projection", type=click.Choice(PROJECTION_NAMES), default="tree",
+              help="L1-ball projection method: tree (O(k log n) per example), linear or sort "
+                   "(recomputed over all non-zero weights; for comparison).")
 @click.option("--passes", type=INT, default=1, help="Number of passes over the data (parsed once, cached).")
 @click.option("--holdout-period", "--holdout_period", "holdout_period", type=INT, default=10,
               help="With passes > 1, every K-th example is held out to measure loss.")

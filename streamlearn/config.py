@@ -15,7 +15,8 @@ from streamlearn.errors import OptionError
 from streamlearn.io.reader import DEFAULT_BLOCK_SIZE
 
 LOSS_NAMES = ("squared", "logistic", "hinge", "quantile")
-ALGO_NAMES = ("sgd", "tg")
+ALGO_NAMES = ("sgd", "tg", "l1ball")
+PROJECTION_NAMES = ("tree", "linear", "sort")
 LINK_NAMES = ("identity", "logistic")
 FORMAT_NAMES = ("auto", "vw", "libsvm")
 HASH_NAMES = ("strings", "all")
@@ -27,15 +28,19 @@ HASHING_OPTIONS = ("bits", "noconstant", "hash", "hash_seed")
 MODEL_OPTIONS = HASHING_OPTIONS + (
     "loss", "quantile_tau", "link", "binary", "algo", "adaptive", "normalized", "invariant",
     "learning_rate", "power_t", "initial_t", "decay_learning_rate", "l1", "threshold", "period",
-    "cumulative_penalty",
+    "cumulative_penalty", "radius", "projection",
 )
 #: the update-rule flags (VW's): giving any of them turns on exactly the properties given
 RULE_FLAGS = ("sgd", "adaptive", "normalized", "invariant")
 #: model options a model written before they existed lacks (it used plain SGD)
 LEGACY_MODEL_OPTIONS = {"adaptive": False, "normalized": False, "invariant": False,
-                        "cumulative_penalty": False}
+                        "cumulative_penalty": False, "radius": None, "projection": "tree"}
 #: learner options of truncated gradient (rejected with plain sgd)
 TG_OPTIONS = ("l1", "threshold", "period", "cumulative_penalty")
+#: learner options of the L1-ball projection
+L1BALL_OPTIONS = ("radius", "projection")
+#: learners that project in Euclidean geometry and so take the plain schedule only
+PLAIN_ONLY = ("l1ball",)
 
 #: how each option is spelled on the command line, for messages
 FLAG = {
@@ -44,7 +49,7 @@ FLAG = {
     "algo": "--algo", "learning_rate": "-l/--learning-rate", "power_t": "--power-t",
     "initial_t": "--initial-t", "decay_learning_rate": "--decay-learning-rate", "l1": "--l1",
     "threshold": "--threshold", "period": "--period", "cumulative_penalty": "--cumulative-penalty",
-    "passes": "--passes",
+    "passes": "--passes", "radius": "--radius", "projection": "--projection",
     "holdout_period": "--holdout-period", "holdout_off": "--holdout-off",
     "early_terminate": "--early-terminate", "block_size": "--block-size", "sgd": "--sgd",
     "adaptive": "--adaptive", "normalized": "--normalized", "invariant": "--invariant",
@@ -76,6 +81,8 @@ class TrainConfig:
     threshold: float = math.inf
     period: int = 1
     cumulative_penalty: bool = False
+    radius: float | None = None
+    projection: str = "tree"
     passes: int = 1
     holdout_period: int = 10
     holdout_off: bool = False
@@ -176,11 +183,25 @@ def _check_train(cfg: TrainConfig) -> None:
             raise OptionError(f"{FLAG[name]} must be at least 1 (got {getattr(cfg, name)})")
     if cfg.holdout_off and "holdout_period" in cfg.explicit:
         raise OptionError("--holdout-off and --holdout-period cannot be used together")
-    if cfg.algo == "sgd":
-        given = [n for n in TG_OPTIONS if n in cfg.explicit]
-        if given:
-            raise OptionError(f"{FLAG[given[0]]} needs a regularized learner (--algo tg); "
-                              f"--algo sgd does not regularize")
+    _check_choice("projection", cfg.projection, PROJECTION_NAMES)
+    given = [n for n in TG_OPTIONS if n in cfg.explicit]
+    if given and cfg.algo == "sgd":
+        raise OptionError(f"{FLAG[given[0]]} needs a regularized learner (--algo tg); "
+                          f"--algo sgd does not regularize")
+    if given and cfg.algo != "tg":
+        raise OptionError(f"{FLAG[given[0]]} needs --algo tg; --algo {cfg.algo} regularizes with --radius")
+    given = [n for n in L1BALL_OPTIONS if n in cfg.explicit]
+    if given and cfg.algo != "l1ball":
+        raise OptionError(f"{FLAG[given[0]]} needs --algo l1ball")
+    if cfg.algo == "l1ball":
+        if cfg.radius is None:
+            raise OptionError("--algo l1ball needs --radius Z (the L1 norm the weights may reach)")
+        if not cfg.radius > 0 or math.isinf(cfg.radius):
+            raise OptionError(f"--radius must be a finite number > 0 (got {_fmt(cfg.radius)})")
+        on = [n for n in ("adaptive", "normalized") if getattr(cfg, n)]
+        if on:
+            raise OptionError(f"{FLAG[on[0]]} does not apply to --algo {cfg.algo}: its projection is "
+                              f"Euclidean, so it takes the plain schedule (--sgd, or no rule flag)")
     if cfg.algo == "tg" and cfg.cumulative_penalty and "threshold" in cfg.explicit:
         raise OptionError("--threshold does not apply with --cumulative-penalty (the default with "
                           "per-feature rates); add --no-cumulative-penalty")
@@ -205,6 +226,8 @@ def _resolve_rule(values: dict, explicit: dict) -> None:
     per-feature rates, else 1."""
     sgd = values.pop("sgd", False)
     given = [n for n in RULE_FLAGS if n in explicit]
+    if not given and values.get("algo") in PLAIN_ONLY and "adaptive" not in values:
+        given, explicit = ["sgd"], dict(explicit, sgd=True)     # these learners default to --sgd
     if not given:
         if values.get("cumulative_penalty") is None:
             values["cumulative_penalty"] = values.get("adaptive", True) or values.get("normalized", True)
@@ -238,9 +261,11 @@ def train_config(explicit: dict, model_options: dict | None = None) -> TrainConf
                     f"{FLAG[name]} {_fmt(model_options[name])}")
         values.update({k: v for k, v in model_options.items() if k in known and k != "sgd"})
     values.update(explicit)
-    _resolve_rule(values, explicit)
     if "algo" not in explicit and any(n in explicit for n in TG_OPTIONS):
         values["algo"] = "tg"
+    if "algo" not in explicit and any(n in explicit for n in L1BALL_OPTIONS):
+        values["algo"] = "l1ball"
+    _resolve_rule(values, explicit)
     cfg = TrainConfig(**values, explicit=frozenset(explicit))
     _check_train(cfg)
     return cfg

@@ -282,19 +282,16 @@ def save_outputs(cfg: TrainConfig, run: Run) -> int:
     learner, table = run.learner, run.table
     if learner.finalize is not None:
         learner.finalize(table, run.prm, run.st)
-    if not (cfg.final_model or cfg.readable_model) and learners.layout(cfg).pen < 0:
+    plain = learners.layout(cfg).pen < 0 and cfg.algo != "l1ball"    # the weight column is in force
+    if plain and not (cfg.final_model or cfg.readable_model):
         return int(count_nonzero(table))
     pen = learners.layout(cfg).pen
-    if pen < 0:
-        index = nonzero_rows(table)
-        weights = table[index, W]
-    else:                                 # the weights in force: raw weights shrunk by their penalty
-        touched = nonzero_rows(table)
-        weights = effective_weights(table, touched, pen)
-        index, weights = touched[weights != 0.0], weights[weights != 0.0]
+    touched = nonzero_rows(table)         # rows whose weight column is not 0
+    weights = learners.weights_in_force(cfg, table, run.st, touched)
+    index, weights = touched[weights != 0.0], weights[weights != 0.0]
     if cfg.final_model:
         # weights only with --predict-only-model; else also the per-feature state, for -i
-        if cfg.predict_only_model:
+        if cfg.predict_only_model or cfg.algo == "l1ball":     # l1ball resumes from its weights
             names, rows, values = ["w"], index, weights[:, None]
         else:
             names = _column_names(cfg)
@@ -376,6 +373,8 @@ def train(cfg: TrainConfig, model=None) -> dict:
     prm = learners.make_prm(cfg, train=True, holdout=holdout)
     table = allocate_table(cfg.bits, learners.layout(cfg).columns)
     st = _restore(cfg, table, model, prm) if model is not None else learners.make_state(cfg, prm)
+    if model is not None:
+        learners.after_load(cfg, table, prm, st)
     rep = Reporter(cfg.quiet)
     if cfg.quiet:
         st[S.S_DUMP] = math.inf

@@ -16,7 +16,9 @@ import numpy as np
 
 from streamlearn.kernels import state as S
 from streamlearn.kernels.losses import LOGISTIC, LOGISTIC_BOUND, LOSSES
+from streamlearn.kernels import l1ball
 from streamlearn.kernels.gd import finalize_tg, learn_gd_block
+from streamlearn.kernels.table import effective_weights
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,12 @@ LEARNERS = {
                   lambda c: f"tg (truncated gradient, {c.rule()}: l1 = {c.l1:g}, "
                             + ("cumulative penalty" if c.cumulative_penalty else f"threshold = {c.threshold:g}")
                             + f", period = {c.period})"),
+    "l1ball": Learner("l1ball", S.A_L1BALL, False, l1ball.learn_l1ball_block, None,
+                      lambda c: f"l1ball (projected SGD onto the L1 ball, {c.rule()}: radius = {c.radius:g}, "
+                                f"projection = {c.projection})"),
 }
+
+PROJECTIONS = {"tree": S.PROJ_TREE, "linear": S.PROJ_LINEAR, "sort": S.PROJ_SORT}
 
 
 @dataclass(frozen=True)
@@ -52,6 +59,8 @@ class Layout:
 
 
 def layout(cfg) -> Layout:
+    if cfg.algo == "l1ball":          # stored weight, heap position, heap (kernels/l1ball.py)
+        return Layout(3, 1)
     col = 1
     g = n = last = pen = -1
     if cfg.adaptive:
@@ -68,6 +77,20 @@ def layout(cfg) -> Layout:
 
 def get(name: str) -> Learner:
     return LEARNERS[name]
+
+
+def weights_in_force(cfg, table, st, rows):
+    """The weights the model predicts with, for the given rows (after ``finalize``): the table's
+    weight column, or what a learner's lazy representation means by it."""
+    if cfg.algo == "l1ball":
+        return l1ball.in_force(table, rows, st[S.S_CUM])
+    return effective_weights(table, rows, layout(cfg).pen)
+
+
+def after_load(cfg, table, prm, st) -> None:
+    """Rebuild what a learner derives from the loaded weights (the l1ball heap)."""
+    if cfg.algo == "l1ball":
+        l1ball.after_load(table, prm, st)
 
 
 def rate_scale(cfg) -> float:
@@ -105,6 +128,9 @@ def make_prm(cfg, train: bool, holdout: int = 0) -> np.ndarray:
     prm[S.P_COL_N] = lay.n
     prm[S.P_COL_LAST] = lay.last
     prm[S.P_COL_PEN] = lay.pen
+    if cfg.algo == "l1ball":
+        prm[S.P_RADIUS] = cfg.radius
+        prm[S.P_PROJECTION] = PROJECTIONS[cfg.projection]
     return prm
 
 

@@ -274,3 +274,50 @@ def eager_gd(examples, dim, loss="squared", tau=0.5, eta=0.5, power_t=0.5, initi
                 pending = 0.0
     G = G - (initial_t if adaptive else 0.0)
     return np.array(preds), np.array([in_force(j) for j in range(dim)]), G, N
+
+
+def project_l1_ball_dense(v, z):
+    """Euclidean projection onto {||w||_1 <= z}, Figure 1 of Duchi et al. 2008 written plainly."""
+    v = np.asarray(v, float)
+    if np.abs(v).sum() <= z:
+        return v.copy()
+    mu = np.sort(np.abs(v))[::-1]
+    cums = np.cumsum(mu)
+    rho = max(j for j in range(1, len(mu) + 1) if mu[j - 1] - (cums[j - 1] - z) / j > 0)
+    theta = (cums[rho - 1] - z) / rho
+    return np.sign(v) * np.maximum(np.abs(v) - theta, 0.0)
+
+
+def eager_l1ball(examples, dim, z, loss="squared", tau=0.5, eta=10.0, power_t=0.5, initial_t=1.0,
+                 invariant=False):
+    """Projected SGD (Duchi et al. 2008, eq. 2), dense: after the gradient step of every learned
+    example with a positive loss, the whole vector is projected onto the L1 ball of radius z."""
+    w = np.zeros(dim)
+    eta0 = eta * initial_t ** power_t if initial_t > 0 else eta
+    t = initial_t
+    lo = hi = 0.0
+    if loss == "logistic":
+        lo, hi = -50.0, 50.0
+    preds = []
+    for label, h, base, feats in examples:
+        y = None if label is None else loss_label(loss, label)
+        if y is not None and loss != "logistic":
+            lo, hi = min(lo, y), max(hi, y)
+        p = min(max(base + sum(w[i] * v for i, v in feats), lo), hi)
+        preds.append(p)
+        if y is None or h <= 0:
+            continue
+        t += h
+        scale = eta0 * h * t ** -power_t
+        positive = y * p < 24 * math.log(2) if loss == "logistic" else loss_value(loss, p, y, tau, lo, hi) > 0
+        if not positive:
+            continue
+        if invariant:
+            u = invariant_update(loss, p, y, tau, scale, sum(v * v for _, v in feats))
+        else:
+            u = -dloss(loss, p, y, tau) * scale
+        if u != 0:
+            for i, v in feats:
+                w[i] += u * v
+            w = project_l1_ball_dense(w, z)
+    return np.array(preds), w

@@ -1,0 +1,113 @@
+"""Projected stochastic gradient onto the L1 ball (Duchi, Shalev-Shwartz, Singer & Chandra 2008,
+Section 2, eq. 2): after the gradient step of every learned example,
+
+    w <- Pi_{||w||_1 <= z}(w - rate_t h dloss(p, y) x),   rate_t = eta0 t^-power_t
+
+(the plain schedule of ``--sgd``; with ``--invariant`` the step is the importance-invariant one). The
+weights are kept un-shifted with the cumulative shift Theta in ``st[S_CUM]``
+(``streamlearn.kernels.online_projection``): the default projection costs O(k log n) per example
+for k features and n non-zero weights; ``--projection linear|sort`` recomputes it over all non-zero
+weights (Figures 2 and 1) for comparison.
+
+Table columns: 0 the stored (un-shifted) weight, 1 the heap position + 1, 2 the heap.
+"""
+
+import math
+
+import numpy as np
+
+from numba import njit
+
+from streamlearn.kernels.gd import account, clamp_prediction, example_loss, observe_label
+from streamlearn.kernels.losses import loss_dloss, loss_label, loss_positive, loss_update
+from streamlearn.kernels.online_projection import (
+    project, project_nonzero, read_weight, rebuild, set_weight,
+)
+from streamlearn.kernels.state import (
+    P_BINARY, P_FIXED_BOUNDS, P_HOLDOUT, P_INVARIANT, P_LOSS, P_POWER_T, P_PROJECTION, P_RADIUS,
+    P_TAU, P_TRAIN, PROJ_TREE, S_CUM, S_DUMP, S_ETA, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN, S_PASS_EX,
+    S_T, S_W_LABELED, S_W_UNLABELED,
+)
+
+CW = 0      # stored weight
+CPOS = 1    # heap position + 1
+CH = 2      # heap
+
+
+@njit(cache=True, nogil=True)
+def learn_l1ball_block(indptr, idx, val, labels, weights, bases, start, end, table, prm, st, preds):
+    """Predict, score and (when training) learn examples start..end-1 with projected SGD onto the
+    L1 ball; stops at the next progress row like the other kernels."""
+    code = int(prm[P_LOSS])
+    tau = prm[P_TAU]
+    power_t = prm[P_POWER_T]
+    holdout_period = int(prm[P_HOLDOUT])
+    train = prm[P_TRAIN] != 0.0
+    bounds_follow = prm[P_FIXED_BOUNDS] == 0.0
+    binary = prm[P_BINARY] != 0.0
+    invariant = prm[P_INVARIANT] != 0.0
+    z = prm[P_RADIUS]
+    method = int(prm[P_PROJECTION])
+    for e in range(start, end):
+        h = weights[e]
+        y = labels[e]
+        labeled = y == y
+        st[S_PASS_EX] += 1.0
+        holdout = train and holdout_period > 0 and int(st[S_PASS_EX]) % holdout_period == 0
+        if labeled:
+            y = loss_label(code, y)
+            if not holdout:
+                observe_label(st, y, train and bounds_follow)
+        s = indptr[e]
+        f = indptr[e + 1]
+        theta = st[S_CUM]
+        raw = bases[e]
+        for k in range(s, f):
+            raw += read_weight(table, CW, idx[k], theta) * val[k]
+        p = clamp_prediction(st, raw)
+        preds[e] = p
+        lval = 0.0
+        if labeled and h > 0.0:
+            lval = example_loss(code, p, y, tau, st[S_MIN_LABEL], st[S_MAX_LABEL], h, binary)
+        account(st, labeled, holdout, h, y, lval, f - s)
+        if train and labeled and h > 0.0 and not holdout:
+            t = st[S_T] + h
+            scale = st[S_ETA] * h * math.pow(t, -power_t)
+            if loss_positive(code, p, y, tau, st[S_MIN_LABEL], st[S_MAX_LABEL]):
+                if invariant:
+                    ppu = 0.0
+                    for k in range(s, f):
+                        x = np.float64(val[k])
+                        ppu += x * x
+                    u = loss_update(code, p, y, tau, scale, ppu)
+                else:
+                    u = -loss_dloss(code, p, y, tau) * scale
+                if u != 0.0 and u == u:
+                    for k in range(s, f):
+                        i = idx[k]
+                        set_weight(table, CW, CPOS, CH, st, i,
+                                   read_weight(table, CW, i, st[S_CUM]) + u * val[k])
+                    if method == PROJ_TREE:
+                        project(table, CW, CPOS, CH, st, z)
+                    else:
+                        project_nonzero(table, CW, CPOS, CH, st, z, method, int(st[S_NLEARN]))
+            st[S_T] = t
+            st[S_NLEARN] += 1.0
+        if st[S_W_LABELED] + st[S_W_UNLABELED] >= st[S_DUMP]:
+            return e + 1
+    return end
+
+
+@njit(cache=True, nogil=True)
+def in_force(table, rows, theta):
+    """Weights in force of the given rows (the stored weights moved towards 0 by Theta)."""
+    out = np.empty(rows.shape[0])
+    for j in range(rows.shape[0]):
+        out[j] = read_weight(table, CW, rows[j], theta)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def after_load(table, prm, st):
+    """Index the loaded weights (Theta 0) in the heap."""
+    rebuild(table, CW, CPOS, CH, st)
