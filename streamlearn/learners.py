@@ -59,8 +59,8 @@ class Layout:
 
 
 def layout(cfg) -> Layout:
-    if cfg.algo == "l1ball":          # stored weight, heap position, heap (kernels/l1ball.py)
-        return Layout(3, 1)
+    if cfg.algo == "l1ball":          # stored weight, heap position, heap row and key (kernels/l1ball.py)
+        return Layout(4, 1)
     col = 1
     g = n = last = pen = -1
     if cfg.adaptive:

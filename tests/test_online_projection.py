@@ -31,9 +31,9 @@ def close(a, b, tol=1e-9):
 
 
 def run(dim, steps, z, check_each=None, method=PROJ_TREE):
-    """Columns: stored weight, heap position, heap. ``method`` other than tree: apply the updates
+    """Columns: stored weight, heap position, heap row and key. ``method`` other than tree: apply the updates
     with an infinite radius, then project with the plain method over the non-zero weights."""
-    table = np.zeros((dim, 3))
+    table = np.zeros((dim, 4))
     state = np.zeros(N_ST)
     out = np.zeros(dim)
     for n, (idx, delta) in enumerate(steps):

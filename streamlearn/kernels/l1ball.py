@@ -9,7 +9,7 @@ weights are kept un-shifted with the cumulative shift Theta in ``st[S_CUM]``
 for k features and n non-zero weights; ``--projection linear|sort`` recomputes it over all non-zero
 weights (Figures 2 and 1) for comparison.
 
-Table columns: 0 the stored (un-shifted) weight, 1 the heap position + 1, 2 the heap.
+Table columns: 0 the stored (un-shifted) weight, 1 the heap position + 1, 2 and 3 the heap (row, key).
 """
 
 import math
@@ -31,7 +31,7 @@ from streamlearn.kernels.state import (
 
 CW = 0      # stored weight
 CPOS = 1    # heap position + 1
-CH = 2      # heap
+CH = 2      # heap: row index, and its key in column 3
 
 
 @njit(cache=True, nogil=True)

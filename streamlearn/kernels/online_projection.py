@@ -20,8 +20,9 @@ Storage (all plain arrays, so the learner kernel can own them):
 
 * ``table[i, cw]`` -- s_i (0 when the weight is 0 and not in the heap);
 * ``table[i, cpos]`` -- 1 + the position of i in the ch, 0 when absent;
-* ``table[p, ch]`` -- the heap: the row index at heap position p (a min-heap on |s_i| in the first
-  ``st[S_HSIZE]`` rows of that column; positions and indices are exact in float64);
+* ``table[p, ch]``, ``table[p, ch + 1]`` -- the heap: the row index at heap position p and its key
+  |s_i| (a min-heap on the keys in the first ``st[S_HSIZE]`` rows of the two columns, so the sifts
+  read contiguous memory; positions and indices are exact in float64);
 * ``st`` -- the learner state array: Theta (``S_CUM``), the heap size and the key sum.
 
 S - n Theta loses precision as Theta grows, so when n Theta exceeds REBASE x z the keys are rebased:
@@ -42,56 +43,52 @@ REBASE = 1e4
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _key(table, cw, i):
-    return abs(table[i, cw])
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _place(table, cpos, ch, p, i):
+def _place(table, cpos, ch, p, i, k):
+    """Put row i with key k at heap position p."""
     table[p, ch] = i
+    table[p, ch + 1] = k
     table[i, cpos] = p + 1
 
 
 @njit(cache=True, nogil=True)
-def _sift_up(table, cw, cpos, ch, p):
+def _sift_up(table, cpos, ch, p):
     i = int(table[p, ch])
-    k = _key(table, cw, i)
+    k = table[p, ch + 1]
     while p > 0:
         parent = (p - 1) >> 1
-        j = int(table[parent, ch])
-        if _key(table, cw, j) <= k:
+        if table[parent, ch + 1] <= k:
             break
-        _place(table, cpos, ch, p, j)
+        _place(table, cpos, ch, p, int(table[parent, ch]), table[parent, ch + 1])
         p = parent
-    _place(table, cpos, ch, p, i)
+    _place(table, cpos, ch, p, i, k)
 
 
 @njit(cache=True, nogil=True)
-def _sift_down(table, cw, cpos, ch, p, n):
+def _sift_down(table, cpos, ch, p, n):
     i = int(table[p, ch])
-    k = _key(table, cw, i)
+    k = table[p, ch + 1]
     while True:
         c = 2 * p + 1
         if c >= n:
             break
-        if c + 1 < n and _key(table, cw, int(table[c + 1, ch])) < _key(table, cw, int(table[c, ch])):
+        if c + 1 < n and table[c + 1, ch + 1] < table[c, ch + 1]:
             c += 1
-        j = int(table[c, ch])
-        if _key(table, cw, j) >= k:
+        if table[c, ch + 1] >= k:
             break
-        _place(table, cpos, ch, p, j)
+        _place(table, cpos, ch, p, int(table[c, ch]), table[c, ch + 1])
         p = c
-    _place(table, cpos, ch, p, i)
+    _place(table, cpos, ch, p, i, k)
 
 
 @njit(cache=True, nogil=True)
 def heap_insert(table, cw, cpos, ch, st, i):
     """Add row i (its key |table[i, cw]| > 0) to the heap."""
     n = int(st[H_SIZE])
-    _place(table, cpos, ch, n, i)
+    k = abs(table[i, cw])
+    _place(table, cpos, ch, n, i, k)
     st[H_SIZE] = n + 1
-    st[H_SUM] += _key(table, cw, i)
-    _sift_up(table, cw, cpos, ch, n)
+    st[H_SUM] += k
+    _sift_up(table, cpos, ch, n)
 
 
 @njit(cache=True, nogil=True)
@@ -99,17 +96,30 @@ def heap_remove(table, cw, cpos, ch, st, i):
     """Take row i out of the heap (it must be in it); its stored value is left as it is."""
     p = int(table[i, cpos]) - 1
     n = int(st[H_SIZE]) - 1
-    st[H_SUM] -= _key(table, cw, i)
+    st[H_SUM] -= table[p, ch + 1]
     st[H_SIZE] = n
     table[i, cpos] = 0.0
     if p == n:
         return
-    _place(table, cpos, ch, p, int(table[n, ch]))
-    parent = (p - 1) >> 1
-    if p > 0 and _key(table, cw, int(table[p, ch])) < _key(table, cw, int(table[parent, ch])):
-        _sift_up(table, cw, cpos, ch, p)
+    k = table[n, ch + 1]
+    _place(table, cpos, ch, p, int(table[n, ch]), k)
+    if p > 0 and k < table[(p - 1) >> 1, ch + 1]:
+        _sift_up(table, cpos, ch, p)
     else:
-        _sift_down(table, cw, cpos, ch, p, n)
+        _sift_down(table, cpos, ch, p, n)
+
+
+@njit(cache=True, nogil=True)
+def heap_rekey(table, cpos, ch, st, i, k):
+    """Give row i (in the heap) the key k and restore the heap order."""
+    p = int(table[i, cpos]) - 1
+    old = table[p, ch + 1]
+    table[p, ch + 1] = k
+    st[H_SUM] += k - old
+    if k < old:
+        _sift_up(table, cpos, ch, p)
+    else:
+        _sift_down(table, cpos, ch, p, int(st[H_SIZE]))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -125,15 +135,19 @@ def read_weight(table, cw, i, theta):
 
 @njit(cache=True, nogil=True)
 def set_weight(table, cw, cpos, ch, st, i, w):
-    """Give row i the weight w (in force): re-key it in the ch, or drop it when w is 0."""
-    if table[i, cpos] != 0.0:
-        heap_remove(table, cw, cpos, ch, st, i)
+    """Give row i the weight w (in force): re-key it in the heap, or drop it when w is 0."""
     key = abs(w) + st[H_THETA]
+    in_heap = table[i, cpos] != 0.0
     if key <= st[H_THETA]:       # 0, or too small to show next to Theta: the weight is 0
+        if in_heap:
+            heap_remove(table, cw, cpos, ch, st, i)
         table[i, cw] = 0.0
         return
     table[i, cw] = key if w > 0.0 else -key
-    heap_insert(table, cw, cpos, ch, st, i)
+    if in_heap:
+        heap_rekey(table, cpos, ch, st, i, key)
+    else:
+        heap_insert(table, cw, cpos, ch, st, i)
 
 
 @njit(cache=True, nogil=True)
@@ -146,6 +160,7 @@ def rebase(table, cw, ch, st):
         s = table[i, cw]
         s = s - theta if s > 0.0 else s + theta
         table[i, cw] = s
+        table[p, ch + 1] = abs(s)
         total += abs(s)
     st[H_SUM] = total
     st[H_THETA] = 0.0
@@ -164,7 +179,7 @@ def project(table, cw, cpos, ch, st, z):
     theta = (st[H_SUM] - n * Theta - z) / n
     while n > 1:
         i = int(table[0, ch])
-        if _key(table, cw, i) - Theta > theta:
+        if table[0, ch + 1] - Theta > theta:
             break
         heap_remove(table, cw, cpos, ch, st, i)
         table[i, cw] = 0.0
@@ -172,7 +187,7 @@ def project(table, cw, cpos, ch, st, z):
         theta = (st[H_SUM] - n * Theta - z) / n
     Theta += theta
     st[H_THETA] = Theta
-    while n > 0 and _key(table, cw, int(table[0, ch])) <= Theta:     # a tie with theta, lost to rounding
+    while n > 0 and table[0, ch + 1] <= Theta:     # a tie with theta, lost to rounding
         i = int(table[0, ch])
         heap_remove(table, cw, cpos, ch, st, i)
         table[i, cw] = 0.0
@@ -218,7 +233,7 @@ def project_nonzero(table, cw, cpos, ch, st, z, method, seed):
     for p in range(n):
         i = int(table[p, ch])
         rows[p] = i
-        u[p] = _key(table, cw, i) - Theta
+        u[p] = table[p, ch + 1] - Theta
         total += u[p]
     if total <= z:
         return 0.0
@@ -234,7 +249,7 @@ def project_nonzero(table, cw, cpos, ch, st, z, method, seed):
     for p in range(n):
         i = rows[p]
         table[i, cpos] = 0.0
-        if u[p] <= theta or _key(table, cw, i) <= Theta:
+        if u[p] <= theta or abs(table[i, cw]) <= Theta:
             table[i, cw] = 0.0
         else:
             heap_insert(table, cw, cpos, ch, st, i)

@@ -1,0 +1,145 @@
+"""L1-ball projection: per-example time of the online (tree) projection against the plain linear-time
+projection recomputed over all non-zero weights after every example, as -b grows.
+
+What it measures
+----------------
+``streamlearn train --algo l1ball --radius Z --projection tree|linear`` on the first N lines of the core
+benchmark stream (``bench/data/bench-2m.vw``, ~30 features per line), logistic loss, for -b 16, 18,
+20, 22 and 24. More bits mean fewer hash collisions and so more distinct non-zero weights n; the
+tree projection costs O(k log n) per example (Duchi et al. 2008, Section 6), the linear one
+(Figure 2 over the non-zero weights) O(n). Per-example time is (wall time - start-up wall time) / N,
+where the start-up time is that of the same command on the 10-line head of the file (median of 3).
+The table also gives the number of non-zero weights at the end. Target (project issue): the tree
+time stays flat as -b grows while the linear one grows with n; the ratio linear / tree is reported at
+-b 22 (the paper measured 15x on RCV1 bigrams).
+
+A second table times l1ball-tree and tg (defaults, ``--l1 1e-6``) on the whole core file, each
+``--rounds`` times, alternating: the issue asks l1ball-tree to stay within 1.5x of tg's wall time.
+
+Usage: ``python bench/bench_l1ball.py [--lines N] [--rounds R] [--radius Z] [--quick]`` (quick: fewer
+lines and bits, results to bench/out/RESULTS.l1ball.quick.md). Results go to the ``bench_l1ball``
+section of bench/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_core import (DEFAULT_LINES, DEFAULT_SEED, REPO, ensure_data, ensure_head,  # noqa: E402
+                        machine_facts, produced_by, read_through, run_once, say, streamlearn_base,
+                        write_section)
+
+MARK_START = "<!-- bench_l1ball:start -->"
+MARK_END = "<!-- bench_l1ball:end -->"
+DEFAULT_OUT = Path("bench/RESULTS.md")
+QUICK_OUT = Path("bench/out/RESULTS.l1ball.quick.md")
+BITS = (16, 18, 20, 22, 24)
+QUICK_BITS = (16, 22)
+RATIO_BITS = 22
+
+
+def train_cmd(path: Path, bits: int, projection: str, radius: float) -> list[str]:
+    return streamlearn_base() + ["train", "-d", str(path), "--loss", "logistic", "--radius", repr(radius),
+                                 "-l", "1", "--projection", projection, "-b", str(bits), "--quiet"]
+
+
+def tg_cmd(path: Path) -> list[str]:
+    return streamlearn_base() + ["train", "-d", str(path), "--loss", "logistic", "--algo", "tg",
+                                 "--l1", "1e-06", "-b", "20", "--quiet"]
+
+
+def nonzero(path: Path, bits: int, projection: str, radius: float) -> int:
+    """Non-zero weights at the end (from a readable model written by one extra, untimed run)."""
+    import subprocess
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "w.txt"
+        subprocess.run(train_cmd(path, bits, projection, radius) + ["--readable-model", str(out)],
+                       cwd=REPO, check=True)
+        header = out.read_text().splitlines()[5]
+        return int(header.split(": ")[1])
+
+
+def main(argv: list[str] | None = None) -> None:
+    raw = sys.argv[1:] if argv is None else argv
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--lines", type=int, default=None, help="lines per projection run (default 50,000)")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds of the whole-file comparison with tg")
+    ap.add_argument("--radius", type=float, default=100.0)
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args(raw)
+    lines = args.lines or (5_000 if args.quick else 50_000)
+    bits_list = QUICK_BITS if args.quick else BITS
+    out = REPO / (QUICK_OUT if args.quick else DEFAULT_OUT)
+
+    data, meta = ensure_data(DEFAULT_LINES, DEFAULT_SEED)
+    head = ensure_head(data, meta, Path("bench/data") / f"bench-l1ball-{lines}.vw", lines)
+    tiny = ensure_head(data, meta, Path("bench/data") / "bench-l1ball-10.vw", 10)
+    read_through(data)
+    run_once(train_cmd(tiny, 16, "tree", args.radius))          # numba cache warm
+
+    rows = []
+    for bits in bits_list:
+        row = {"bits": bits}
+        for projection in ("tree", "linear"):
+            start = statistics.median(run_once(train_cmd(tiny, bits, projection, args.radius)).wall
+                                      for _ in range(3))
+            wall = run_once(train_cmd(head, bits, projection, args.radius)).wall
+            row[projection] = (wall - start) / lines * 1e6      # microseconds per example
+            row[projection + "_wall"] = wall
+        row["nnz"] = nonzero(head, bits, "tree", args.radius)
+        rows.append(row)
+        say(f"-b {bits}: tree {row['tree']:.2f} us, linear {row['linear']:.2f} us per example, "
+            f"{row['nnz']:,} non-zero weights")
+
+    whole = {"l1ball tree": [], "tg": []}
+    if not args.quick:
+        for r in range(args.rounds):
+            order = ["l1ball tree", "tg"] if r % 2 == 0 else ["tg", "l1ball tree"]
+            for name in order:
+                cmd = train_cmd(data, 20, "tree", args.radius) if name != "tg" else tg_cmd(data)
+                whole[name].append(run_once(cmd).wall)
+        say("whole file: " + ", ".join(f"{k} {statistics.median(v):.3f} s" for k, v in whole.items()))
+
+    m = machine_facts()
+    text = [
+        MARK_START,
+        "## L1-ball projection: tree vs linear per example (bench/bench_l1ball.py)",
+        "",
+        f"- Date: {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M:%S} UTC",
+        f"- Produced by: {produced_by(raw, 'bench/bench_l1ball.py')}",
+        f"- Machine: nproc {m['nproc']}, CPU {m['cpu']}, load average {m['load']}; Python {m['python']}, "
+        f"numba {m['numba']}, streamlearn commit {m['commit']}",
+        f"- Data: the first {lines:,} lines of `{data}`; radius {args.radius:g}, `-l 1`, logistic",
+        f"- Command: `{' '.join(train_cmd(Path('DATA'), 0, 'PROJECTION', args.radius)).replace(' -b 0', ' -b B')}`",
+        "- Per-example time: (wall - start-up wall on the 10-line head, median of 3) / lines; one run each.",
+        "",
+        "| -b | non-zero weights | tree (us/example) | linear (us/example) | linear / tree |",
+        "|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        text.append(f"| {row['bits']} | {row['nnz']:,} | {row['tree']:.2f} | {row['linear']:.2f} | "
+                    f"{row['linear'] / row['tree']:.1f} |")
+    at = next((r for r in rows if r["bits"] == RATIO_BITS), None)
+    if at:
+        text += ["", f"Ratio linear / tree at -b {RATIO_BITS}: **{at['linear'] / at['tree']:.1f}x** "
+                     f"(the paper: 15x on RCV1 bigrams)."]
+    if whole["tg"]:
+        l1, tg = statistics.median(whole["l1ball tree"]), statistics.median(whole["tg"])
+        text += ["", f"Whole file ({meta['lines']:,} lines, -b 20, {args.rounds} rounds, alternating), medians: "
+                     f"l1ball tree {l1:.3f} s, tg `--l1 1e-6` {tg:.3f} s; ratio {l1 / tg:.2f} "
+                     f"(target <= 1.5: **{'met' if l1 / tg <= 1.5 else 'not met'}**).",
+                 "", f"Commands: `{' '.join(train_cmd(data, 20, 'tree', args.radius))}` and "
+                     f"`{' '.join(tg_cmd(data))}`"]
+    text += ["", MARK_END]
+    write_section(out, "\n".join(text) + "\n", MARK_START, MARK_END)
+    say(f"results written to {out}")
+
+
+if __name__ == "__main__":
+    main()
