@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from streamlearn.kernels.online_projection import (
     H_SIZE, H_THETA, project_nonzero, sparse_step, weights_in_force,
 )
-from streamlearn.kernels.state import N_ST, PROJ_LINEAR, PROJ_SORT, PROJ_TREE
+from streamlearn.kernels.state import N_ST, PROJ_LINEAR, PROJ_SORT, PROJ_TREE, S_HSUM
 from streamlearn.kernels.projection import SORT, project_l1_ball
 from streamlearn.tree_projection import TreeProjection
 
@@ -99,3 +99,23 @@ def test_many_steps_rebase_and_stay_exact():
     _, state = run(dim, steps, z, check)
     assert worst <= 1e-9
     assert state[H_THETA] < 1e4 * z        # rebased along the way
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=streams(), z=st.sampled_from([0.05, 1.0, 3.0]))
+def test_heap_invariants_hold_after_every_step(data, z):
+    """Heap order on the heap keys, every heap key at most its entry's exact key, positions and the
+    key sum consistent, and only non-zero weights in the heap."""
+    dim, steps = data
+    table = np.zeros((dim, 4))
+    state = np.zeros(N_ST)
+    for idx, delta in steps:
+        sparse_step(table, 0, 1, 2, state, np.array(idx, np.int64), np.array(delta, float), z)
+        n = int(state[H_SIZE])
+        rows = table[:n, 2].astype(int)
+        keys = table[:n, 3]
+        assert all(keys[(p - 1) // 2] <= keys[p] for p in range(1, n))
+        assert np.all(keys <= np.abs(table[rows, 0]) * (1 + 1e-15))
+        assert all(int(table[r, 1]) == p + 1 for p, r in enumerate(rows))
+        assert set(rows.tolist()) == set(np.nonzero(table[:, 0])[0].tolist())
+        assert np.isclose(state[S_HSUM], np.abs(table[rows, 0]).sum(), rtol=1e-9, atol=1e-9)

@@ -20,9 +20,11 @@ Storage (all plain arrays, so the learner kernel can own them):
 
 * ``table[i, cw]`` -- s_i (0 when the weight is 0 and not in the heap);
 * ``table[i, cpos]`` -- 1 + the position of i in the ch, 0 when absent;
-* ``table[p, ch]``, ``table[p, ch + 1]`` -- the heap: the row index at heap position p and its key
-  |s_i| (a min-heap on the keys in the first ``st[S_HSIZE]`` rows of the two columns, so the sifts
-  read contiguous memory; positions and indices are exact in float64);
+* ``table[p, ch]``, ``table[p, ch + 1]`` -- the heap: the row index at heap position p and its heap
+  key (a min-heap on the keys in the first ``st[S_HSIZE]`` rows of the two columns, so the sifts read
+  contiguous memory; positions and indices are exact in float64). A heap key is at most the exact
+  key |s_i|: a key that falls is sifted up at once, one that grows only when its entry reaches the
+  top (``_settle_top``), which saves most of the sifts of the gradient steps;
 * ``st`` -- the learner state array: Theta (``S_CUM``), the heap size and the key sum.
 
 S - n Theta loses precision as Theta grows, so when n Theta exceeds REBASE x z the keys are rebased:
@@ -96,7 +98,7 @@ def heap_remove(table, cw, cpos, ch, st, i):
     """Take row i out of the heap (it must be in it); its stored value is left as it is."""
     p = int(table[i, cpos]) - 1
     n = int(st[H_SIZE]) - 1
-    st[H_SUM] -= table[p, ch + 1]
+    st[H_SUM] -= abs(table[i, cw])
     st[H_SIZE] = n
     table[i, cpos] = 0.0
     if p == n:
@@ -110,16 +112,23 @@ def heap_remove(table, cw, cpos, ch, st, i):
 
 
 @njit(cache=True, nogil=True)
-def heap_rekey(table, cpos, ch, st, i, k):
-    """Give row i (in the heap) the key k and restore the heap order."""
+def heap_lower(table, cpos, ch, i, k):
+    """Row i's key fell to k (below its heap key): store it and sift the entry up."""
     p = int(table[i, cpos]) - 1
-    old = table[p, ch + 1]
     table[p, ch + 1] = k
-    st[H_SUM] += k - old
-    if k < old:
-        _sift_up(table, cpos, ch, p)
-    else:
-        _sift_down(table, cpos, ch, p, int(st[H_SIZE]))
+    _sift_up(table, cpos, ch, p)
+
+
+@njit(cache=True, nogil=True)
+def _settle_top(table, cw, cpos, ch, n):
+    """Make the heap key of the top entry exact (keys may lag below the truth: a key that grew is not
+    sifted down until its entry reaches the top). Returns the exact key of the new top."""
+    while True:
+        k = abs(table[int(table[0, ch]), cw])
+        if table[0, ch + 1] >= k:
+            return k
+        table[0, ch + 1] = k
+        _sift_down(table, cpos, ch, 0, n)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -143,10 +152,15 @@ def set_weight(table, cw, cpos, ch, st, i, w):
             heap_remove(table, cw, cpos, ch, st, i)
         table[i, cw] = 0.0
         return
-    table[i, cw] = key if w > 0.0 else -key
     if in_heap:
-        heap_rekey(table, cpos, ch, st, i, key)
+        # the key sum follows the exact keys; the heap key only has to stay at or below the exact
+        # key, so a key that grew is left for ``_settle_top`` (most never reach the top)
+        st[H_SUM] += key - abs(table[i, cw])
+        table[i, cw] = key if w > 0.0 else -key
+        if key < table[int(table[i, cpos]) - 1, ch + 1]:
+            heap_lower(table, cpos, ch, i, key)
     else:
+        table[i, cw] = key if w > 0.0 else -key
         heap_insert(table, cw, cpos, ch, st, i)
 
 
@@ -160,7 +174,7 @@ def rebase(table, cw, ch, st):
         s = table[i, cw]
         s = s - theta if s > 0.0 else s + theta
         table[i, cw] = s
-        table[p, ch + 1] = abs(s)
+        table[p, ch + 1] -= theta         # every heap key shifts alike: the order and the bound hold
         total += abs(s)
     st[H_SUM] = total
     st[H_THETA] = 0.0
@@ -178,16 +192,16 @@ def project(table, cw, cpos, ch, st, z):
         return 0.0
     theta = (st[H_SUM] - n * Theta - z) / n
     while n > 1:
-        i = int(table[0, ch])
-        if table[0, ch + 1] - Theta > theta:
+        if _settle_top(table, cw, cpos, ch, n) - Theta > theta:
             break
+        i = int(table[0, ch])
         heap_remove(table, cw, cpos, ch, st, i)
         table[i, cw] = 0.0
         n -= 1
         theta = (st[H_SUM] - n * Theta - z) / n
     Theta += theta
     st[H_THETA] = Theta
-    while n > 0 and table[0, ch + 1] <= Theta:     # a tie with theta, lost to rounding
+    while n > 0 and _settle_top(table, cw, cpos, ch, n) <= Theta:   # a tie with theta, lost to rounding
         i = int(table[0, ch])
         heap_remove(table, cw, cpos, ch, st, i)
         table[i, cw] = 0.0
@@ -233,7 +247,7 @@ def project_nonzero(table, cw, cpos, ch, st, z, method, seed):
     for p in range(n):
         i = int(table[p, ch])
         rows[p] = i
-        u[p] = table[p, ch + 1] - Theta
+        u[p] = abs(table[i, cw]) - Theta
         total += u[p]
     if total <= z:
         return 0.0
