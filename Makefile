@@ -34,6 +34,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_core.py
 	$(BIN)/python bench/bench_rules.py
 	$(BIN)/python bench/frontier.py
+	$(BIN)/python bench/bench_l1ball.py
 
 samples: $(STAMP)
 	$(BIN)/python -m streamlearn.datasets samples data/samples
