@@ -113,6 +113,8 @@ def main():
 @click.option("--projection", type=click.Choice(PROJECTION_NAMES), default="tree",
               help="L1-ball projection method: tree (O(k log n) per example), linear or sort "
                    "(recomputed over all non-zero weights; for comparison).")
+@click.option("--batch-size", "batch_size", type=INT, default=1,
+              help="l1ball: average the steps of B consecutive examples into one step and one projection.")
 @click.option("--passes", type=INT, default=1, help="Number of passes over the data (parsed once, cached).")
 @click.option("--holdout-period", "--holdout_period", "holdout_period", type=INT, default=10,
               help="With passes > 1, every K-th example is held out to measure loss.")

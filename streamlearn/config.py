@@ -28,17 +28,20 @@ HASHING_OPTIONS = ("bits", "noconstant", "hash", "hash_seed")
 MODEL_OPTIONS = HASHING_OPTIONS + (
     "loss", "quantile_tau", "link", "binary", "algo", "adaptive", "normalized", "invariant",
     "learning_rate", "power_t", "initial_t", "decay_learning_rate", "l1", "threshold", "period",
-    "cumulative_penalty", "radius", "projection",
+    "cumulative_penalty", "radius", "projection", "batch_size",
 )
 #: the update-rule flags (VW's): giving any of them turns on exactly the properties given
 RULE_FLAGS = ("sgd", "adaptive", "normalized", "invariant")
 #: model options a model written before they existed lacks (it used plain SGD)
 LEGACY_MODEL_OPTIONS = {"adaptive": False, "normalized": False, "invariant": False,
-                        "cumulative_penalty": False, "radius": None, "projection": "tree"}
+                        "cumulative_penalty": False, "radius": None, "projection": "tree",
+                        "batch_size": 1}
 #: learner options of truncated gradient (rejected with plain sgd)
 TG_OPTIONS = ("l1", "threshold", "period", "cumulative_penalty")
 #: learner options of the L1-ball projection
 L1BALL_OPTIONS = ("radius", "projection")
+#: learners that take mini-batches
+BATCH_LEARNERS = ("l1ball",)
 #: learners that project in Euclidean geometry and so take the plain schedule only
 PLAIN_ONLY = ("l1ball",)
 
@@ -50,6 +53,7 @@ FLAG = {
     "initial_t": "--initial-t", "decay_learning_rate": "--decay-learning-rate", "l1": "--l1",
     "threshold": "--threshold", "period": "--period", "cumulative_penalty": "--cumulative-penalty",
     "passes": "--passes", "radius": "--radius", "projection": "--projection",
+    "batch_size": "--batch-size",
     "holdout_period": "--holdout-period", "holdout_off": "--holdout-off",
     "early_terminate": "--early-terminate", "block_size": "--block-size", "sgd": "--sgd",
     "adaptive": "--adaptive", "normalized": "--normalized", "invariant": "--invariant",
@@ -83,6 +87,7 @@ class TrainConfig:
     cumulative_penalty: bool = False
     radius: float | None = None
     projection: str = "tree"
+    batch_size: int = 1
     passes: int = 1
     holdout_period: int = 10
     holdout_off: bool = False
@@ -178,7 +183,9 @@ def _check_train(cfg: TrainConfig) -> None:
         raise OptionError(f"--quantile-tau must be between 0 and 1 (got {_fmt(cfg.quantile_tau)})")
     if "quantile_tau" in cfg.explicit and cfg.loss != "quantile":
         raise OptionError("--quantile-tau needs --loss quantile")
-    for name in ("period", "passes", "early_terminate", "holdout_period"):
+    if "batch_size" in cfg.explicit and cfg.algo not in BATCH_LEARNERS:
+        raise OptionError(f"--batch-size needs --algo {' or '.join(BATCH_LEARNERS)}")
+    for name in ("period", "passes", "early_terminate", "holdout_period", "batch_size"):
         if getattr(cfg, name) < 1:
             raise OptionError(f"{FLAG[name]} must be at least 1 (got {getattr(cfg, name)})")
     if cfg.holdout_off and "holdout_period" in cfg.explicit:

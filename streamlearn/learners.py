@@ -38,9 +38,9 @@ LEARNERS = {
                   lambda c: f"tg (truncated gradient, {c.rule()}: l1 = {c.l1:g}, "
                             + ("cumulative penalty" if c.cumulative_penalty else f"threshold = {c.threshold:g}")
                             + f", period = {c.period})"),
-    "l1ball": Learner("l1ball", S.A_L1BALL, False, l1ball.learn_l1ball_block, None,
+    "l1ball": Learner("l1ball", S.A_L1BALL, False, l1ball.learn_l1ball_block, l1ball.finalize,
                       lambda c: f"l1ball (projected SGD onto the L1 ball, {c.rule()}: radius = {c.radius:g}, "
-                                f"projection = {c.projection})"),
+                                f"projection = {c.projection}, batch size = {c.batch_size})"),
 }
 
 PROJECTIONS = {"tree": S.PROJ_TREE, "linear": S.PROJ_LINEAR, "sort": S.PROJ_SORT}
@@ -60,7 +60,7 @@ class Layout:
 
 def layout(cfg) -> Layout:
     if cfg.algo == "l1ball":          # stored weight, heap position, heap row and key (kernels/l1ball.py)
-        return Layout(4, 1)
+        return Layout(6 if cfg.batch_size > 1 else 4, 1)   # + pending step and row list
     col = 1
     g = n = last = pen = -1
     if cfg.adaptive:
@@ -131,6 +131,7 @@ def make_prm(cfg, train: bool, holdout: int = 0) -> np.ndarray:
     if cfg.algo == "l1ball":
         prm[S.P_RADIUS] = cfg.radius
         prm[S.P_PROJECTION] = PROJECTIONS[cfg.projection]
+    prm[S.P_BATCH] = cfg.batch_size
     return prm
 
 

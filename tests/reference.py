@@ -289,10 +289,14 @@ def project_l1_ball_dense(v, z):
 
 
 def eager_l1ball(examples, dim, z, loss="squared", tau=0.5, eta=10.0, power_t=0.5, initial_t=1.0,
-                 invariant=False):
+                 invariant=False, batch=1):
     """Projected SGD (Duchi et al. 2008, eq. 2), dense: after the gradient step of every learned
-    example with a positive loss, the whole vector is projected onto the L1 ball of radius z."""
+    example with a positive loss, the whole vector is projected onto the L1 ball of radius z. With
+    batch B > 1 the steps of B consecutive learned examples are averaged into one step followed by
+    one projection (an unfinished batch is applied at the end)."""
     w = np.zeros(dim)
+    pending = np.zeros(dim)
+    in_batch = 0
     eta0 = eta * initial_t ** power_t if initial_t > 0 else eta
     t = initial_t
     lo = hi = 0.0
@@ -310,14 +314,21 @@ def eager_l1ball(examples, dim, z, loss="squared", tau=0.5, eta=10.0, power_t=0.
         t += h
         scale = eta0 * h * t ** -power_t
         positive = y * p < 24 * math.log(2) if loss == "logistic" else loss_value(loss, p, y, tau, lo, hi) > 0
-        if not positive:
-            continue
-        if invariant:
-            u = invariant_update(loss, p, y, tau, scale, sum(v * v for _, v in feats))
-        else:
-            u = -dloss(loss, p, y, tau) * scale
-        if u != 0:
-            for i, v in feats:
-                w[i] += u * v
-            w = project_l1_ball_dense(w, z)
+        if positive:
+            if invariant:
+                u = invariant_update(loss, p, y, tau, scale, sum(v * v for _, v in feats))
+            else:
+                u = -dloss(loss, p, y, tau) * scale
+            if u != 0:
+                for i, v in feats:
+                    (pending if batch > 1 else w)[i] += u * v
+                if batch == 1:
+                    w = project_l1_ball_dense(w, z)
+        in_batch += 1
+        if batch > 1 and in_batch == batch:
+            w = project_l1_ball_dense(w + pending / in_batch, z)
+            pending[:] = 0.0
+            in_batch = 0
+    if batch > 1 and in_batch:
+        w = project_l1_ball_dense(w + pending / in_batch, z)
     return np.array(preds), w

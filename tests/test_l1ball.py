@@ -36,20 +36,23 @@ def run_l1ball(examples, bits, splits=(), **opts):
             assert learner.kernel(indptr, idx, val, labels, weights, bases, e, e + 1, table, prm, stt, preds) == e + 1
             w = learners.weights_in_force(cfg, table, stt, np.arange(1 << bits))
             norms.append(np.abs(w).sum())
+    learner.finalize(table, prm, stt)          # applies an open mini-batch
     return preds, learners.weights_in_force(cfg, table, stt, np.arange(1 << bits)), norms
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), loss=st.sampled_from(["squared", "logistic", "hinge", "quantile"]),
        z=st.sampled_from([0.05, 0.5, 2.0, 20.0]), eta=st.sampled_from([0.1, 1.0, 10.0]),
-       projection=st.sampled_from(["tree", "linear", "sort"]), invariant=st.booleans())
-def test_l1ball_equals_dense_projected_sgd(data, loss, z, eta, projection, invariant):
+       projection=st.sampled_from(["tree", "linear", "sort"]), invariant=st.booleans(),
+       batch=st.sampled_from([1, 1, 2, 5]))
+def test_l1ball_equals_dense_projected_sgd(data, loss, z, eta, projection, invariant, batch):
     bits = data.draw(st.integers(2, 5))
     examples = data.draw(streams(bits))
     rule = {"invariant": True} if invariant else {}
     preds, w, norms = run_l1ball(examples, bits, loss=loss, radius=z, learning_rate=eta,
-                                 projection=projection, **rule)
-    ref_preds, ref_w = eager_l1ball(examples, 1 << bits, z, loss=loss, eta=eta, invariant=invariant)
+                                 projection=projection, batch_size=batch, **rule)
+    ref_preds, ref_w = eager_l1ball(examples, 1 << bits, z, loss=loss, eta=eta, invariant=invariant,
+                                    batch=batch)
     assert np.allclose(preds, ref_preds, rtol=1e-9, atol=1e-9), (preds, ref_preds)
     assert np.allclose(w, ref_w, rtol=1e-9, atol=1e-9), (w, ref_w)
     assert max(norms, default=0.0) <= z * (1 + 1e-9)
@@ -61,14 +64,15 @@ def ok(*args):
     return res
 
 
-@pytest.mark.parametrize("projection", ["tree", "linear", "sort"])
-def test_l1ball_cli_round_trip_and_resume(tmp_path, projection):
+@pytest.mark.parametrize("projection,batch", [("tree", 1), ("linear", 1), ("sort", 1), ("tree", 10)])
+def test_l1ball_cli_round_trip_and_resume(tmp_path, projection, batch):
     text = open(TRAIN).read().splitlines(keepends=True)
     a, b, both = tmp_path / "a.vw", tmp_path / "b.vw", tmp_path / "both.vw"
-    a.write_text("".join(text[:1100]))
+    a.write_text("".join(text[:1100]))        # a multiple of the batch sizes: -i resumes at a batch edge
     b.write_text("".join(text[1100:]))
     both.write_text("".join(text))
-    opts = ["--loss", "logistic", "--radius", "20", "-l", "0.5", "--projection", projection, "--quiet"]
+    opts = ["--loss", "logistic", "--radius", "20", "-l", "0.5", "--projection", projection,
+            "--batch-size", batch, "--quiet"]
     m1, m2, m3 = tmp_path / "1.slm", tmp_path / "2.slm", tmp_path / "3.slm"
     ok("train", "-d", a, "-f", m1, *opts)
     ok("train", "-d", b, "-i", m1, "-f", m2, "--quiet")
@@ -91,6 +95,8 @@ def test_l1ball_cli_round_trip_and_resume(tmp_path, projection):
                                       "Euclidean, so it takes the plain schedule (--sgd, or no rule flag)"),
     (["--radius", "1", "--l1", "0.1"], "--l1 needs --algo tg; --algo l1ball regularizes with --radius"),
     (["--algo", "tg", "--radius", "1"], "--radius needs --algo l1ball"),
+    (["--batch-size", "4"], "--batch-size needs --algo l1ball"),
+    (["--radius", "1", "--batch-size", "0"], "--batch-size must be at least 1 (got 0)"),
 ])
 def test_l1ball_option_errors(args, message):
     res = CliRunner().invoke(main, ["train"] + args, input="1 |a b\n")

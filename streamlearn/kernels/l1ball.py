@@ -9,7 +9,12 @@ weights are kept un-shifted with the cumulative shift Theta in ``st[S_CUM]``
 for k features and n non-zero weights; ``--projection linear|sort`` recomputes it over all non-zero
 weights (Figures 2 and 1) for comparison.
 
-Table columns: 0 the stored (un-shifted) weight, 1 the heap position + 1, 2 and 3 the heap (row, key).
+Table columns: 0 the stored (un-shifted) weight, 1 the heap position + 1, 2 and 3 the heap (row, key);
+with ``--batch-size B`` > 1 also 4 the pending step of the row and 5 the list of rows with one.
+
+Mini-batches (``--batch-size B``): the B examples' steps are summed per coordinate and averaged, then
+applied as one step followed by one projection; predictions inside a batch use the weights at its
+start. A batch still open when the model is saved is applied then (``flush``).
 """
 
 import math
@@ -24,14 +29,59 @@ from streamlearn.kernels.online_projection import (
     project, project_nonzero, read_weight, rebuild, set_weight,
 )
 from streamlearn.kernels.state import (
-    P_BINARY, P_FIXED_BOUNDS, P_HOLDOUT, P_INVARIANT, P_LOSS, P_POWER_T, P_PROJECTION, P_RADIUS,
-    P_TAU, P_TRAIN, PROJ_TREE, S_CUM, S_DUMP, S_ETA, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN, S_PASS_EX,
-    S_T, S_W_LABELED, S_W_UNLABELED,
+    P_BATCH, P_BINARY, P_FIXED_BOUNDS, P_HOLDOUT, P_INVARIANT, P_LOSS, P_POWER_T, P_PROJECTION,
+    P_RADIUS, P_TAU, P_TRAIN, PROJ_TREE, S_CUM, S_DUMP, S_ETA, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN, S_PASS_EX,
+    S_BATCH_EX, S_BATCH_ROWS, S_T, S_W_LABELED, S_W_UNLABELED,
 )
 
 CW = 0      # stored weight
 CPOS = 1    # heap position + 1
 CH = 2      # heap: row index, and its key in column 3
+CACC = 4    # mini-batch: pending step of the row
+CLIST = 5   # mini-batch: rows with a pending step
+
+
+@njit(cache=True, nogil=True)
+def project_with(table, st, z, method):
+    if method == PROJ_TREE:
+        project(table, CW, CPOS, CH, st, z)
+    else:
+        project_nonzero(table, CW, CPOS, CH, st, z, method, int(st[S_NLEARN]))
+
+
+@njit(cache=True, nogil=True)
+def pend(table, i, d, st):
+    """Add d to row i's pending mini-batch step (listing the row the first time)."""
+    if table[i, CACC] == 0.0 and d != 0.0:
+        m = int(st[S_BATCH_ROWS])
+        table[m, CLIST] = i
+        st[S_BATCH_ROWS] = m + 1
+    table[i, CACC] += d
+    if table[i, CACC] == 0.0:      # cancelled out: keep the row listed with a tiny marker
+        table[i, CACC] = 5e-324
+
+
+@njit(cache=True, nogil=True)
+def flush_batch(table, st, z, method):
+    """Apply the pending steps averaged over the batch's examples, then project once."""
+    n = st[S_BATCH_EX]
+    if n > 0.0:
+        theta = st[S_CUM]
+        for m in range(int(st[S_BATCH_ROWS])):
+            i = int(table[m, CLIST])
+            d = table[i, CACC] / n
+            table[i, CACC] = 0.0
+            set_weight(table, CW, CPOS, CH, st, i, read_weight(table, CW, i, theta) + d)
+        project_with(table, st, z, method)
+    st[S_BATCH_ROWS] = 0.0
+    st[S_BATCH_EX] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def finalize(table, prm, st):
+    """Apply an open mini-batch (before saving)."""
+    if int(prm[P_BATCH]) > 1:
+        flush_batch(table, st, prm[P_RADIUS], int(prm[P_PROJECTION]))
 
 
 @njit(cache=True, nogil=True)
@@ -48,6 +98,7 @@ def learn_l1ball_block(indptr, idx, val, labels, weights, bases, start, end, tab
     invariant = prm[P_INVARIANT] != 0.0
     z = prm[P_RADIUS]
     method = int(prm[P_PROJECTION])
+    batch = int(prm[P_BATCH])
     for e in range(start, end):
         h = weights[e]
         y = labels[e]
@@ -83,16 +134,21 @@ def learn_l1ball_block(indptr, idx, val, labels, weights, bases, start, end, tab
                 else:
                     u = -loss_dloss(code, p, y, tau) * scale
                 if u != 0.0 and u == u:
-                    for k in range(s, f):
-                        i = idx[k]
-                        set_weight(table, CW, CPOS, CH, st, i,
-                                   read_weight(table, CW, i, st[S_CUM]) + u * val[k])
-                    if method == PROJ_TREE:
-                        project(table, CW, CPOS, CH, st, z)
+                    if batch > 1:
+                        for k in range(s, f):
+                            pend(table, idx[k], u * val[k], st)
                     else:
-                        project_nonzero(table, CW, CPOS, CH, st, z, method, int(st[S_NLEARN]))
+                        for k in range(s, f):
+                            i = idx[k]
+                            set_weight(table, CW, CPOS, CH, st, i,
+                                       read_weight(table, CW, i, st[S_CUM]) + u * val[k])
+                        project_with(table, st, z, method)
             st[S_T] = t
             st[S_NLEARN] += 1.0
+            if batch > 1:
+                st[S_BATCH_EX] += 1.0
+                if int(st[S_BATCH_EX]) == batch:
+                    flush_batch(table, st, z, method)
         if st[S_W_LABELED] + st[S_W_UNLABELED] >= st[S_DUMP]:
             return e + 1
     return end

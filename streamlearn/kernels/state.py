@@ -30,6 +30,7 @@ P_COL_LAST = 18       # table column of the cumulative regularization at the las
 P_COL_PEN = 19        # table column of the accrued penalty (cumulative penalty; -1: none)
 P_RADIUS = 20         # l1ball: radius z of the L1 ball
 P_PROJECTION = 21     # l1ball: online projection method (PROJ_* codes)
+P_BATCH = 22          # mini-batch size B (1: a step per example)
 N_PRM = 24
 
 # ----------------------------------------------------------------------------- st: state
@@ -68,6 +69,8 @@ S_TOTAL_W = 30        # normalized: sum of h over updates (VW total_weight)
 S_MULT = 31           # normalized: the global update multiplier of the last update
 S_HSIZE = 32          # l1ball: number of non-zero weights (entries of the heap)
 S_HSUM = 33           # l1ball: sum of their stored keys (the shift Theta is S_CUM)
+S_BATCH_EX = 34       # mini-batch: examples whose step is pending
+S_BATCH_ROWS = 35     # mini-batch: rows with a pending step (listed in the table's list column)
 N_ST = 40
 
 # ----------------------------------------------------------------------------- learner codes
