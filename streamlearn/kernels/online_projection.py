@@ -36,6 +36,7 @@ from numba import njit
 
 from streamlearn.kernels.projection import theta_pivot, theta_sort
 from streamlearn.kernels.state import PROJ_SORT, PROJ_TREE, S_CUM, S_HSIZE, S_HSUM
+from streamlearn.kernels.table import shrink
 
 H_THETA = S_CUM     # cumulative shift Theta
 H_SIZE = S_HSIZE    # number of entries in the heap
@@ -134,12 +135,7 @@ def _settle_top(table, cw, cpos, ch, n):
 @njit(cache=True, nogil=True, inline="always")
 def read_weight(table, cw, i, theta):
     """The weight in force of row i: its stored value moved towards 0 by Theta."""
-    s = table[i, cw]
-    if s > theta:
-        return s - theta
-    if s < -theta:
-        return s + theta
-    return 0.0
+    return shrink(table[i, cw], theta)
 
 
 @njit(cache=True, nogil=True)
