@@ -119,6 +119,33 @@ def example_loss(code, p, y, tau, lo, hi, h, binary):
     return loss_value(code, p, y, tau, lo, hi) * h
 
 
+@njit(cache=True, nogil=True)
+def begin_example(st, code, y, train, holdout_period, bounds_follow):
+    """Bookkeeping every kernel does before predicting an example: count it in the pass, decide
+    whether it is held out, map its label to loss space and observe it. Returns (label, labeled,
+    holdout)."""
+    labeled = y == y
+    st[S_PASS_EX] += 1.0
+    holdout = train and holdout_period > 0 and int(st[S_PASS_EX]) % holdout_period == 0
+    if labeled:
+        y = loss_label(code, y)
+        if not holdout:
+            observe_label(st, y, train and bounds_follow)
+    return y, labeled, holdout
+
+
+@njit(cache=True, nogil=True)
+def finish_prediction(st, preds, e, raw, code, y, tau, h, labeled, holdout, binary, nfeat):
+    """Clamp the raw score, store it as example e's prediction, and count its loss. Returns it."""
+    p = clamp_prediction(st, raw)
+    preds[e] = p
+    lval = 0.0
+    if labeled and h > 0.0:
+        lval = example_loss(code, p, y, tau, st[S_MIN_LABEL], st[S_MAX_LABEL], h, binary)
+    account(st, labeled, holdout, h, y, lval, nfeat)
+    return p
+
+
 X_MIN = 1.084202e-19          # VW clamps |x| below this in the per-feature rate statistics
 X2_MIN = X_MIN * X_MIN
 X2_MAX = 3.4028234663852886e38  # FLT_MAX: beyond it a feature counts 1 in the normalizer
@@ -210,14 +237,7 @@ def learn_gd_block(indptr, idx, val, labels, weights, bases, start, end, table, 
     cpen = int(prm[P_COL_PEN])
     for e in range(start, end):
         h = weights[e]
-        y = labels[e]
-        labeled = y == y
-        st[S_PASS_EX] += 1.0
-        holdout = train and holdout_period > 0 and int(st[S_PASS_EX]) % holdout_period == 0
-        if labeled:
-            y = loss_label(code, y)
-            if not holdout:
-                observe_label(st, y, train and bounds_follow)
+        y, labeled, holdout = begin_example(st, code, labels[e], train, holdout_period, bounds_follow)
         s = indptr[e]
         f = indptr[e + 1]
         raw = bases[e]
@@ -228,12 +248,7 @@ def learn_gd_block(indptr, idx, val, labels, weights, bases, start, end, table, 
         else:
             for k in range(s, f):
                 raw += table[idx[k], W] * val[k]
-        p = clamp_prediction(st, raw)
-        preds[e] = p
-        lval = 0.0
-        if labeled and h > 0.0:
-            lval = example_loss(code, p, y, tau, st[S_MIN_LABEL], st[S_MAX_LABEL], h, binary)
-        account(st, labeled, holdout, h, y, lval, f - s)
+        p = finish_prediction(st, preds, e, raw, code, y, tau, h, labeled, holdout, binary, f - s)
         if train and labeled and h > 0.0 and not holdout:
             t = st[S_T] + h
             scale = st[S_ETA] * h

@@ -23,14 +23,14 @@ import numpy as np
 
 from numba import njit
 
-from streamlearn.kernels.gd import account, clamp_prediction, example_loss, observe_label
-from streamlearn.kernels.losses import loss_dloss, loss_label, loss_positive, loss_update
+from streamlearn.kernels.gd import begin_example, finish_prediction
+from streamlearn.kernels.losses import loss_dloss, loss_positive, loss_update
 from streamlearn.kernels.online_projection import (
     project, project_nonzero, read_weight, rebuild, set_weight,
 )
 from streamlearn.kernels.state import (
     P_BATCH, P_BINARY, P_FIXED_BOUNDS, P_HOLDOUT, P_INVARIANT, P_LOSS, P_POWER_T, P_PROJECTION,
-    P_RADIUS, P_TAU, P_TRAIN, PROJ_TREE, S_CUM, S_DUMP, S_ETA, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN, S_PASS_EX,
+    P_RADIUS, P_TAU, P_TRAIN, PROJ_TREE, S_CUM, S_DUMP, S_ETA, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN,
     S_BATCH_EX, S_BATCH_ROWS, S_T, S_W_LABELED, S_W_UNLABELED,
 )
 
@@ -101,26 +101,14 @@ def learn_l1ball_block(indptr, idx, val, labels, weights, bases, start, end, tab
     batch = int(prm[P_BATCH])
     for e in range(start, end):
         h = weights[e]
-        y = labels[e]
-        labeled = y == y
-        st[S_PASS_EX] += 1.0
-        holdout = train and holdout_period > 0 and int(st[S_PASS_EX]) % holdout_period == 0
-        if labeled:
-            y = loss_label(code, y)
-            if not holdout:
-                observe_label(st, y, train and bounds_follow)
+        y, labeled, holdout = begin_example(st, code, labels[e], train, holdout_period, bounds_follow)
         s = indptr[e]
         f = indptr[e + 1]
         theta = st[S_CUM]
         raw = bases[e]
         for k in range(s, f):
             raw += read_weight(table, CW, idx[k], theta) * val[k]
-        p = clamp_prediction(st, raw)
-        preds[e] = p
-        lval = 0.0
-        if labeled and h > 0.0:
-            lval = example_loss(code, p, y, tau, st[S_MIN_LABEL], st[S_MAX_LABEL], h, binary)
-        account(st, labeled, holdout, h, y, lval, f - s)
+        p = finish_prediction(st, preds, e, raw, code, y, tau, h, labeled, holdout, binary, f - s)
         if train and labeled and h > 0.0 and not holdout:
             t = st[S_T] + h
             scale = st[S_ETA] * h * math.pow(t, -power_t)
