@@ -15,7 +15,7 @@ from click.core import ParameterSource
 
 from streamlearn import __version__
 from streamlearn.config import (
-    ALGO_NAMES, FORMAT_NAMES, HASH_NAMES, LINK_NAMES, LOSS_NAMES, PROJECTION_NAMES,
+    ALGO_NAMES, FORMAT_NAMES, HASH_NAMES, LINK_NAMES, LOSS_NAMES, PROJECTION_NAMES, REG_NAMES,
 )
 from streamlearn.errors import StreamlearnError
 
@@ -80,9 +80,10 @@ def main():
 @click.option("--quantile-tau", "--quantile_tau", "quantile_tau", type=FLOAT, default=0.5,
               help="Quantile of --loss quantile.")
 @click.option("--algo", type=click.Choice(ALGO_NAMES), default=None,
-              help="Learner: sgd (no regularization), tg (truncated gradient) or l1ball (projected "
-                   "SGD onto the L1 ball). Default: tg when --l1, --threshold or --period is given, "
-                   "l1ball when --radius is given, else sgd.")
+              help="Learner: sgd (no regularization), tg (truncated gradient), fobos (forward-backward "
+                   "splitting), l1ball (projected SGD onto the L1 ball) or eg (exponentiated gradient). "
+                   "Default: tg when --l1, --threshold or --period is given, fobos when --reg, --l2 "
+                   "or --lambda is, l1ball when --radius is, else sgd.")
 @click.option("--adaptive", is_flag=True, default=False,
               help="Per-feature AdaGrad rates. The default rule is --adaptive --normalized --invariant; "
                    "giving any rule flag turns on only the ones given.")
@@ -100,7 +101,15 @@ def main():
               help="Initial value of the rate clock t. Default 0 with per-feature rates, else 1.")
 @click.option("--decay-learning-rate", "--decay_learning_rate", "decay_learning_rate", type=FLOAT,
               default=1.0, help="Multiply the learning rate by this after every pass.")
-@click.option("--l1", type=FLOAT, default=0.0, help="Truncated gradient: gravity g (per-feature, lazy).")
+@click.option("--l1", type=FLOAT, default=0.0,
+              help="Truncated gradient: gravity g (per-feature, lazy); fobos: lambda of the L1 norm.")
+@click.option("--reg", type=click.Choice(REG_NAMES), default="l1",
+              help="fobos regularizer: l1 (--l1), l2sq (--l2: squared L2 norm), elastic (--l1 and --l2), "
+                   "l2 (--lambda: the L2 norm) or linf (--lambda: the max norm). Default: elastic with "
+                   "--l1 and --l2, l2sq with --l2, else l1.")
+@click.option("--l2", type=FLOAT, default=0.0, help="fobos: lambda of lambda/2 ||w||^2 (--reg l2sq, elastic).")
+@click.option("--lambda", "lam", type=FLOAT, default=0.0,
+              help="fobos: lambda of the L2 norm (--reg l2) or of the max norm (--reg linf).")
 @click.option("--threshold", type=FLOAT, default=float("inf"),
               help="Truncated gradient: only weights with |w| <= threshold are truncated.")
 @click.option("--period", type=INT, default=1, help="Truncated gradient: truncate every K examples.")
@@ -109,12 +118,13 @@ def main():
                    "since its first update (VW's --l1 bookkeeping, per feature) instead of truncating "
                    "it step by step (LLZ 2009). Default: on with per-feature rates, off with --sgd.")
 @click.option("--radius", type=FLOAT, default=None,
-              help="L1-ball projection: the radius z; after every example ||w||_1 <= z.")
+              help="l1ball: the radius z, after every example ||w||_1 <= z; eg: the total of w+ and w-.")
 @click.option("--projection", type=click.Choice(PROJECTION_NAMES), default="tree",
               help="L1-ball projection method: tree (O(k log n) per example), linear or sort "
                    "(recomputed over all non-zero weights; for comparison).")
 @click.option("--batch-size", "batch_size", type=INT, default=1,
-              help="l1ball: average the steps of B consecutive examples into one step and one projection.")
+              help="l1ball, fobos, eg: average the steps of B consecutive examples into one step and "
+                   "one projection or prox.")
 @click.option("--passes", type=INT, default=1, help="Number of passes over the data (parsed once, cached).")
 @click.option("--holdout-period", "--holdout_period", "holdout_period", type=INT, default=10,
               help="With passes > 1, every K-th example is held out to measure loss.")

@@ -15,7 +15,8 @@ from streamlearn.errors import OptionError
 from streamlearn.io.reader import DEFAULT_BLOCK_SIZE
 
 LOSS_NAMES = ("squared", "logistic", "hinge", "quantile")
-ALGO_NAMES = ("sgd", "tg", "l1ball")
+ALGO_NAMES = ("sgd", "tg", "l1ball", "fobos", "eg")
+REG_NAMES = ("l1", "l2sq", "elastic", "l2", "linf")
 PROJECTION_NAMES = ("tree", "linear", "sort")
 LINK_NAMES = ("identity", "logistic")
 FORMAT_NAMES = ("auto", "vw", "libsvm")
@@ -28,22 +29,35 @@ HASHING_OPTIONS = ("bits", "noconstant", "hash", "hash_seed")
 MODEL_OPTIONS = HASHING_OPTIONS + (
     "loss", "quantile_tau", "link", "binary", "algo", "adaptive", "normalized", "invariant",
     "learning_rate", "power_t", "initial_t", "decay_learning_rate", "l1", "threshold", "period",
-    "cumulative_penalty", "radius", "projection", "batch_size",
+    "cumulative_penalty", "radius", "projection", "batch_size", "reg", "l2", "lam",
 )
 #: the update-rule flags (VW's): giving any of them turns on exactly the properties given
 RULE_FLAGS = ("sgd", "adaptive", "normalized", "invariant")
 #: model options a model written before they existed lacks (it used plain SGD)
 LEGACY_MODEL_OPTIONS = {"adaptive": False, "normalized": False, "invariant": False,
                         "cumulative_penalty": False, "radius": None, "projection": "tree",
-                        "batch_size": 1}
+                        "batch_size": 1, "reg": "l1", "l2": 0.0, "lam": 0.0}
 #: learner options of truncated gradient (rejected with plain sgd)
 TG_OPTIONS = ("l1", "threshold", "period", "cumulative_penalty")
-#: learner options of the L1-ball projection
+#: learner options of FOBOS (--l1 is shared with tg)
+FOBOS_OPTIONS = ("reg", "l2", "lam")
+#: which strength options each FOBOS regularizer takes
+REG_STRENGTHS = {"l1": ("l1",), "l2sq": ("l2",), "elastic": ("l1", "l2"), "l2": ("lam",),
+                 "linf": ("lam",)}
+#: learner options of the L1-ball projection (--radius is shared with eg)
 L1BALL_OPTIONS = ("radius", "projection")
 #: learners that take mini-batches
-BATCH_LEARNERS = ("l1ball",)
-#: learners that project in Euclidean geometry and so take the plain schedule only
-PLAIN_ONLY = ("l1ball",)
+BATCH_LEARNERS = ("l1ball", "fobos", "eg")
+#: learners that project in Euclidean geometry (or, eg, in entropy) and so take the plain schedule
+PLAIN_ONLY = ("l1ball", "eg")
+#: FOBOS regularizers whose lazy catch-up is exact with per-feature rates; the others (and
+#: mini-batches) take the plain schedule
+PER_FEATURE_REGS = ("l1", "l2sq")
+
+
+def plain_only(algo, reg=None, batch_size=1) -> bool:
+    """The learner takes only the plain schedule (no --adaptive / --normalized)."""
+    return algo in PLAIN_ONLY or (algo == "fobos" and (reg not in PER_FEATURE_REGS or batch_size > 1))
 
 #: how each option is spelled on the command line, for messages
 FLAG = {
@@ -53,7 +67,7 @@ FLAG = {
     "initial_t": "--initial-t", "decay_learning_rate": "--decay-learning-rate", "l1": "--l1",
     "threshold": "--threshold", "period": "--period", "cumulative_penalty": "--cumulative-penalty",
     "passes": "--passes", "radius": "--radius", "projection": "--projection",
-    "batch_size": "--batch-size",
+    "batch_size": "--batch-size", "reg": "--reg", "l2": "--l2", "lam": "--lambda",
     "holdout_period": "--holdout-period", "holdout_off": "--holdout-off",
     "early_terminate": "--early-terminate", "block_size": "--block-size", "sgd": "--sgd",
     "adaptive": "--adaptive", "normalized": "--normalized", "invariant": "--invariant",
@@ -88,6 +102,9 @@ class TrainConfig:
     radius: float | None = None
     projection: str = "tree"
     batch_size: int = 1
+    reg: str = "l1"
+    l2: float = 0.0
+    lam: float = 0.0
     passes: int = 1
     holdout_period: int = 10
     holdout_off: bool = False
@@ -170,7 +187,7 @@ def _check_train(cfg: TrainConfig) -> None:
     _check_choice("hash", cfg.hash, HASH_NAMES)
     if not 0 <= cfg.hash_seed < 2 ** 32:
         raise OptionError(f"--hash-seed must be between 0 and 4294967295 (got {cfg.hash_seed})")
-    nonneg = ("learning_rate", "power_t", "initial_t", "l1")
+    nonneg = ("learning_rate", "power_t", "initial_t", "l1", "l2", "lam")
     for name in nonneg:
         v = getattr(cfg, name)
         if not v >= 0 or math.isinf(v):
@@ -191,24 +208,8 @@ def _check_train(cfg: TrainConfig) -> None:
     if cfg.holdout_off and "holdout_period" in cfg.explicit:
         raise OptionError("--holdout-off and --holdout-period cannot be used together")
     _check_choice("projection", cfg.projection, PROJECTION_NAMES)
-    given = [n for n in TG_OPTIONS if n in cfg.explicit]
-    if given and cfg.algo == "sgd":
-        raise OptionError(f"{FLAG[given[0]]} needs a regularized learner (--algo tg); "
-                          f"--algo sgd does not regularize")
-    if given and cfg.algo != "tg":
-        raise OptionError(f"{FLAG[given[0]]} needs --algo tg; --algo {cfg.algo} regularizes with --radius")
-    given = [n for n in L1BALL_OPTIONS if n in cfg.explicit]
-    if given and cfg.algo != "l1ball":
-        raise OptionError(f"{FLAG[given[0]]} needs --algo l1ball")
-    if cfg.algo == "l1ball":
-        if cfg.radius is None:
-            raise OptionError("--algo l1ball needs --radius Z (the L1 norm the weights may reach)")
-        if not cfg.radius > 0 or math.isinf(cfg.radius):
-            raise OptionError(f"--radius must be a finite number > 0 (got {_fmt(cfg.radius)})")
-        on = [n for n in ("adaptive", "normalized") if getattr(cfg, n)]
-        if on:
-            raise OptionError(f"{FLAG[on[0]]} does not apply to --algo {cfg.algo}: its projection is "
-                              f"Euclidean, so it takes the plain schedule (--sgd, or no rule flag)")
+    _check_choice("reg", cfg.reg, REG_NAMES)
+    _check_learner_options(cfg)
     if cfg.algo == "tg" and cfg.cumulative_penalty and "threshold" in cfg.explicit:
         raise OptionError("--threshold does not apply with --cumulative-penalty (the default with "
                           "per-feature rates); add --no-cumulative-penalty")
@@ -225,6 +226,68 @@ def _check_train(cfg: TrainConfig) -> None:
             raise OptionError(f"output file {p} is also an input")
 
 
+def _check_learner_options(cfg: TrainConfig) -> None:
+    """Each learner option belongs to the learners that use it; the constrained and proximal
+    learners that cannot take per-feature rates refuse them instead of mixing them in silently."""
+    given = [n for n in TG_OPTIONS if n in cfg.explicit and not (n == "l1" and cfg.algo == "fobos")]
+    if given and cfg.algo == "sgd":
+        raise OptionError(f"{FLAG[given[0]]} needs a regularized learner (--algo tg); "
+                          f"--algo sgd does not regularize")
+    if given and cfg.algo != "tg":
+        if given[0] == "l1":
+            raise OptionError(f"--l1 needs --algo tg or fobos; --algo {cfg.algo} regularizes with --radius")
+        raise OptionError(f"{FLAG[given[0]]} needs --algo tg")
+    given = [n for n in FOBOS_OPTIONS if n in cfg.explicit]
+    if given and cfg.algo != "fobos":
+        raise OptionError(f"{FLAG[given[0]]} needs --algo fobos")
+    if cfg.algo == "fobos":
+        takes = REG_STRENGTHS[cfg.reg]
+        for name in ("l1", "l2", "lam"):
+            if name in cfg.explicit and name not in takes:
+                raise OptionError(f"{FLAG[name]} does not apply to --reg {cfg.reg}, whose strength is "
+                                  + " and ".join(FLAG[n] for n in takes))
+    if "radius" in cfg.explicit and cfg.algo not in ("l1ball", "eg"):
+        raise OptionError("--radius needs --algo l1ball or eg")
+    if "projection" in cfg.explicit and cfg.algo != "l1ball":
+        raise OptionError("--projection needs --algo l1ball")
+    if cfg.algo in ("l1ball", "eg"):
+        if cfg.radius is None:
+            raise OptionError(f"--algo {cfg.algo} needs --radius Z (the L1 norm the weights may reach)")
+        if not cfg.radius > 0 or math.isinf(cfg.radius):
+            raise OptionError(f"--radius must be a finite number > 0 (got {_fmt(cfg.radius)})")
+    on = [n for n in ("adaptive", "normalized") if getattr(cfg, n)]
+    if on and plain_only(cfg.algo, cfg.reg, cfg.batch_size):
+        if cfg.algo == "l1ball":
+            why = "its projection is Euclidean"
+        elif cfg.algo == "eg":
+            why = "its update is multiplicative, with one rate for all weights"
+        elif cfg.batch_size > 1:
+            why = "mini-batches average plain steps"
+        else:
+            why = f"the prox of --reg {cfg.reg} with per-feature rates cannot be caught up lazily"
+        raise OptionError(f"{FLAG[on[0]]} does not apply to --algo {cfg.algo}"
+                          + (f" --reg {cfg.reg}" if cfg.algo == "fobos" and cfg.batch_size == 1 else "")
+                          + f": {why}, so it takes the plain schedule (--sgd, or no rule flag)")
+    if cfg.algo == "eg" and cfg.invariant:
+        raise OptionError("--invariant does not apply to --algo eg: its update is multiplicative "
+                          "(--sgd, or no rule flag)")
+
+
+def _resolve_reg(values: dict, explicit: dict) -> None:
+    """--algo fobos without --reg: elastic when --l1 and --l2 are given, l2sq with --l2 alone, else
+    l1 (or the -i model's)."""
+    if values.get("algo") != "fobos" or "reg" in explicit:
+        return
+    if "l1" in explicit and "l2" in explicit:
+        values["reg"] = "elastic"
+    elif "l2" in explicit:
+        values["reg"] = "l2sq"
+    elif "l1" in explicit:
+        values["reg"] = "l1" if values.get("reg") not in ("l1", "elastic") else values["reg"]
+    elif "reg" not in values:
+        values["reg"] = "l1"
+
+
 def _resolve_rule(values: dict, explicit: dict) -> None:
     """VW's rules for the update rule and the defaults that follow from it (vw-spec.md §1c): no rule
     flag given means adaptive + normalized + invariant (or the -i model's rule); giving any of
@@ -233,7 +296,8 @@ def _resolve_rule(values: dict, explicit: dict) -> None:
     per-feature rates, else 1."""
     sgd = values.pop("sgd", False)
     given = [n for n in RULE_FLAGS if n in explicit]
-    if not given and values.get("algo") in PLAIN_ONLY and "adaptive" not in values:
+    if not given and "adaptive" not in values and plain_only(values.get("algo"), values.get("reg"),
+                                                             values.get("batch_size", 1)):
         given, explicit = ["sgd"], dict(explicit, sgd=True)     # these learners default to --sgd
     if not given:
         if values.get("cumulative_penalty") is None:
@@ -272,6 +336,9 @@ def train_config(explicit: dict, model_options: dict | None = None) -> TrainConf
         values["algo"] = "tg"
     if "algo" not in explicit and any(n in explicit for n in L1BALL_OPTIONS):
         values["algo"] = "l1ball"
+    if "algo" not in explicit and any(n in explicit for n in FOBOS_OPTIONS):
+        values["algo"] = "fobos"
+    _resolve_reg(values, explicit)
     _resolve_rule(values, explicit)
     cfg = TrainConfig(**values, explicit=frozenset(explicit))
     _check_train(cfg)

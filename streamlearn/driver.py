@@ -29,7 +29,7 @@ from streamlearn.io.model_file import load_model, save_model
 from streamlearn.io.reader import RING, Source, check_readable, read_blocks
 from streamlearn.io.writers import PredictionWriter, write_readable_model
 from streamlearn.kernels import state as S
-from streamlearn.kernels.table import W, count_nonzero, effective_weights, nonzero_rows
+from streamlearn.kernels.table import W, count_nonzero, nonzero_rows
 from streamlearn.report import Reporter, best_constant, next_dump
 
 
@@ -208,9 +208,7 @@ def options_string(opts: dict) -> str:
     parts = []
     for name in MODEL_OPTIONS:
         v = opts[name]
-        flag = "--" + name.replace("_", "-")
-        if name == "bits":
-            flag = "-b"
+        flag = {"bits": "-b", "lam": "--lambda"}.get(name, "--" + name.replace("_", "-"))
         if isinstance(v, bool):
             if v:
                 parts.append(flag)
@@ -237,26 +235,26 @@ def prepare_train(explicit: dict) -> tuple[TrainConfig, tuple | None]:
     return train_config(explicit, model_options), model
 
 
-def _column_names(cfg: TrainConfig) -> list[str]:
-    """Names of the saved table columns, in table order (see learners.layout): the weight ("w", or
-    the raw weight "z" with a cumulative penalty "p"), then G and N of per-feature rates."""
-    pen = learners.layout(cfg).pen >= 0
-    return (["z" if pen else "w"] + (["g"] if cfg.adaptive else []) + (["n"] if cfg.normalized else [])
-            + (["p"] if pen else []))
-
-
 def _restore(cfg: TrainConfig, table, model, prm) -> np.ndarray:
-    """Load a -i model's weights (and the per-feature state it holds, for columns this run keeps)."""
+    """Load a -i model's weights and the per-feature state it holds, for the columns this run keeps
+    (``learners.state_columns``): the weight "w" goes into the weight column unless the model also
+    holds the raw weight "z" of a cumulative penalty, which is restored instead."""
     header, index, rows = model
     stored = header.get("column_names", ["w"])[:rows.shape[1]]
-    mine = _column_names(cfg)
+    mine = dict(learners.state_columns(cfg))
     index = index.astype(np.int64)
+    if learners.weight_column(cfg) is None and not set(mine) <= set(stored):
+        raise ModelError(f"cannot continue --algo {cfg.algo} from {cfg.initial_model}: it holds the "
+                         f"weights only (saved with --predict-only-model)")
     for j, name in enumerate(stored):
-        if name == "w" and "z" in stored:
-            continue                      # the raw weight and its penalty are restored instead
-        target = "z" if name == "w" and "z" in mine else name
-        if target in mine:
-            table[index, mine.index(target)] = rows[:, j]
+        if name == "w":
+            if "z" in stored:
+                continue
+            col = mine.get("z", learners.weight_column(cfg))
+        else:
+            col = mine.get(name)
+        if col is not None:
+            table[index, col] = rows[:, j]
     saved = dict(header.get("state", {}))
     if {"learning_rate", "initial_t", "power_t"} & cfg.explicit:
         saved.pop("eta", None)
@@ -282,24 +280,22 @@ def save_outputs(cfg: TrainConfig, run: Run) -> int:
     learner, table = run.learner, run.table
     if learner.finalize is not None:
         learner.finalize(table, run.prm, run.st)
-    plain = learners.layout(cfg).pen < 0 and cfg.algo != "l1ball"    # the weight column is in force
+    lay = learners.layout(cfg)
+    plain = cfg.algo in ("sgd", "tg") and lay.pen < 0      # the weight column is in force
     if plain and not (cfg.final_model or cfg.readable_model):
         return int(count_nonzero(table))
-    pen = learners.layout(cfg).pen
-    touched = nonzero_rows(table)         # rows whose weight column is not 0
-    weights = learners.weights_in_force(cfg, table, run.st, touched)
-    index, weights = touched[weights != 0.0], weights[weights != 0.0]
+    touched = nonzero_rows(table, lay.saved)     # rows with a weight or saved state that is not 0
+    in_force = learners.weights_in_force(cfg, table, run.st, touched)
+    index, weights = touched[in_force != 0.0], in_force[in_force != 0.0]
     if cfg.final_model:
-        # weights only with --predict-only-model; else also the per-feature state, for -i
-        if cfg.predict_only_model or cfg.algo == "l1ball":     # l1ball resumes from its weights
+        # weights only with --predict-only-model; else also the learner's state, for -i
+        extra = learners.state_columns(cfg)
+        if cfg.predict_only_model or not extra:
             names, rows, values = ["w"], index, weights[:, None]
         else:
-            names = _column_names(cfg)
-            rows = nonzero_rows(table, len(names)) if len(names) > 1 else index
-            values = table[rows, :len(names)]
-            if pen >= 0:
-                names = ["w"] + names
-                values = np.column_stack([effective_weights(table, rows, pen), values])
+            names = ["w"] + [name for name, _ in extra]
+            rows = touched
+            values = np.column_stack([in_force] + [table[touched, col] for _, col in extra])
         save_model(cfg.final_model, _model_header(cfg, run.st, names), rows, values)
     if cfg.readable_model:
         write_readable_model(cfg.readable_model, _readable_header(cfg, index.shape[0]), index, weights)

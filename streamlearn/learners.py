@@ -15,8 +15,9 @@ from typing import Callable
 import numpy as np
 
 from streamlearn.kernels import state as S
+from streamlearn.config import REG_STRENGTHS
 from streamlearn.kernels.losses import LOGISTIC, LOGISTIC_BOUND, LOSSES
-from streamlearn.kernels import l1ball
+from streamlearn.kernels import eg, fobos, l1ball
 from streamlearn.kernels.gd import finalize_tg, learn_gd_block
 from streamlearn.kernels.table import effective_weights
 
@@ -41,9 +42,19 @@ LEARNERS = {
     "l1ball": Learner("l1ball", S.A_L1BALL, False, l1ball.learn_l1ball_block, l1ball.finalize,
                       lambda c: f"l1ball (projected SGD onto the L1 ball, {c.rule()}: radius = {c.radius:g}, "
                                 f"projection = {c.projection}, batch size = {c.batch_size})"),
+    "fobos": Learner("fobos", S.A_FOBOS, True, fobos.learn_fobos_block, fobos.finalize,
+                     lambda c: f"fobos (forward-backward splitting, {c.rule()}: reg = {c.reg}, "
+                               + ", ".join(f"{n} = {getattr(c, n):g}" for n in REG_STRENGTHS[c.reg])
+                               + f", batch size = {c.batch_size})"),
+    "eg": Learner("eg", S.A_EG, False, eg.learn_eg_block, eg.finalize,
+                  lambda c: f"eg (exponentiated gradient, w+ and w-, {c.rule()}: radius = {c.radius:g}, "
+                            f"batch size = {c.batch_size})"),
 }
 
 PROJECTIONS = {"tree": S.PROJ_TREE, "linear": S.PROJ_LINEAR, "sort": S.PROJ_SORT}
+REGS = {"l1": S.REG_L1, "l2sq": S.REG_L2SQ, "elastic": S.REG_ELASTIC, "l2": S.REG_L2, "linf": S.REG_LINF}
+#: FOBOS regularizers caught up lazily per coordinate (LAST columns); l2 and linf act globally
+LAZY_REGS = ("l1", "l2sq", "elastic")
 
 
 @dataclass(frozen=True)
@@ -56,23 +67,58 @@ class Layout:
     n: int = -1
     last: int = -1
     pen: int = -1
+    last2: int = -1
 
 
 def layout(cfg) -> Layout:
+    batch = 2 if cfg.batch_size > 1 else 0      # + pending step and row list (the last two columns)
     if cfg.algo == "l1ball":          # stored weight, heap position, heap row and key (kernels/l1ball.py)
-        return Layout(6 if cfg.batch_size > 1 else 4, 1)   # + pending step and row list
+        return Layout(4 + batch, 1)
+    if cfg.algo == "eg":              # log-weights of w+ and w- (kernels/eg.py)
+        return Layout(2 + batch, 2)
+    if cfg.algo == "fobos" and cfg.reg not in LAZY_REGS:   # weight, then epoch (l2) or list (linf)
+        return Layout((2 if cfg.reg == "l2" else 3) + batch, 1)
     col = 1
     g = n = last = pen = -1
     if cfg.adaptive:
         g, col = col, col + 1
     if cfg.normalized:
         n, col = col, col + 1
-    if LEARNERS[cfg.algo].lazy and cfg.cumulative_penalty:
+    if cfg.algo == "tg" and cfg.cumulative_penalty:
         pen, col = col, col + 1
     saved = col
+    last2 = -1
     if LEARNERS[cfg.algo].lazy:
         last, col = col, col + 1
-    return Layout(col, saved, g, n, last, pen)
+    if cfg.algo == "fobos" and cfg.reg == "elastic":
+        last2, col = col, col + 1
+    if cfg.algo == "fobos":
+        col += batch
+    return Layout(col, saved, g, n, last, pen, last2)
+
+
+def state_columns(cfg) -> list[tuple[str, int]]:
+    """Table columns a model saves beside the weights in force ("w") so that -i resumes exactly:
+    (name, column). The raw weight "z" and penalty "p" of tg's cumulative penalty, G and N of the
+    per-feature rates, eg's log-weights; none for the learners that resume from their weights."""
+    lay = layout(cfg)
+    if cfg.algo == "eg":
+        return [("ep", 0), ("en", 1)]
+    if cfg.algo == "l1ball" or (cfg.algo == "fobos" and cfg.reg not in LAZY_REGS):
+        return []
+    cols = [("z", 0)] if lay.pen >= 0 else []
+    cols += [("g", lay.g)] if lay.g >= 0 else []
+    cols += [("n", lay.n)] if lay.n >= 0 else []
+    cols += [("p", lay.pen)] if lay.pen >= 0 else []
+    return cols
+
+
+def weight_column(cfg) -> int | None:
+    """Table column a saved weight "w" is restored into (None: the learner cannot resume from its
+    weights alone)."""
+    if cfg.algo == "eg":
+        return None
+    return 0
 
 
 def get(name: str) -> Learner:
@@ -84,13 +130,26 @@ def weights_in_force(cfg, table, st, rows):
     weight column, or what a learner's lazy representation means by it."""
     if cfg.algo == "l1ball":
         return l1ball.in_force(table, rows, st[S.S_CUM])
+    if cfg.algo == "eg":
+        return eg.in_force(table, rows, prm_radius(cfg), st)
+    if cfg.algo == "fobos":
+        return fobos.in_force(table, rows, REGS[cfg.reg], st)
     return effective_weights(table, rows, layout(cfg).pen)
 
 
+def prm_radius(cfg) -> float:
+    return float(cfg.radius) if cfg.radius is not None else 0.0
+
+
 def after_load(cfg, table, prm, st) -> None:
-    """Rebuild what a learner derives from the loaded weights (the l1ball heap)."""
+    """Rebuild what a learner derives from the loaded weights (the l1ball heap, fobos l2's norm and
+    linf's list, eg's normalizer)."""
     if cfg.algo == "l1ball":
         l1ball.after_load(table, prm, st)
+    elif cfg.algo == "eg":
+        eg.after_load(table, prm, st)
+    elif cfg.algo == "fobos":
+        fobos.after_load(table, prm, st)
 
 
 def rate_scale(cfg) -> float:
@@ -131,6 +190,13 @@ def make_prm(cfg, train: bool, holdout: int = 0) -> np.ndarray:
     if cfg.algo == "l1ball":
         prm[S.P_RADIUS] = cfg.radius
         prm[S.P_PROJECTION] = PROJECTIONS[cfg.projection]
+    if cfg.algo == "eg":
+        prm[S.P_RADIUS] = cfg.radius
+    if cfg.algo == "fobos":
+        prm[S.P_REG] = REGS[cfg.reg]
+        prm[S.P_L2] = cfg.l2
+        prm[S.P_LAMBDA] = cfg.lam
+        prm[S.P_COL_LAST2] = lay.last2
     prm[S.P_BATCH] = cfg.batch_size
     return prm
 
@@ -150,6 +216,7 @@ def make_state(cfg, prm: np.ndarray, saved: dict | None = None) -> np.ndarray:
         st[S.S_MIN_LABEL] = -LOGISTIC_BOUND
         st[S.S_MAX_LABEL] = LOGISTIC_BOUND
     st[S.S_DUMP] = 1.0
+    st[S.S_SCALE] = 1.0
     return st
 
 

@@ -178,14 +178,18 @@ def feature_rate(G, N, adaptive, normalized, power_t):
 
 def eager_gd(examples, dim, loss="squared", tau=0.5, eta=0.5, power_t=0.5, initial_t=0.0,
              adaptive=True, normalized=True, invariant=True, algo="sgd", g=0.0, theta=math.inf, K=1,
-             cumulative=False):
+             cumulative=False, reg="l1", l2=0.0):
     """Progressive predictions and final (w, G, N) of VW's gd update rule, dense and eager, written
     step by step from vw-spec.md §1c. Truncated gradient: after every K-th learned example EVERY
     weight j is truncated with T1 by its own rate r_j times the global gravity accrued since the last
     truncation (g * scale * m per learned example, m the global normalizer). With ``cumulative``
     (cumulative penalty) w holds raw weights that are never truncated; instead each weight that has
     been updated adds that amount to its penalty P, and predictions and the returned weights use
-    w shrunk towards 0 by P."""
+    w shrunk towards 0 by P.
+
+    FOBOS (``algo="fobos"``, Duchi & Singer 2009 eq. 3 with eta_{t+1/2} = eta_t): after every learned
+    example EVERY weight j takes the prox of its own strength: l1 (eq. 6) soft-thresholds it by
+    g * scale * m * r_j; l2sq multiplies it by (1 + l2 * scale * m)^(-r_j) (eq. 7 when r_j = 1)."""
     per_feature = adaptive or normalized
     eta0 = eta * initial_t ** power_t if initial_t > 0 and not per_feature else eta
     w = np.zeros(dim)
@@ -262,6 +266,14 @@ def eager_gd(examples, dim, loss="squared", tau=0.5, eta=0.5, power_t=0.5, initi
                     w[i] += u * (m if normalized else 1.0) * v * feature_rate(
                         G[i], N[i], adaptive, normalized, power_t)
         learned += 1
+        if algo == "fobos":
+            step = scale * (m if normalized else 1.0)
+            for j in range(dim):
+                r = feature_rate(G[j], N[j], adaptive, normalized, power_t)
+                if reg == "l1":
+                    w[j] = math.copysign(max(abs(w[j]) - g * step * r, 0.0), w[j])
+                else:
+                    w[j] *= (1.0 + l2 * step) ** -r
         if algo == "tg":
             pending += g * scale * (m if normalized else 1.0)
             if learned % K == 0:
@@ -331,4 +343,75 @@ def eager_l1ball(examples, dim, z, loss="squared", tau=0.5, eta=10.0, power_t=0.
             in_batch = 0
     if batch > 1 and in_batch:
         w = project_l1_ball_dense(w + pending / in_batch, z)
+    return np.array(preds), w
+
+
+def fobos_prox_dense(v, reg, strength, strength2=0.0):
+    """The proximal step argmin_w 1/2 ||w - v||^2 + strength r(w) of Duchi & Singer 2009, Section 4,
+    dense: eq. 6 (l1), eq. 7 (l2sq), both in turn (elastic: ``strength`` for l1, ``strength2`` for
+    l2sq), the l2 norm's global factor, and eq. 8 (linf) through its dual, the L1-ball projection."""
+    v = np.asarray(v, float)
+    if reg == "l1":
+        return np.sign(v) * np.maximum(np.abs(v) - strength, 0.0)
+    if reg == "l2sq":
+        return v / (1.0 + strength)
+    if reg == "elastic":
+        return np.sign(v) * np.maximum(np.abs(v) - strength, 0.0) / (1.0 + strength2)
+    if reg == "l2":
+        norm = math.sqrt(float(np.dot(v, v)))
+        return np.zeros_like(v) if norm <= strength else (1.0 - strength / norm) * v
+    if strength <= 0.0:
+        return v.copy()
+    return v - project_l1_ball_dense(v, strength)          # linf
+
+
+def eager_fobos(examples, dim, reg, lam, lam2=0.0, loss="squared", tau=0.5, eta=10.0, power_t=0.5,
+                initial_t=1.0, invariant=False, batch=1):
+    """FOBOS on the plain schedule, dense and eager (Duchi & Singer 2009, eqs. 2-3, eta_{t+1/2} =
+    eta_t): after the gradient step of every learned example the whole vector takes the prox with
+    strength lam * rate_t * h (elastic: lam for l1, lam2 for l2sq). With batch B > 1 the steps of B
+    consecutive learned examples are averaged into one step, followed by one prox whose strength uses
+    the mean of their rate_t * h (an unfinished batch is applied at the end)."""
+    w = np.zeros(dim)
+    pending = np.zeros(dim)
+    in_batch = 0
+    scales = 0.0
+    eta0 = eta * initial_t ** power_t if initial_t > 0 else eta
+    t = initial_t
+    lo = hi = 0.0
+    if loss == "logistic":
+        lo, hi = -50.0, 50.0
+    preds = []
+    for label, h, base, feats in examples:
+        y = None if label is None else loss_label(loss, label)
+        if y is not None and loss != "logistic":
+            lo, hi = min(lo, y), max(hi, y)
+        p = min(max(base + sum(w[i] * v for i, v in feats), lo), hi)
+        preds.append(p)
+        if y is None or h <= 0:
+            continue
+        t += h
+        scale = eta0 * h * t ** -power_t
+        positive = y * p < 24 * math.log(2) if loss == "logistic" else loss_value(loss, p, y, tau, lo, hi) > 0
+        if positive:
+            if invariant:
+                u = invariant_update(loss, p, y, tau, scale, sum(v * v for _, v in feats))
+            else:
+                u = -dloss(loss, p, y, tau) * scale
+            for i, v in feats:
+                (pending if batch > 1 else w)[i] += u * v
+        if batch == 1:
+            w = fobos_prox_dense(w, reg, lam * scale, lam2 * scale)
+            continue
+        in_batch += 1
+        scales += scale
+        if in_batch == batch:
+            s = scales / in_batch
+            w = fobos_prox_dense(w + pending / in_batch, reg, lam * s, lam2 * s)
+            pending[:] = 0.0
+            in_batch = 0
+            scales = 0.0
+    if batch > 1 and in_batch:
+        s = scales / in_batch
+        w = fobos_prox_dense(w + pending / in_batch, reg, lam * s, lam2 * s)
     return np.array(preds), w

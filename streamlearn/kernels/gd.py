@@ -209,6 +209,40 @@ def rate_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized, sqrt_ra
 
 
 @njit(cache=True, nogil=True)
+def gradient_step(idx, val, s, f, table, st, code, p, y, tau, h, scale, adaptive, normalized, invariant,
+                  sqrt_rate, power_t, cg, cn, cpen, g0):
+    """The step of one learned example under the update rule (see the module docstring): updates the
+    per-feature statistics (G, N and the global normalizer) and returns u such that weight i moves by
+    u * x_i * r_i (r_i = 1 without per-feature rates; u includes the normalizer m). 0 when the loss
+    is 0 (VW makes no update then) or the step is not a number."""
+    if not loss_positive(code, p, y, tau, st[S_MIN_LABEL], st[S_MAX_LABEL]):
+        return 0.0
+    g = loss_dloss(code, p, y, tau)
+    if adaptive or normalized:
+        gsq = h * g * g
+        ppu = 1.0
+        if gsq != 0.0:
+            ppu = rate_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized,
+                                  sqrt_rate, power_t, cg, cn, cpen, g0, st)
+    elif invariant:
+        ppu = 0.0
+        for k in range(s, f):
+            x = np.float64(val[k])
+            ppu += x * x
+    else:
+        ppu = 0.0
+    if invariant:
+        u = loss_update(code, p, y, tau, scale, ppu)
+    else:
+        u = -g * scale
+    if u != u:
+        return 0.0
+    if normalized:
+        u *= st[S_MULT]
+    return u
+
+
+@njit(cache=True, nogil=True)
 def learn_gd_block(indptr, idx, val, labels, weights, bases, start, end, table, prm, st, preds):
     """Predict, score and (when training) learn examples start..end-1 of a block with gradient descent
     (plain or lazy truncated gradient, under the configured update rule). Stops early, returning the
@@ -254,37 +288,16 @@ def learn_gd_block(indptr, idx, val, labels, weights, bases, start, end, table, 
             scale = st[S_ETA] * h
             if not adaptive:
                 scale *= math.pow(t, -power_t)
-            if loss_positive(code, p, y, tau, st[S_MIN_LABEL], st[S_MAX_LABEL]):
-                g = loss_dloss(code, p, y, tau)
+            u = gradient_step(idx, val, s, f, table, st, code, p, y, tau, h, scale, adaptive, normalized,
+                              invariant, sqrt_rate, power_t, cg, cn, cpen, g0)
+            if u != 0.0:
                 if per_feature:
-                    gsq = h * g * g
-                    ppu = 1.0
-                    if gsq != 0.0:
-                        ppu = rate_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized,
-                                              sqrt_rate, power_t, cg, cn, cpen, g0, st)
-                elif invariant:
-                    ppu = 0.0
                     for k in range(s, f):
-                        x = np.float64(val[k])
-                        ppu += x * x
+                        i = idx[k]
+                        table[i, W] += u * val[k] * feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t)
                 else:
-                    ppu = 0.0
-                if invariant:
-                    u = loss_update(code, p, y, tau, scale, ppu)
-                else:
-                    u = -g * scale
-                if u != u:
-                    u = 0.0
-                if u != 0.0:
-                    if per_feature:
-                        if normalized:
-                            u *= st[S_MULT]
-                        for k in range(s, f):
-                            i = idx[k]
-                            table[i, W] += u * val[k] * feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t)
-                    else:
-                        for k in range(s, f):
-                            table[idx[k], W] += u * val[k]
+                    for k in range(s, f):
+                        table[idx[k], W] += u * val[k]
             st[S_T] = t
             st[S_NLEARN] += 1.0
             if tg:

@@ -31,7 +31,11 @@ P_COL_PEN = 19        # table column of the accrued penalty (cumulative penalty;
 P_RADIUS = 20         # l1ball: radius z of the L1 ball
 P_PROJECTION = 21     # l1ball: online projection method (PROJ_* codes)
 P_BATCH = 22          # mini-batch size B (1: a step per example)
-N_PRM = 24
+P_REG = 23            # fobos: regularizer (REG_* codes)
+P_L2 = 24             # fobos: lambda of the squared L2 norm (l2sq, elastic)
+P_LAMBDA = 25         # fobos: lambda of the L2 norm (l2) or the Linf norm (linf)
+P_COL_LAST2 = 26      # fobos elastic: table column of the second cumulative at the last touch
+N_PRM = 32
 
 # ----------------------------------------------------------------------------- st: state
 S_T = 0               # learning-rate clock: initial_t + weighted learned examples
@@ -71,12 +75,30 @@ S_HSIZE = 32          # l1ball: number of non-zero weights (entries of the heap)
 S_HSUM = 33           # l1ball: sum of their stored keys (the shift Theta is S_CUM)
 S_BATCH_EX = 34       # mini-batch: examples whose step is pending
 S_BATCH_ROWS = 35     # mini-batch: rows with a pending step (listed in the table's list column)
-N_ST = 40
+S_CUM2 = 36           # fobos: second cumulative (elastic: sum of l1 shrinks scaled by exp(S_CUM))
+S_SCALE = 37          # fobos l2: global scale sigma of the stored weights (weight = sigma * stored)
+S_SQNORM = 38         # fobos l2: squared norm of the stored weights
+S_EPOCH = 39          # fobos l2: weights stored in an earlier epoch are 0 (the prox zeroed the vector)
+S_EG_M = 40           # eg: reference log-weight M (the normalizer is kept as sum exp(phi - M))
+S_EG_D = 41           # eg: sum over all 2d entries of exp(phi - M) - exp(-M)
+S_SINCE = 42          # updates since a running sum was last recomputed from scratch
+S_BATCH_SCALE = 43    # mini-batch: sum of the batch's step scales (its prox strength)
+S_NNZ = 44            # fobos linf: number of listed non-zero weights
+N_ST = 48
 
 # ----------------------------------------------------------------------------- learner codes
 A_SGD = 0             # plain stochastic gradient descent
 A_TG = 1              # truncated gradient (Langford, Li & Zhang 2009)
 A_L1BALL = 2          # projected SGD onto the L1 ball (Duchi et al. 2008)
+A_FOBOS = 3           # forward-backward splitting (Duchi & Singer 2009)
+A_EG = 4              # exponentiated gradient with positive and negative weights (Duchi et al. 2008, eq. 13)
+
+# ----------------------------------------------------------------------------- fobos regularizers
+REG_L1 = 0            # lambda ||w||_1, eq. 6 (lazy, per coordinate)
+REG_L2SQ = 1          # lambda/2 ||w||_2^2, eq. 7 (lazy, per coordinate)
+REG_ELASTIC = 2       # both: l1 shrink, then l2sq scaling (lazy, per coordinate)
+REG_L2 = 3            # lambda ||w||_2, Section 4 (a global factor)
+REG_LINF = 4          # lambda ||w||_inf, eq. 8 (dual L1 projection over the non-zero weights)
 
 # ----------------------------------------------------------------------------- l1ball projection
 PROJ_TREE = 0         # un-shifted weights, cumulative shift and a heap: O(k log n) per example

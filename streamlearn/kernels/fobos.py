@@ -1,0 +1,459 @@
+"""FOBOS, forward-backward splitting (Duchi & Singer 2009), over one block of examples.
+
+Each learned example takes the gradient step of the update rule (Section 2, eq. 2), then the
+proximal step of the regularizer r scaled by eta_{t+1/2} = eta_t, the online choice of Section 3
+(Theorem 3), eq. 3:
+
+    w_{t+1/2} = w_t - eta_t g_t,     w_{t+1} = argmin_w 1/2 ||w - w_{t+1/2}||^2 + eta_t lambda r(w).
+
+``eta_t`` is the step scale of the update rule (``scale``: ``-l`` times h, times t^-power_t without
+adaptive rates, times the global normalizer m when normalized), so the prox strength of an example
+is ``lambda * scale``, and with per-feature rates weight i's own strength is that times its rate r_i
+(its step is ``u x_i r_i``: a diagonal step size, for which the prox of a separable r is separable
+with strength ``eta_t lambda r_i``). The regularizers (``--reg``, Section 4):
+
+* l1, ``lambda ||w||_1`` (eq. 6): ``w_i <- sign(v_i) [|v_i| - eta lambda r_i]_+``;
+* l2sq, ``lambda/2 ||w||_2^2`` (eq. 7): ``w_i <- v_i / (1 + eta lambda)``; with per-feature rates
+  ``v_i (1 + eta lambda)^(-r_i)`` (see below);
+* elastic, both: the l1 shrink by ``eta lambda_1``, then the l2sq scaling by ``1/(1 + eta lambda_2)``;
+* l2, ``lambda ||w||_2`` (Section 4): ``w <- [1 - eta lambda / ||v||]_+ v``, a global factor;
+* linf, ``lambda ||w||_inf`` (eq. 8): ``w_i <- sign(v_i) min(|v_i|, theta)`` with theta the
+  threshold of the projection of v onto the L1 ball of radius eta lambda (the dual problem; 0 vector
+  when ``||v||_1 <= eta lambda``).
+
+**Lazy catch-up (Section 5, Proposition 4).** The proximal steps of l1 and l2sq on a coordinate the
+example does not touch compose: k consecutive prox steps equal one with the summed strength (l1), or
+the product of the factors (l2sq). So the kernel keeps one cumulative scalar -- ``st[S_CUM]`` = the sum
+of ``lambda * scale`` (l1) or of ``log(1 + lambda * scale)`` (l2sq) over learned examples -- and each
+weight the value at its last touch (table column LAST), and pays the difference when it is next read
+or saved: O(1) per weight read, O(k) per example. With per-feature rates the weight's rate r_i is
+constant between its touches (it depends only on its own G and N), so l1 pays ``r_i * owed`` exactly.
+For l2sq, the factor ``1/(1 + eta lambda r_i)`` of eq. 7 under a diagonal step does not compose into a
+function of one running sum; the kernel uses ``(1 + eta lambda)^(-r_i)`` instead, which composes
+(``exp(-r_i * owed)``), equals eq. 7 whenever r_i = 1 (the plain schedule) and agrees with it to first
+order in ``eta lambda r_i`` otherwise. The elastic net composes too: after shrinks a_s and scalings
+c_s, ``w_n = P_n (w - sum_s a_s / P_{s-1})`` with ``P_n = prod c_s``, so with ``L = -log P``
+(``st[S_CUM]``) and ``A = sum_s a_s exp(L_{s-1})`` (``st[S_CUM2]``) a weight last touched at (L0, A0)
+is ``exp(-(L - L0)) * shrink(w, exp(-L0) (A - A0))``; A grows like exp(L), so everything is rebased
+(every weight caught up, L = A = 0) before L reaches ``ELASTIC_REBASE``. Elastic takes the plain
+schedule (with per-feature rates it does not compose).
+
+**l2** keeps the weights as ``sigma * s_i`` with a global scale sigma (``st[S_SCALE]``) and the running
+squared norm of s (``st[S_SQNORM]``): the prox multiplies sigma, O(k) per example. A prox that zeroes
+the whole vector starts a new epoch (``st[S_EPOCH]``; a stored value from an earlier epoch reads as 0),
+so it is O(1) too. The squared norm is recomputed from scratch when cancellation could have eaten its
+precision, and the stored values are rescaled when sigma gets tiny.
+
+**linf** lists the non-zero weights (columns POS and LIST) and computes the projection threshold over
+them with Figure 2 of Duchi et al. 2008 (randomized pivot): O(non-zero weights) per example, as the
+issue allows; l2 and linf take the plain schedule.
+
+Mini-batches (``--batch-size B``, plain schedule): the steps of B examples are summed per coordinate
+and averaged, then applied as one step followed by one prox whose strength is lambda times the mean
+step scale of the batch; predictions inside a batch use the weights at its start.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+from streamlearn.kernels.gd import begin_example, finish_prediction, gradient_step
+from streamlearn.kernels.projection import theta_pivot
+from streamlearn.kernels.state import (
+    P_ADAPTIVE, P_BATCH, P_BINARY, P_COL_G, P_COL_LAST, P_COL_LAST2, P_COL_N, P_FIXED_BOUNDS, P_G0,
+    P_HOLDOUT, P_INVARIANT, P_L1, P_L2, P_LAMBDA, P_LOSS, P_NORMALIZED, P_POWER_T, P_REG, P_TAU,
+    P_TRAIN, REG_ELASTIC, REG_L1, REG_L2, REG_L2SQ, REG_LINF, S_BATCH_EX, S_BATCH_ROWS,
+    S_BATCH_SCALE, S_CUM, S_CUM2, S_DUMP, S_EPOCH, S_ETA, S_MULT, S_NLEARN, S_NNZ, S_SCALE, S_SINCE,
+    S_SQNORM, S_T, S_W_LABELED, S_W_UNLABELED,
+)
+from streamlearn.kernels.table import feature_rate, shrink
+
+W = 0               # the weight (l2: the stored value s, the weight being sigma * s)
+EP = 1              # l2: epoch of the stored value
+POS = 1             # linf: position + 1 in the list of non-zero weights
+LIST = 2            # linf: the list (row indices, in the first st[S_NNZ] rows)
+ELASTIC_REBASE = 300.0   # rebase the elastic cumulatives before exp(L) can overflow
+L2_MIN_SCALE = 1e-100    # fold sigma into the stored values below this
+L2_CANCEL = 1e-8         # recompute the squared norm when it falls below this fraction of its peak
+S_SQPEAK = S_SINCE       # l2: the squared norm when it was last recomputed, or its peak since
+
+
+# ----------------------------------------------------------------------------- lazy l1 / l2sq / elastic
+
+@njit(cache=True, nogil=True, inline="always")
+def catch_up(table, i, reg, cum, cum2, clast, clast2, rate):
+    """Weight i after the prox steps released since its last touch (Proposition 4); stores it and
+    the cumulatives it is now level with. ``rate`` is the weight's own rate (1 on the plain schedule)."""
+    w = table[i, W]
+    owed = cum - table[i, clast]
+    table[i, clast] = cum
+    if reg == REG_ELASTIC:
+        owed2 = cum2 - table[i, clast2]
+        last = cum - owed
+        table[i, clast2] = cum2
+        if w != 0.0 and (owed > 0.0 or owed2 > 0.0):
+            w = shrink(w, math.exp(-last) * owed2) * math.exp(-owed)
+            table[i, W] = w
+        return w
+    if w != 0.0 and owed > 0.0:
+        if reg == REG_L1:
+            w = shrink(w, owed * rate)
+        else:
+            w *= math.exp(-owed * rate)
+        table[i, W] = w
+    return w
+
+
+@njit(cache=True, nogil=True, inline="always")
+def weight_rate(table, i, per_feature, cg, cn, g0, sqrt_rate, power_t):
+    if per_feature:
+        return feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t)
+    return 1.0
+
+
+@njit(cache=True, nogil=True)
+def catch_up_all(table, prm, st):
+    """Catch every non-zero weight up (before saving, or before a rebase)."""
+    reg = int(prm[P_REG])
+    clast = int(prm[P_COL_LAST])
+    clast2 = int(prm[P_COL_LAST2])
+    cg = int(prm[P_COL_G])
+    cn = int(prm[P_COL_N])
+    per_feature = cg >= 0 or cn >= 0
+    g0 = prm[P_G0]
+    power_t = prm[P_POWER_T]
+    sqrt_rate = power_t == 0.5
+    cum = st[S_CUM]
+    cum2 = st[S_CUM2]
+    for i in range(table.shape[0]):
+        if table[i, W] != 0.0:
+            catch_up(table, i, reg, cum, cum2, clast, clast2,
+                     weight_rate(table, i, per_feature, cg, cn, g0, sqrt_rate, power_t))
+
+
+@njit(cache=True, nogil=True)
+def rebase_elastic(table, prm, st):
+    """Catch every weight up, then restart both elastic cumulatives (and the last-touch values of
+    the non-zero weights) at 0; a zero weight's stale values are harmless, since 0 stays 0."""
+    catch_up_all(table, prm, st)
+    clast = int(prm[P_COL_LAST])
+    clast2 = int(prm[P_COL_LAST2])
+    for i in range(table.shape[0]):
+        if table[i, W] != 0.0:
+            table[i, clast] = 0.0
+            table[i, clast2] = 0.0
+    st[S_CUM] = 0.0
+    st[S_CUM2] = 0.0
+
+
+# ----------------------------------------------------------------------------- l2: a global scale
+
+@njit(cache=True, nogil=True, inline="always")
+def l2_read(table, i, epoch):
+    """The stored value of row i (0 when stored in an earlier epoch, which is cleared)."""
+    if table[i, EP] != epoch:
+        table[i, W] = 0.0
+        table[i, EP] = epoch
+    return table[i, W]
+
+
+@njit(cache=True, nogil=True)
+def l2_refresh(table, st):
+    """Recompute the squared norm of the stored values of this epoch from scratch."""
+    epoch = st[S_EPOCH]
+    total = 0.0
+    for i in range(table.shape[0]):
+        if table[i, W] != 0.0 and table[i, EP] == epoch:
+            total += table[i, W] * table[i, W]
+    st[S_SQNORM] = total
+    st[S_SQPEAK] = total
+
+
+@njit(cache=True, nogil=True)
+def l2_fold(table, st):
+    """Multiply the stored values by sigma and set sigma to 1 (weights unchanged)."""
+    epoch = st[S_EPOCH]
+    sigma = st[S_SCALE]
+    for i in range(table.shape[0]):
+        if table[i, W] != 0.0:
+            if table[i, EP] == epoch:
+                table[i, W] *= sigma
+            else:
+                table[i, W] = 0.0
+    st[S_SCALE] = 1.0
+    l2_refresh(table, st)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def l2_add(table, st, i, d):
+    """Add d to weight i (O(1): the stored value moves by d / sigma, the squared norm follows)."""
+    old = l2_read(table, i, st[S_EPOCH])
+    new = old + d / st[S_SCALE]
+    table[i, W] = new
+    q = st[S_SQNORM] + new * new - old * old
+    st[S_SQNORM] = q
+    if q > st[S_SQPEAK]:
+        st[S_SQPEAK] = q
+
+
+@njit(cache=True, nogil=True)
+def l2_prox(table, st, strength):
+    """w <- [1 - strength / ||w||]_+ w (Section 4), as a change of sigma."""
+    if st[S_SQNORM] < L2_CANCEL * st[S_SQPEAK]:
+        l2_refresh(table, st)
+    norm = st[S_SCALE] * math.sqrt(max(st[S_SQNORM], 0.0))
+    if norm <= strength:
+        st[S_EPOCH] += 1.0            # every weight is 0 now: O(1)
+        st[S_SCALE] = 1.0
+        st[S_SQNORM] = 0.0
+        st[S_SQPEAK] = 0.0
+        return
+    st[S_SCALE] *= 1.0 - strength / norm
+    if st[S_SCALE] < L2_MIN_SCALE:
+        l2_fold(table, st)
+
+
+# ----------------------------------------------------------------------------- linf: the non-zero list
+
+@njit(cache=True, nogil=True, inline="always")
+def linf_add(table, st, i, d):
+    """Add d to weight i, listing it when it was not listed."""
+    table[i, W] += d
+    if table[i, POS] == 0.0:
+        n = int(st[S_NNZ])
+        table[n, LIST] = i
+        table[i, POS] = n + 1
+        st[S_NNZ] = n + 1
+
+
+@njit(cache=True, nogil=True)
+def linf_prox(table, st, strength, seed):
+    """w <- v - Pi_{||.||_1 <= strength}(v) (eq. 8 through its dual): every |w_i| is capped at the
+    projection threshold theta of |v| (Figure 2), or all become 0 when ||v||_1 <= strength. The list
+    is compacted to the non-zero weights on the way. O(n), n = listed weights."""
+    if strength <= 0.0:
+        return
+    n = int(st[S_NNZ])
+    a = np.empty(n)
+    rows = np.empty(n, np.int64)
+    m = 0
+    total = 0.0
+    for p in range(n):
+        i = int(table[p, LIST])
+        table[i, POS] = 0.0
+        if table[i, W] != 0.0:
+            rows[m] = i
+            a[m] = abs(table[i, W])
+            total += a[m]
+            m += 1
+    if total <= strength:
+        for p in range(m):
+            table[rows[p], W] = 0.0
+        st[S_NNZ] = 0.0
+        return
+    theta = theta_pivot(a[:m], np.ones(m), strength, seed)[0]
+    for p in range(m):
+        i = rows[p]
+        if a[p] > theta:
+            table[i, W] = theta if table[i, W] > 0.0 else -theta
+        table[p, LIST] = i
+        table[i, POS] = p + 1
+    st[S_NNZ] = m
+
+
+@njit(cache=True, nogil=True)
+def linf_rebuild(table, st):
+    """List every non-zero weight (after loading a model)."""
+    n = 0
+    for i in range(table.shape[0]):
+        table[i, POS] = 0.0
+    for i in range(table.shape[0]):
+        if table[i, W] != 0.0:
+            table[n, LIST] = i
+            table[i, POS] = n + 1
+            n += 1
+    st[S_NNZ] = n
+
+
+# ----------------------------------------------------------------------------- the step and the prox
+
+@njit(cache=True, nogil=True)
+def prox(table, prm, st, reg, scale):
+    """The proximal step of one learned example (or batch) with step scale ``scale``: O(1) for the
+    lazy regularizers (the cumulatives move), O(1) for l2, O(n) for linf."""
+    if reg == REG_L1:
+        st[S_CUM] += prm[P_L1] * scale
+    elif reg == REG_L2SQ:
+        st[S_CUM] += math.log1p(prm[P_L2] * scale)
+    elif reg == REG_ELASTIC:
+        st[S_CUM2] += prm[P_L1] * scale * math.exp(st[S_CUM])
+        st[S_CUM] += math.log1p(prm[P_L2] * scale)
+        if st[S_CUM] > ELASTIC_REBASE:
+            rebase_elastic(table, prm, st)
+    elif reg == REG_L2:
+        l2_prox(table, st, prm[P_LAMBDA] * scale)
+    else:
+        linf_prox(table, st, prm[P_LAMBDA] * scale, int(st[S_NLEARN]))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def read(table, i, reg, st, clast, clast2, rate):
+    """The weight in force of row i, caught up."""
+    if reg <= REG_ELASTIC:
+        return catch_up(table, i, reg, st[S_CUM], st[S_CUM2], clast, clast2, rate)
+    if reg == REG_L2:
+        return st[S_SCALE] * l2_read(table, i, st[S_EPOCH])
+    return table[i, W]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def add(table, i, reg, st, d):
+    """Move weight i (already caught up) by d."""
+    if reg <= REG_ELASTIC:
+        table[i, W] += d
+    elif reg == REG_L2:
+        l2_add(table, st, i, d)
+    else:
+        linf_add(table, st, i, d)
+
+
+@njit(cache=True, nogil=True)
+def pend(table, i, d, st, cacc, clist):
+    """Add d to row i's pending mini-batch step (listing the row the first time)."""
+    if table[i, cacc] == 0.0 and d != 0.0:
+        m = int(st[S_BATCH_ROWS])
+        table[m, clist] = i
+        st[S_BATCH_ROWS] = m + 1
+    table[i, cacc] += d
+    if table[i, cacc] == 0.0:      # cancelled out: keep the row listed with a tiny marker
+        table[i, cacc] = 5e-324
+
+
+@njit(cache=True, nogil=True)
+def flush_batch(table, prm, st):
+    """Apply the batch's averaged step, then one prox with its mean step scale."""
+    n = st[S_BATCH_EX]
+    if n > 0.0:
+        reg = int(prm[P_REG])
+        clast = int(prm[P_COL_LAST])
+        clast2 = int(prm[P_COL_LAST2])
+        cacc = table.shape[1] - 2
+        clist = table.shape[1] - 1
+        for m in range(int(st[S_BATCH_ROWS])):
+            i = int(table[m, clist])
+            d = table[i, cacc] / n
+            table[i, cacc] = 0.0
+            read(table, i, reg, st, clast, clast2, 1.0)
+            add(table, i, reg, st, d)
+        prox(table, prm, st, reg, st[S_BATCH_SCALE] / n)
+    st[S_BATCH_ROWS] = 0.0
+    st[S_BATCH_EX] = 0.0
+    st[S_BATCH_SCALE] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def learn_fobos_block(indptr, idx, val, labels, weights, bases, start, end, table, prm, st, preds):
+    """Predict, score and (when training) learn examples start..end-1 with FOBOS; stops at the next
+    progress row like the other kernels."""
+    code = int(prm[P_LOSS])
+    tau = prm[P_TAU]
+    power_t = prm[P_POWER_T]
+    sqrt_rate = power_t == 0.5
+    holdout_period = int(prm[P_HOLDOUT])
+    train = prm[P_TRAIN] != 0.0
+    bounds_follow = prm[P_FIXED_BOUNDS] == 0.0
+    binary = prm[P_BINARY] != 0.0
+    adaptive = prm[P_ADAPTIVE] != 0.0
+    normalized = prm[P_NORMALIZED] != 0.0
+    invariant = prm[P_INVARIANT] != 0.0
+    per_feature = adaptive or normalized
+    g0 = prm[P_G0]
+    cg = int(prm[P_COL_G])
+    cn = int(prm[P_COL_N])
+    clast = int(prm[P_COL_LAST])
+    clast2 = int(prm[P_COL_LAST2])
+    reg = int(prm[P_REG])
+    batch = int(prm[P_BATCH])
+    cacc = table.shape[1] - 2
+    clist = table.shape[1] - 1
+    for e in range(start, end):
+        h = weights[e]
+        y, labeled, holdout = begin_example(st, code, labels[e], train, holdout_period, bounds_follow)
+        s = indptr[e]
+        f = indptr[e + 1]
+        raw = bases[e]
+        for k in range(s, f):
+            i = idx[k]
+            raw += read(table, i, reg, st, clast, clast2,
+                        weight_rate(table, i, per_feature, cg, cn, g0, sqrt_rate, power_t)) * val[k]
+        p = finish_prediction(st, preds, e, raw, code, y, tau, h, labeled, holdout, binary, f - s)
+        if train and labeled and h > 0.0 and not holdout:
+            t = st[S_T] + h
+            scale = st[S_ETA] * h
+            if not adaptive:
+                scale *= math.pow(t, -power_t)
+            u = gradient_step(idx, val, s, f, table, st, code, p, y, tau, h, scale, adaptive, normalized,
+                              invariant, sqrt_rate, power_t, cg, cn, -1, g0)
+            step = scale * st[S_MULT] if normalized else scale
+            st[S_T] = t
+            st[S_NLEARN] += 1.0
+            if batch > 1:
+                if u != 0.0:
+                    for k in range(s, f):
+                        pend(table, idx[k], u * val[k], st, cacc, clist)
+                st[S_BATCH_SCALE] += step
+                st[S_BATCH_EX] += 1.0
+                if int(st[S_BATCH_EX]) == batch:
+                    flush_batch(table, prm, st)
+            else:
+                if u != 0.0:
+                    for k in range(s, f):
+                        i = idx[k]
+                        add(table, i, reg, st,
+                            u * val[k] * weight_rate(table, i, per_feature, cg, cn, g0, sqrt_rate, power_t))
+                prox(table, prm, st, reg, step)
+        if st[S_W_LABELED] + st[S_W_UNLABELED] >= st[S_DUMP]:
+            return e + 1
+    return end
+
+
+@njit(cache=True, nogil=True)
+def finalize(table, prm, st):
+    """Apply an open mini-batch, then bring every weight up to date (lazy regularizers: caught up;
+    l2: sigma folded into the stored values), so the weight column holds the weights in force."""
+    if int(prm[P_BATCH]) > 1:
+        flush_batch(table, prm, st)
+    reg = int(prm[P_REG])
+    if reg <= REG_ELASTIC:
+        catch_up_all(table, prm, st)
+    elif reg == REG_L2:
+        l2_fold(table, st)
+
+
+@njit(cache=True, nogil=True)
+def in_force(table, rows, reg, st):
+    """Weights in force of the given rows (after ``finalize``)."""
+    out = np.empty(rows.shape[0])
+    for j in range(rows.shape[0]):
+        i = rows[j]
+        if reg == REG_L2 and table[i, EP] != st[S_EPOCH]:
+            out[j] = 0.0
+        elif reg == REG_L2:
+            out[j] = st[S_SCALE] * table[i, W]
+        else:
+            out[j] = table[i, W]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def after_load(table, prm, st):
+    """Derive what the loaded weights imply: l2's squared norm, linf's list (lazy: nothing, the
+    cumulatives and last-touch values all start at 0)."""
+    reg = int(prm[P_REG])
+    if reg == REG_L2:
+        st[S_SCALE] = 1.0
+        st[S_EPOCH] = 0.0
+        l2_refresh(table, st)
+    elif reg == REG_LINF:
+        linf_rebuild(table, st)

@@ -1,0 +1,252 @@
+"""FOBOS (--algo fobos) equals the eager dense references for every --reg, under the plain schedule
+and (l1, l2sq) every per-feature update rule, with mini-batches; the CLI trains, predicts and
+continues with it."""
+
+import math
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reference import eager_fobos, eager_gd, fobos_prox_dense
+from streamlearn import learners
+from streamlearn.cli import main
+from streamlearn.config import train_config
+from streamlearn.io.model_file import load_model
+from streamlearn.kernels import fobos
+from streamlearn.kernels import state as S
+from test_lazy_tg import close, streams, to_csr
+
+TRAIN = "data/samples/sparse.train.vw"
+LOSSES = ["squared", "logistic", "hinge", "quantile"]
+STRENGTH = {"l1": "l1", "l2sq": "l2", "l2": "lam", "linf": "lam"}
+
+
+def run_fobos(examples, bits, splits=(), **opts):
+    """Run the compiled kernel over ``examples`` in several calls, finalize, return (predictions,
+    weights in force, state)."""
+    cfg = train_config(dict(opts, algo="fobos", bits=bits, sources=("-",)))
+    learner = learners.get("fobos")
+    prm = learners.make_prm(cfg, train=True)
+    stt = learners.make_state(cfg, prm)
+    stt[S.S_DUMP] = math.inf
+    table = np.zeros((1 << bits, learners.layout(cfg).columns))
+    indptr, idx, val, labels, weights, bases = to_csr(examples)
+    n = len(examples)
+    preds = np.zeros(n)
+    bounds = sorted({0, n, *[s for s in splits if 0 < s < n]})
+    for a, b in zip(bounds, bounds[1:]):
+        assert learner.kernel(indptr, idx, val, labels, weights, bases, a, b, table, prm, stt, preds) == b
+    learner.finalize(table, prm, stt)
+    return preds, learners.weights_in_force(cfg, table, stt, np.arange(1 << bits)), stt
+
+
+def reg_options(reg, lam, lam2):
+    if reg == "elastic":
+        return {"l1": lam, "l2": lam2}
+    return {STRENGTH[reg]: lam}
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), loss=st.sampled_from(LOSSES),
+       reg=st.sampled_from(["l1", "l2sq", "elastic", "l2", "linf"]),
+       lam=st.sampled_from([0.0, 0.001, 0.05, 0.5, 3.0]), lam2=st.sampled_from([0.01, 0.3, 2.0]),
+       eta=st.sampled_from([0.05, 0.5, 5.0]), power_t=st.sampled_from([0.0, 0.5, 1.0]),
+       initial_t=st.sampled_from([0.5, 1.0, 10.0]), invariant=st.booleans(),
+       batch=st.sampled_from([1, 1, 2, 5]))
+def test_fobos_plain_equals_dense_eager(data, loss, reg, lam, lam2, eta, power_t, initial_t, invariant,
+                                        batch):
+    bits = data.draw(st.integers(2, 5))
+    examples = data.draw(streams(bits))
+    splits = data.draw(st.lists(st.integers(0, len(examples)), max_size=3))
+    rule = {"invariant": True} if invariant else {"sgd": True}
+    extra = {"batch_size": batch} if batch > 1 else {}
+    preds, w, _ = run_fobos(examples, bits, splits, loss=loss, reg=reg, learning_rate=eta,
+                            power_t=power_t, initial_t=initial_t, **reg_options(reg, lam, lam2),
+                            **rule, **extra)
+    ref_preds, ref_w = eager_fobos(examples, 1 << bits, reg, lam, lam2, loss=loss, eta=eta,
+                                   power_t=power_t, initial_t=initial_t, invariant=invariant,
+                                   batch=batch)
+    assert close(preds, ref_preds), (preds, ref_preds)
+    assert close(w, ref_w), (w, ref_w)
+
+
+RULES = [{}, {"adaptive": True}, {"normalized": True}, {"adaptive": True, "normalized": True},
+         {"adaptive": True, "invariant": True}, {"normalized": True, "invariant": True},
+         {"invariant": True}, {"sgd": True}]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), loss=st.sampled_from(LOSSES), reg=st.sampled_from(["l1", "l2sq"]),
+       lam=st.sampled_from([0.0, 0.001, 0.05, 0.5]), rule=st.sampled_from(RULES),
+       eta=st.sampled_from([0.1, 0.5, 2.0]), power_t=st.sampled_from([0.5, 0.3]),
+       initial_t=st.sampled_from([0.0, 1.0, 3.0]))
+def test_lazy_fobos_equals_eager_under_every_rule(data, loss, reg, lam, rule, eta, power_t, initial_t):
+    """Lazy == eager with per-feature rates: each weight pays its own rate times what was released
+    since its last touch (l1), or (1 + eta lambda)^(-r_i) per step (l2sq)."""
+    bits = data.draw(st.integers(2, 5))
+    examples = data.draw(streams(bits))
+    splits = data.draw(st.lists(st.integers(0, len(examples)), max_size=3))
+    preds, w, _ = run_fobos(examples, bits, splits, loss=loss, reg=reg, learning_rate=eta,
+                            power_t=power_t, initial_t=initial_t, **{STRENGTH[reg]: lam}, **rule)
+    cfg = train_config(dict(algo="fobos", reg=reg, learning_rate=eta, power_t=power_t,
+                            initial_t=initial_t, **rule))
+    ref_preds, ref_w, _, _ = eager_gd(
+        examples, 1 << (bits), loss=loss, eta=cfg.learning_rate, power_t=power_t,
+        initial_t=cfg.initial_t, adaptive=cfg.adaptive, normalized=cfg.normalized,
+        invariant=cfg.invariant, algo="fobos", reg=reg, g=lam, l2=lam)
+    assert close(preds, ref_preds), (preds, ref_preds)
+    assert close(w, ref_w), (w, ref_w)
+
+
+def random_stream(n, dim, k, seed):
+    rng = np.random.default_rng(seed)
+    return [(float(rng.choice([-1.0, 1.0])), 1.0, 0.0,
+             [(int(i), float(np.float32(v))) for i, v in zip(rng.integers(0, dim, k), rng.normal(size=k))])
+            for _ in range(n)]
+
+
+def test_elastic_rebase_keeps_lazy_equal_to_eager():
+    """A strong l2sq part drives the elastic cumulative past the rebase point several times."""
+    examples = random_stream(600, 64, 4, 1)
+    preds, w, stt = run_fobos(examples, 6, (97, 300), loss="logistic", l1=0.01, l2=2.0,
+                              learning_rate=1.0, power_t=0.0, sgd=True)
+    assert stt[S.S_CUM] < fobos.ELASTIC_REBASE
+    ref_preds, ref_w = eager_fobos(examples, 64, "elastic", 0.01, 2.0, loss="logistic", eta=1.0,
+                                   power_t=0.0)
+    assert close(preds, ref_preds) and close(w, ref_w)
+
+
+def test_l2_folds_scale_and_zeroes_in_o1():
+    """l2's global scale shrinks below the fold point, and strong steps zero the whole vector
+    (a new epoch) many times; still the eager result."""
+    examples = random_stream(800, 32, 3, 2)
+    for lam in (0.02, 0.4, 5.0):
+        preds, w, stt = run_fobos(examples, 5, (10, 411), loss="squared", reg="l2", lam=lam,
+                                  learning_rate=0.5, power_t=0.0, sgd=True)
+        ref_preds, ref_w = eager_fobos(examples, 32, "l2", lam, loss="squared", eta=0.5, power_t=0.0)
+        assert close(preds, ref_preds) and close(w, ref_w), lam
+    assert stt[S.S_EPOCH] > 10
+
+
+def test_linf_caps_weights_at_a_common_value():
+    examples = random_stream(300, 32, 5, 3)
+    _, w, _ = run_fobos(examples, 5, loss="squared", reg="linf", lam=0.5, learning_rate=0.5, sgd=True)
+    big = np.abs(w)[np.abs(w) > 0]
+    assert big.size > 3 and np.sum(np.isclose(big, big.max(), rtol=1e-12)) >= 2
+
+
+def test_prox_reference_solves_the_prox_problems():
+    """The dense prox of the reference minimizes 1/2||w - v||^2 + s r(w) (checked against random
+    perturbations)."""
+    rng = np.random.default_rng(4)
+    norms = {"l1": lambda w: np.abs(w).sum(), "l2sq": lambda w: 0.5 * np.dot(w, w),
+             "l2": lambda w: np.linalg.norm(w), "linf": lambda w: np.abs(w).max()}
+    for reg, r in norms.items():
+        for s in (0.01, 0.3, 2.0):
+            v = rng.normal(size=7)
+            w = fobos_prox_dense(v, reg, s)
+            best = 0.5 * np.sum((w - v) ** 2) + s * r(w)
+            for _ in range(300):
+                x = w + rng.normal(scale=0.05, size=7)
+                assert 0.5 * np.sum((x - v) ** 2) + s * r(x) >= best - 1e-12
+
+
+def test_fobos_l1_is_sparse_and_zero_lambda_is_sgd():
+    examples = random_stream(400, 256, 6, 5)
+    p0, w0, _ = run_fobos(examples, 8, loss="logistic", l1=0.0)
+    cfg = train_config(dict(algo="sgd", bits=8))
+    from test_lazy_tg import run_kernel
+    p1, w1 = run_kernel(examples, 8, loss="logistic", algo="sgd")
+    assert np.array_equal(p0, p1) and np.array_equal(w0, w1)
+    _, w2, _ = run_fobos(examples, 8, loss="logistic", l1=0.05)
+    assert 0 < np.count_nonzero(w2) < np.count_nonzero(w0)
+    assert cfg.algo == "sgd"
+
+
+# ----------------------------------------------------------------------------- through the CLI
+
+def ok(*args):
+    res = CliRunner().invoke(main, [str(a) for a in args])
+    assert res.exit_code == 0, res.output
+    return res
+
+
+@pytest.mark.parametrize("opts", [
+    ["--algo", "fobos", "--l1", "1e-3"],
+    ["--algo", "fobos", "--l1", "1e-3", "--sgd", "-l", "0.5"],
+    ["--reg", "l2sq", "--l2", "1e-3"],
+    ["--l1", "1e-4", "--l2", "1e-3", "--algo", "fobos", "-l", "0.5"],
+    ["--reg", "l2", "--lambda", "1e-3", "-l", "0.5"],
+    ["--reg", "linf", "--lambda", "1e-3", "-l", "0.5"],
+    ["--algo", "fobos", "--l1", "1e-4", "--batch-size", "10", "-l", "0.5"],
+])
+def test_fobos_cli_round_trip_and_resume(tmp_path, opts):
+    text = open(TRAIN).read().splitlines(keepends=True)
+    a, b, both = tmp_path / "a.vw", tmp_path / "b.vw", tmp_path / "both.vw"
+    a.write_text("".join(text[:1100]))        # a multiple of the batch size: -i resumes at a batch edge
+    b.write_text("".join(text[1100:]))
+    both.write_text("".join(text))
+    opts = ["--loss", "logistic", "--quiet"] + opts
+    m1, m2, m3 = tmp_path / "1.slm", tmp_path / "2.slm", tmp_path / "3.slm"
+    ok("train", "-d", a, "-f", m1, *opts)
+    ok("train", "-d", b, "-i", m1, "-f", m2, "--quiet")
+    res = ok("train", "-d", both, "-f", m3, "--readable-model", tmp_path / "r.txt", *opts)
+    (h2, i2, r2), (h3, i3, r3) = load_model(str(m2)), load_model(str(m3))
+    assert h3["algo"] == "fobos"
+    assert np.array_equal(i2, i3) and np.allclose(r2, r3, rtol=1e-9, atol=1e-12)
+    readable = (tmp_path / "r.txt").read_text().splitlines()
+    assert f"non-zero weights: {np.count_nonzero(r3[:, 0])}" in readable
+    res = ok("predict", "-i", m3, "-d", TRAIN, "-p", tmp_path / "q", "--quiet")
+    q = (tmp_path / "q").read_text().splitlines()
+    assert len(q) == len(text)
+
+
+def test_fobos_preamble_and_summary():
+    res = CliRunner().invoke(main, ["train", "-d", TRAIN, "--algo", "fobos", "--l1", "1e-3",
+                                    "--loss", "logistic"])
+    assert res.exit_code == 0, res.output
+    assert ("learner = fobos (forward-backward splitting, adaptive, normalized, invariant: reg = l1, "
+            "l1 = 0.001, batch size = 1)") in res.stderr
+    assert "non-zero weights = " in res.stderr
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--reg", "l1", "--l2", "1"], "--l2 does not apply to --reg l1, whose strength is --l1"),
+    (["--reg", "l2", "--l1", "1"], "--l1 does not apply to --reg l2, whose strength is --lambda"),
+    (["--reg", "elastic", "--lambda", "1"],
+     "--lambda does not apply to --reg elastic, whose strength is --l1 and --l2"),
+    (["--algo", "tg", "--l2", "1"], "--l2 needs --algo fobos"),
+    (["--reg", "linf", "--lambda", "1", "--adaptive"],
+     "--adaptive does not apply to --algo fobos --reg linf: the prox of --reg linf with per-feature "
+     "rates cannot be caught up lazily, so it takes the plain schedule (--sgd, or no rule flag)"),
+    (["--l1", "1", "--l2", "1", "--normalized"],
+     "--normalized does not apply to --algo fobos --reg elastic: the prox of --reg elastic with "
+     "per-feature rates cannot be caught up lazily, so it takes the plain schedule (--sgd, or no rule "
+     "flag)"),
+    (["--algo", "fobos", "--l1", "1", "--batch-size", "4", "--adaptive"],
+     "--adaptive does not apply to --algo fobos: mini-batches average plain steps, so it takes the "
+     "plain schedule (--sgd, or no rule flag)"),
+    (["--algo", "fobos", "--threshold", "1"], "--threshold needs --algo tg"),
+    (["--lambda", "-1"], "--lambda must be a finite number >= 0 (got -1)"),
+])
+def test_fobos_option_errors(args, message):
+    res = CliRunner().invoke(main, ["train"] + args, input="1 |a b\n")
+    assert res.exit_code == 1, res.output
+    assert res.stderr.splitlines()[-1] == f"Error: {message}"
+
+
+def test_fobos_defaults_follow_the_regularizer():
+    from streamlearn.errors import OptionError
+    with pytest.raises(OptionError, match=r"^--reg must be one of l1, l2sq, elastic, l2, linf \(got cubic\)$"):
+        train_config({"algo": "fobos", "reg": "cubic"})
+    assert train_config({"algo": "fobos"}).reg == "l1"
+    assert train_config({"algo": "fobos", "l2": 1.0}).reg == "l2sq"
+    cfg = train_config({"l1": 1.0, "l2": 1.0})
+    assert (cfg.algo, cfg.reg, cfg.adaptive) == ("fobos", "elastic", False)     # plain schedule
+    cfg = train_config({"reg": "l1", "l1": 1.0})
+    assert (cfg.algo, cfg.adaptive, cfg.normalized, cfg.learning_rate) == ("fobos", True, True, 0.5)
+    cfg = train_config({"reg": "linf", "lam": 1.0})
+    assert (cfg.adaptive, cfg.learning_rate, cfg.initial_t) == (False, 10.0, 1.0)
