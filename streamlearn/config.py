@@ -201,7 +201,7 @@ def _check_train(cfg: TrainConfig) -> None:
     if "quantile_tau" in cfg.explicit and cfg.loss != "quantile":
         raise OptionError("--quantile-tau needs --loss quantile")
     if "batch_size" in cfg.explicit and cfg.algo not in BATCH_LEARNERS:
-        raise OptionError(f"--batch-size needs --algo {' or '.join(BATCH_LEARNERS)}")
+        raise OptionError(f"--batch-size needs --algo {', '.join(BATCH_LEARNERS[:-1])} or {BATCH_LEARNERS[-1]}")
     for name in ("period", "passes", "early_terminate", "holdout_period", "batch_size"):
         if getattr(cfg, name) < 1:
             raise OptionError(f"{FLAG[name]} must be at least 1 (got {getattr(cfg, name)})")

@@ -93,9 +93,9 @@ def test_l1ball_cli_round_trip_and_resume(tmp_path, projection, batch):
     (["--radius", "0"], "--radius must be a finite number > 0 (got 0)"),
     (["--radius", "1", "--adaptive"], "--adaptive does not apply to --algo l1ball: its projection is "
                                       "Euclidean, so it takes the plain schedule (--sgd, or no rule flag)"),
-    (["--radius", "1", "--l1", "0.1"], "--l1 needs --algo tg; --algo l1ball regularizes with --radius"),
-    (["--algo", "tg", "--radius", "1"], "--radius needs --algo l1ball"),
-    (["--batch-size", "4"], "--batch-size needs --algo l1ball"),
+    (["--radius", "1", "--l1", "0.1"], "--l1 needs --algo tg or fobos; --algo l1ball regularizes with --radius"),
+    (["--algo", "tg", "--radius", "1"], "--radius needs --algo l1ball or eg"),
+    (["--batch-size", "4"], "--batch-size needs --algo l1ball, fobos or eg"),
     (["--radius", "1", "--batch-size", "0"], "--batch-size must be at least 1 (got 0)"),
 ])
 def test_l1ball_option_errors(args, message):

@@ -136,7 +136,7 @@ def flush_batch(table, st):
         peak = -math.inf
         for m in range(int(st[S_BATCH_ROWS])):
             i = int(table[m, CLIST])
-            dlt = table[i, CACC]
+            dlt = table[i, CACC] / n
             table[i, CACC] = 0.0
             peak = max(peak, move(table, i, CP, dlt, st), move(table, i, CN, -dlt, st))
         settle(table, st, peak)
