@@ -275,17 +275,22 @@ def _readable_header(cfg: TrainConfig, nonzero: int) -> list[str]:
             f"non-zero weights: {nonzero}"]
 
 
-def save_outputs(cfg: TrainConfig, run: Run) -> int:
-    """Finalize the table and write -f / --readable-model. Returns the number of non-zero weights."""
-    learner, table = run.learner, run.table
+def save_outputs(cfg: TrainConfig, run: Run, snapshot: bool = False) -> int:
+    """Finalize the table and write -f / --readable-model. Returns the number of non-zero weights.
+
+    A ``snapshot`` (the best pass so far, while training goes on) of a learner with mini-batches is
+    taken from a copy, so that applying the open batch does not change the run."""
+    learner, table, st = run.learner, run.table, run.st
+    if snapshot and cfg.batch_size > 1:
+        table, st = table.copy(), st.copy()
     if learner.finalize is not None:
-        learner.finalize(table, run.prm, run.st)
+        learner.finalize(table, run.prm, st)
     lay = learners.layout(cfg)
     plain = cfg.algo in ("sgd", "tg") and lay.pen < 0      # the weight column is in force
     if plain and not (cfg.final_model or cfg.readable_model):
         return int(count_nonzero(table))
     touched = nonzero_rows(table, lay.saved)     # rows with a weight or saved state that is not 0
-    in_force = learners.weights_in_force(cfg, table, run.st, touched)
+    in_force = learners.weights_in_force(cfg, table, st, touched)
     index, weights = touched[in_force != 0.0], in_force[in_force != 0.0]
     if cfg.final_model:
         # weights only with --predict-only-model; else also the learner's state, for -i
@@ -296,7 +301,7 @@ def save_outputs(cfg: TrainConfig, run: Run) -> int:
             names = ["w"] + [name for name, _ in extra]
             rows = touched
             values = np.column_stack([in_force] + [table[touched, col] for _, col in extra])
-        save_model(cfg.final_model, _model_header(cfg, run.st, names), rows, values)
+        save_model(cfg.final_model, _model_header(cfg, st, names), rows, values)
     if cfg.readable_model:
         write_readable_model(cfg.readable_model, _readable_header(cfg, index.shape[0]), index, weights)
     return int(index.shape[0])
@@ -436,7 +441,7 @@ def train(cfg: TrainConfig, model=None) -> dict:
                         best_holdout = loss
                         no_win = 0
                         if p < cfg.passes - 1 and (cfg.final_model or cfg.readable_model):
-                            nonzero = save_outputs(cfg, run)
+                            nonzero = save_outputs(cfg, run, snapshot=True)
                     else:
                         no_win += 1
                         if no_win >= cfg.early_terminate:

@@ -250,3 +250,15 @@ def test_fobos_defaults_follow_the_regularizer():
     assert (cfg.algo, cfg.adaptive, cfg.normalized, cfg.learning_rate) == ("fobos", True, True, 0.5)
     cfg = train_config({"reg": "linf", "lam": 1.0})
     assert (cfg.adaptive, cfg.learning_rate, cfg.initial_t) == (False, 10.0, 1.0)
+
+
+@pytest.mark.parametrize("opts", [["--algo", "fobos", "--l1", "1e-4", "-l", "0.5"],
+                                  ["--radius", "20", "-l", "0.5"]])
+def test_best_pass_snapshot_does_not_change_a_batched_run(tmp_path, opts):
+    """With holdout, the model of the best pass is written while training goes on; with mini-batches
+    that snapshot applies the open batch to a copy, so the run's predictions are those of a run that
+    writes no model."""
+    opts = ["-d", TRAIN, "--loss", "logistic", "--passes", "3", "--batch-size", "7", "--quiet"] + opts
+    ok("train", *opts, "-p", tmp_path / "p1")
+    ok("train", *opts, "-p", tmp_path / "p2", "-f", tmp_path / "m")
+    assert (tmp_path / "p1").read_text() == (tmp_path / "p2").read_text()
