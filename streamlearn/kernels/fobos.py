@@ -59,6 +59,7 @@ import numpy as np
 from numba import njit
 
 from streamlearn.kernels.gd import begin_example, finish_prediction, gradient_step
+from streamlearn.kernels.minibatch import pend
 from streamlearn.kernels.projection import theta_pivot
 from streamlearn.kernels.state import (
     P_ADAPTIVE, P_BATCH, P_BINARY, P_COL_G, P_COL_LAST, P_COL_LAST2, P_COL_N, P_FIXED_BOUNDS, P_G0,
@@ -316,18 +317,6 @@ def add(table, i, reg, st, d):
         l2_add(table, st, i, d)
     else:
         linf_add(table, st, i, d)
-
-
-@njit(cache=True, nogil=True)
-def pend(table, i, d, st, cacc, clist):
-    """Add d to row i's pending mini-batch step (listing the row the first time)."""
-    if table[i, cacc] == 0.0 and d != 0.0:
-        m = int(st[S_BATCH_ROWS])
-        table[m, clist] = i
-        st[S_BATCH_ROWS] = m + 1
-    table[i, cacc] += d
-    if table[i, cacc] == 0.0:      # cancelled out: keep the row listed with a tiny marker
-        table[i, cacc] = 5e-324
 
 
 @njit(cache=True, nogil=True)

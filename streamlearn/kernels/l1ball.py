@@ -24,6 +24,7 @@ import numpy as np
 from numba import njit
 
 from streamlearn.kernels.gd import begin_example, finish_prediction
+from streamlearn.kernels.minibatch import pend
 from streamlearn.kernels.losses import loss_dloss, loss_positive, loss_update
 from streamlearn.kernels.online_projection import (
     project, project_nonzero, read_weight, rebuild, set_weight,
@@ -47,18 +48,6 @@ def project_with(table, st, z, method):
         project(table, CW, CPOS, CH, st, z)
     else:
         project_nonzero(table, CW, CPOS, CH, st, z, method, int(st[S_NLEARN]))
-
-
-@njit(cache=True, nogil=True)
-def pend(table, i, d, st):
-    """Add d to row i's pending mini-batch step (listing the row the first time)."""
-    if table[i, CACC] == 0.0 and d != 0.0:
-        m = int(st[S_BATCH_ROWS])
-        table[m, CLIST] = i
-        st[S_BATCH_ROWS] = m + 1
-    table[i, CACC] += d
-    if table[i, CACC] == 0.0:      # cancelled out: keep the row listed with a tiny marker
-        table[i, CACC] = 5e-324
 
 
 @njit(cache=True, nogil=True)
@@ -124,7 +113,7 @@ def learn_l1ball_block(indptr, idx, val, labels, weights, bases, start, end, tab
                 if u != 0.0 and u == u:
                     if batch > 1:
                         for k in range(s, f):
-                            pend(table, idx[k], u * val[k], st)
+                            pend(table, idx[k], u * val[k], st, CACC, CLIST)
                     else:
                         for k in range(s, f):
                             i = idx[k]
