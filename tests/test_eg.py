@@ -181,3 +181,37 @@ def test_eg_after_load_rebuilds_the_normalizer():
     w = 3.0 * np.exp(phi - phi.max()) / np.exp(phi - phi.max()).sum()
     assert np.allclose(learners.weights_in_force(cfg, table, stt, np.arange(32)), w[:32] - w[32:],
                        rtol=1e-12, atol=1e-15)
+
+
+def test_eg_weight_raised_then_lowered_recomputes_the_normalizer():
+    """A weight's log grows by ~25 (M follows the mass up), then falls back by ~24.5 in the next
+    example: the mass drops ~1e10-fold and D = (about 1) - (about 1) has cancelled; without
+    recomputing it the weights would be off by ~1e-6 relative."""
+    u = 0.5 * 70.0 / math.sqrt(2.0)                          # quantile, tau 0.5, eta 70, t = 2
+    x2 = float(np.float32(u / (0.5 * 70.0 / math.sqrt(3.0)) * 0.98))
+    examples = [(10.0, 1.0, 0.0, [(0, 1.0)]), (-10.0, 1.0, 0.0, [(0, x2)]),
+                (1.0, 1.0, 0.0, [(0, 1.0), (1, 1.0)]), (1.0, 1.0, 0.0, [(0, 1.0), (2, -1.0)])]
+    preds, w, table, stt, moved = run_eg(examples, 2, 1.0, 70.0, "quantile", splits=[1, 2, 3], check=True)
+    ref_preds, ref_w = eager_eg(examples, 4, 1.0, loss="quantile", eta=70.0)
+    assert moved[1] > 20 and moved[2] < 5, moved
+    assert np.allclose(preds, ref_preds, rtol=1e-12, atol=1e-15), (preds, ref_preds)
+    assert np.allclose(w, ref_w, rtol=1e-12, atol=1e-15), (w, ref_w)
+
+
+def test_eg_periodic_recompute_keeps_learning_exactly():
+    """After max(d, 2^20) steps D is recomputed from scratch; forcing it midway changes nothing."""
+    rng = np.random.default_rng(11)
+    examples = stress_stream(rng, 50, 3)
+    cfg, prm, stt, table = setup(3, 1.0, 1.0, "logistic", 1)
+    indptr, idx, val, labels, weights, bases = to_csr(examples)
+    preds = np.zeros(len(examples))
+    learner = learners.get("eg")
+    learner.kernel(indptr, idx, val, labels, weights, bases, 0, 25, table, prm, stt, preds)
+    assert stt[S.S_SINCE] == 25
+    stt[S.S_SINCE] = eg.MIN_RECOMPUTE
+    learner.kernel(indptr, idx, val, labels, weights, bases, 25, 50, table, prm, stt, preds)
+    assert stt[S.S_SINCE] == 24                      # recomputed at step 26, then 24 more steps
+    check_simplex(table, 1.0, stt)
+    ref_preds, ref_w = eager_eg(examples, 8, 1.0, loss="logistic", eta=1.0)
+    assert np.allclose(preds, ref_preds, rtol=1e-12, atol=1e-14)
+    assert np.allclose(learners.weights_in_force(cfg, table, stt, np.arange(8)), ref_w, rtol=1e-12, atol=1e-14)

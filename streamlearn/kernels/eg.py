@@ -19,7 +19,7 @@ the total mass (the denominator is kept within [1/16, 16]; raising M only rescal
 before any exp(phi - M) could exceed exp(300)), so nothing overflows and the rounding of D stays
 small relative to the denominator. D is recomputed from scratch (O(d)) when it may have cancelled --
 the denominator fell below 1/16, or a step went through an entry more than 256 times the final
-denominator (a weight raised and lowered again) -- and after every max(d, 2^20) changed entries.
+denominator (a weight raised and lowered again) -- and after every max(d, 2^20) steps.
 
 Table columns: 0 phi+, 1 phi-; with ``--batch-size B`` > 1 also 2 the pending step of the row and 3
 the list of rows with one. Mini-batches: the B examples' steps are summed per coordinate, averaged and
@@ -35,6 +35,7 @@ from numba import njit
 
 from streamlearn.kernels.gd import begin_example, finish_prediction
 from streamlearn.kernels.losses import loss_dloss, loss_positive
+from streamlearn.kernels.minibatch import pend
 from streamlearn.kernels.state import (
     P_BATCH, P_BINARY, P_FIXED_BOUNDS, P_HOLDOUT, P_LOSS, P_POWER_T, P_RADIUS, P_TAU, P_TRAIN,
     S_BATCH_EX, S_BATCH_ROWS, S_DUMP, S_EG_D, S_EG_M, S_ETA, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN,
@@ -49,7 +50,7 @@ CLIST = 3   # mini-batch: rows with a pending step
 SAFE = 300.0            # M is raised before any exp(phi - M) exceeds exp(SAFE)
 HIGH = 16.0             # the denominator 2d exp(-M) + D is rescaled to 1 above this ...
 LOW = 1.0 / 16.0        # ... and recomputed from scratch below this
-MIN_RECOMPUTE = 1 << 20  # recompute D after max(d, this) changed entries
+MIN_RECOMPUTE = 1 << 20  # recompute D after max(d, this) steps
 
 
 @njit(cache=True, nogil=True)
@@ -94,7 +95,6 @@ def move(table, i, c, delta, st):
         st[S_EG_M] = b
         m = b
     st[S_EG_D] += math.exp(b - m) - math.exp(a - m)
-    st[S_SINCE] += 1.0
     return max(a, b)
 
 
@@ -104,8 +104,9 @@ def settle(table, st, peak):
     rescales D exactly), and recompute it from scratch when most of the mass left (D may have
     cancelled: the denominator fell below 1/16, or an entry the step went through, peak = its
     largest phi, was more than HIGH/LOW times the denominator), when it is not a positive number, or
-    after max(d, 2^20) changed entries."""
+    after max(d, 2^20) steps (amortized O(1) per step)."""
     d = table.shape[0]
+    st[S_SINCE] += 1.0
     r = denominator(d, st)
     if (not (r >= LOW and r < math.inf) or peak - st[S_EG_M] > math.log(r * (HIGH / LOW))
             or st[S_SINCE] > max(d, MIN_RECOMPUTE)):
@@ -113,18 +114,6 @@ def settle(table, st, peak):
     elif r > HIGH:
         st[S_EG_M] += math.log(r)
         st[S_EG_D] /= r
-
-
-@njit(cache=True, nogil=True)
-def pend(table, i, dlt, st):
-    """Add dlt to row i's pending mini-batch step (listing the row the first time)."""
-    if table[i, CACC] == 0.0 and dlt != 0.0:
-        m = int(st[S_BATCH_ROWS])
-        table[m, CLIST] = i
-        st[S_BATCH_ROWS] = m + 1
-    table[i, CACC] += dlt
-    if table[i, CACC] == 0.0:      # cancelled out: keep the row listed with a tiny marker
-        table[i, CACC] = 5e-324
 
 
 @njit(cache=True, nogil=True)
@@ -186,7 +175,7 @@ def learn_eg_block(indptr, idx, val, labels, weights, bases, start, end, table, 
                 if u != 0.0 and math.isfinite(u):
                     if batch > 1:
                         for k in range(s, f):
-                            pend(table, idx[k], u * val[k], st)
+                            pend(table, idx[k], u * val[k], st, CACC, CLIST)
                     else:
                         peak = -math.inf
                         for k in range(s, f):

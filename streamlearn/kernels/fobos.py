@@ -83,9 +83,10 @@ S_SQPEAK = S_SINCE       # l2: the squared norm when it was last recomputed, or 
 # ----------------------------------------------------------------------------- lazy l1 / l2sq / elastic
 
 @njit(cache=True, nogil=True, inline="always")
-def catch_up(table, i, reg, cum, cum2, clast, clast2, rate):
+def catch_up(table, i, reg, cum, cum2, clast, clast2, per_feature, cg, cn, g0, sqrt_rate, power_t):
     """Weight i after the prox steps released since its last touch (Proposition 4); stores it and
-    the cumulatives it is now level with. ``rate`` is the weight's own rate (1 on the plain schedule)."""
+    the cumulatives it is now level with. With per-feature rates the weight pays its own rate (read
+    only when it owes something), else rate 1."""
     w = table[i, W]
     owed = cum - table[i, clast]
     table[i, clast] = cum
@@ -98,10 +99,12 @@ def catch_up(table, i, reg, cum, cum2, clast, clast2, rate):
             table[i, W] = w
         return w
     if w != 0.0 and owed > 0.0:
+        if per_feature:
+            owed *= feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t)
         if reg == REG_L1:
-            w = shrink(w, owed * rate)
+            w = shrink(w, owed)
         else:
-            w *= math.exp(-owed * rate)
+            w *= math.exp(-owed)
         table[i, W] = w
     return w
 
@@ -129,8 +132,7 @@ def catch_up_all(table, prm, st):
     cum2 = st[S_CUM2]
     for i in range(table.shape[0]):
         if table[i, W] != 0.0:
-            catch_up(table, i, reg, cum, cum2, clast, clast2,
-                     weight_rate(table, i, per_feature, cg, cn, g0, sqrt_rate, power_t))
+            catch_up(table, i, reg, cum, cum2, clast, clast2, per_feature, cg, cn, g0, sqrt_rate, power_t)
 
 
 @njit(cache=True, nogil=True)
@@ -299,10 +301,11 @@ def prox(table, prm, st, reg, scale):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def read(table, i, reg, st, clast, clast2, rate):
+def read(table, i, reg, st, clast, clast2, per_feature, cg, cn, g0, sqrt_rate, power_t):
     """The weight in force of row i, caught up."""
     if reg <= REG_ELASTIC:
-        return catch_up(table, i, reg, st[S_CUM], st[S_CUM2], clast, clast2, rate)
+        return catch_up(table, i, reg, st[S_CUM], st[S_CUM2], clast, clast2, per_feature, cg, cn, g0,
+                        sqrt_rate, power_t)
     if reg == REG_L2:
         return st[S_SCALE] * l2_read(table, i, st[S_EPOCH])
     return table[i, W]
@@ -333,7 +336,7 @@ def flush_batch(table, prm, st):
             i = int(table[m, clist])
             d = table[i, cacc] / n
             table[i, cacc] = 0.0
-            read(table, i, reg, st, clast, clast2, 1.0)
+            read(table, i, reg, st, clast, clast2, False, -1, -1, 0.0, True, 0.5)
             add(table, i, reg, st, d)
         prox(table, prm, st, reg, st[S_BATCH_SCALE] / n)
     st[S_BATCH_ROWS] = 0.0
@@ -374,8 +377,7 @@ def learn_fobos_block(indptr, idx, val, labels, weights, bases, start, end, tabl
         raw = bases[e]
         for k in range(s, f):
             i = idx[k]
-            raw += read(table, i, reg, st, clast, clast2,
-                        weight_rate(table, i, per_feature, cg, cn, g0, sqrt_rate, power_t)) * val[k]
+            raw += read(table, i, reg, st, clast, clast2, per_feature, cg, cn, g0, sqrt_rate, power_t) * val[k]
         p = finish_prediction(st, preds, e, raw, code, y, tau, h, labeled, holdout, binary, f - s)
         if train and labeled and h > 0.0 and not holdout:
             t = st[S_T] + h
