@@ -1,18 +1,22 @@
 """Exponentiated gradient with w+ and w- (--algo eg; Duchi et al. 2008, Section 7, eq. 13): the O(k)
 kernel with its running normalizer equals the dense eager reference, keeps the 2d entries positive
 and summing to z, survives steps that move the reference exponent M far, and resumes exactly from
-its log-weights."""
+its log-weights; the CLI trains, predicts and continues with it."""
 
 import math
 
 import numpy as np
+import pytest
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reference import to_csr
 from reference_eg import eager_eg
 from streamlearn import learners
+from streamlearn.cli import main
 from streamlearn.config import train_config
+from streamlearn.io.model_file import load_model
 from streamlearn.kernels import eg
 from streamlearn.kernels import state as S
 from test_lazy_tg import streams
@@ -215,3 +219,60 @@ def test_eg_periodic_recompute_keeps_learning_exactly():
     ref_preds, ref_w = eager_eg(examples, 8, 1.0, loss="logistic", eta=1.0)
     assert np.allclose(preds, ref_preds, rtol=1e-12, atol=1e-14)
     assert np.allclose(learners.weights_in_force(cfg, table, stt, np.arange(8)), ref_w, rtol=1e-12, atol=1e-14)
+
+
+# ----------------------------------------------------------------------------- through the CLI
+
+TRAIN = "data/samples/sparse.train.vw"
+
+
+def ok(*args):
+    res = CliRunner().invoke(main, [str(a) for a in args])
+    assert res.exit_code == 0, res.output
+    return res
+
+
+@pytest.mark.parametrize("batch", [1, 10])
+def test_eg_cli_round_trip_and_resume(tmp_path, batch):
+    text = open(TRAIN).read().splitlines(keepends=True)
+    a, b, both = tmp_path / "a.vw", tmp_path / "b.vw", tmp_path / "both.vw"
+    a.write_text("".join(text[:1100]))        # a multiple of the batch size: -i resumes at a batch edge
+    b.write_text("".join(text[1100:]))
+    both.write_text("".join(text))
+    opts = ["--loss", "logistic", "--algo", "eg", "--radius", "10", "--batch-size", batch, "--quiet"]
+    m1, m2, m3 = tmp_path / "1.slm", tmp_path / "2.slm", tmp_path / "3.slm"
+    ok("train", "-d", a, "-f", m1, *opts)
+    ok("train", "-d", b, "-i", m1, "-f", m2, "--quiet")
+    ok("train", "-d", both, "-f", m3, "--readable-model", tmp_path / "r.txt", *opts)
+    (h2, i2, r2), (h3, i3, r3) = load_model(str(m2)), load_model(str(m3))
+    assert h3["algo"] == "eg" and h3["column_names"] == ["w", "ep", "en"]
+    assert np.array_equal(i2, i3) and np.allclose(r2, r3, rtol=1e-9, atol=1e-12)
+    assert f"non-zero weights: {np.count_nonzero(r3[:, 0])}" in (tmp_path / "r.txt").read_text()
+    ok("predict", "-i", m3, "-d", TRAIN, "-p", tmp_path / "q", "--quiet")
+    assert len((tmp_path / "q").read_text().splitlines()) == len(text)
+
+
+def test_eg_cannot_resume_from_weights_only(tmp_path):
+    m = tmp_path / "m.slm"
+    ok("train", "-d", TRAIN, "--algo", "eg", "--radius", "10", "-f", m, "--predict-only-model", "--quiet")
+    res = CliRunner().invoke(main, ["train", "-d", TRAIN, "-i", str(m), "--quiet"])
+    assert res.exit_code == 1
+    assert res.stderr.splitlines()[-1] == (f"Error: cannot continue --algo eg from {m}: it holds the "
+                                           f"weights only (saved with --predict-only-model)")
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--algo", "eg"], "--algo eg needs --radius Z (the L1 norm the weights may reach)"),
+    (["--algo", "eg", "--radius", "1", "--adaptive"],
+     "--adaptive does not apply to --algo eg: its update is multiplicative, with one rate for all "
+     "weights, so it takes the plain schedule (--sgd, or no rule flag)"),
+    (["--algo", "eg", "--radius", "1", "--invariant"],
+     "--invariant does not apply to --algo eg: its update is multiplicative (--sgd, or no rule flag)"),
+    (["--algo", "eg", "--radius", "1", "--projection", "sort"], "--projection needs --algo l1ball"),
+    (["--algo", "eg", "--radius", "1", "--l1", "1"],
+     "--l1 needs --algo tg or fobos; --algo eg regularizes with --radius"),
+])
+def test_eg_option_errors(args, message):
+    res = CliRunner().invoke(main, ["train"] + args, input="1 |a b\n")
+    assert res.exit_code == 1, res.output
+    assert res.stderr.splitlines()[-1] == f"Error: {message}"
