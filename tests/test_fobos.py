@@ -253,7 +253,7 @@ def test_fobos_defaults_follow_the_regularizer():
 
 
 @pytest.mark.parametrize("opts", [["--algo", "fobos", "--l1", "1e-4", "-l", "0.5"],
-                                  ["--radius", "20", "-l", "0.5"]])
+                                  ["--radius", "20", "-l", "0.5"], ["--algo", "eg", "--radius", "10"]])
 def test_best_pass_snapshot_does_not_change_a_batched_run(tmp_path, opts):
     """With holdout, the model of the best pass is written while training goes on; with mini-batches
     that snapshot applies the open batch to a copy, so the run's predictions are those of a run that
