@@ -300,42 +300,53 @@ def project_l1_ball_dense(v, z):
     return np.sign(v) * np.maximum(np.abs(v) - theta, 0.0)
 
 
-def eager_l1ball(examples, dim, z, loss="squared", tau=0.5, eta=10.0, power_t=0.5, initial_t=1.0,
-                 invariant=False, batch=1):
-    """Projected SGD (Duchi et al. 2008, eq. 2), dense: after the gradient step of every learned
-    example with a positive loss, the whole vector is projected onto the L1 ball of radius z. With
-    batch B > 1 the steps of B consecutive learned examples are averaged into one step followed by
-    one projection (an unfinished batch is applied at the end)."""
-    w = np.zeros(dim)
-    pending = np.zeros(dim)
-    in_batch = 0
+def plain_steps(examples, weights, preds, loss="squared", tau=0.5, eta=10.0, power_t=0.5,
+                initial_t=1.0, invariant=False):
+    """Progressive validation on the plain schedule (``--sgd``'s rate_t = eta0 t^-power_t), shared by
+    the dense references of the learners that take it: each example is predicted with the current
+    ``weights()`` (clamped to the label range seen so far) into ``preds``; for each learned example
+    yields (features, scale = rate_t * h, u) where the gradient step is u * x (the importance-invariant
+    step with ``invariant``), u = 0 when the loss is 0 (no update, as VW)."""
     eta0 = eta * initial_t ** power_t if initial_t > 0 else eta
     t = initial_t
     lo = hi = 0.0
     if loss == "logistic":
         lo, hi = -50.0, 50.0
-    preds = []
     for label, h, base, feats in examples:
         y = None if label is None else loss_label(loss, label)
         if y is not None and loss != "logistic":
             lo, hi = min(lo, y), max(hi, y)
+        w = weights()
         p = min(max(base + sum(w[i] * v for i, v in feats), lo), hi)
         preds.append(p)
         if y is None or h <= 0:
             continue
         t += h
         scale = eta0 * h * t ** -power_t
-        positive = y * p < 24 * math.log(2) if loss == "logistic" else loss_value(loss, p, y, tau, lo, hi) > 0
-        if positive:
+        u = 0.0
+        if (y * p < 24 * math.log(2) if loss == "logistic" else loss_value(loss, p, y, tau, lo, hi) > 0):
             if invariant:
                 u = invariant_update(loss, p, y, tau, scale, sum(v * v for _, v in feats))
             else:
                 u = -dloss(loss, p, y, tau) * scale
-            if u != 0:
-                for i, v in feats:
-                    (pending if batch > 1 else w)[i] += u * v
-                if batch == 1:
-                    w = project_l1_ball_dense(w, z)
+        yield feats, scale, u
+
+
+def eager_l1ball(examples, dim, z, batch=1, **schedule):
+    """Projected SGD (Duchi et al. 2008, eq. 2), dense: after the gradient step of every learned
+    example with a positive loss, the whole vector is projected onto the L1 ball of radius z. With
+    batch B > 1 the steps of B consecutive learned examples are averaged into one step followed by
+    one projection (an unfinished batch is applied at the end). ``schedule``: see ``plain_steps``."""
+    w = np.zeros(dim)
+    pending = np.zeros(dim)
+    in_batch = 0
+    preds = []
+    for feats, _, u in plain_steps(examples, lambda: w, preds, **schedule):
+        if u != 0:
+            for i, v in feats:
+                (pending if batch > 1 else w)[i] += u * v
+            if batch == 1:
+                w = project_l1_ball_dense(w, z)
         in_batch += 1
         if batch > 1 and in_batch == batch:
             w = project_l1_ball_dense(w + pending / in_batch, z)
@@ -365,41 +376,21 @@ def fobos_prox_dense(v, reg, strength, strength2=0.0):
     return v - project_l1_ball_dense(v, strength)          # linf
 
 
-def eager_fobos(examples, dim, reg, lam, lam2=0.0, loss="squared", tau=0.5, eta=10.0, power_t=0.5,
-                initial_t=1.0, invariant=False, batch=1):
+def eager_fobos(examples, dim, reg, lam, lam2=0.0, batch=1, **schedule):
     """FOBOS on the plain schedule, dense and eager (Duchi & Singer 2009, eqs. 2-3, eta_{t+1/2} =
     eta_t): after the gradient step of every learned example the whole vector takes the prox with
     strength lam * rate_t * h (elastic: lam for l1, lam2 for l2sq). With batch B > 1 the steps of B
     consecutive learned examples are averaged into one step, followed by one prox whose strength uses
-    the mean of their rate_t * h (an unfinished batch is applied at the end)."""
+    the mean of their rate_t * h (an unfinished batch is applied at the end). ``schedule``: see
+    ``plain_steps``."""
     w = np.zeros(dim)
     pending = np.zeros(dim)
     in_batch = 0
     scales = 0.0
-    eta0 = eta * initial_t ** power_t if initial_t > 0 else eta
-    t = initial_t
-    lo = hi = 0.0
-    if loss == "logistic":
-        lo, hi = -50.0, 50.0
     preds = []
-    for label, h, base, feats in examples:
-        y = None if label is None else loss_label(loss, label)
-        if y is not None and loss != "logistic":
-            lo, hi = min(lo, y), max(hi, y)
-        p = min(max(base + sum(w[i] * v for i, v in feats), lo), hi)
-        preds.append(p)
-        if y is None or h <= 0:
-            continue
-        t += h
-        scale = eta0 * h * t ** -power_t
-        positive = y * p < 24 * math.log(2) if loss == "logistic" else loss_value(loss, p, y, tau, lo, hi) > 0
-        if positive:
-            if invariant:
-                u = invariant_update(loss, p, y, tau, scale, sum(v * v for _, v in feats))
-            else:
-                u = -dloss(loss, p, y, tau) * scale
-            for i, v in feats:
-                (pending if batch > 1 else w)[i] += u * v
+    for feats, scale, u in plain_steps(examples, lambda: w, preds, **schedule):
+        for i, v in feats:
+            (pending if batch > 1 else w)[i] += u * v
         if batch == 1:
             w = fobos_prox_dense(w, reg, lam * scale, lam2 * scale)
             continue

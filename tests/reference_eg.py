@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from reference import dloss, loss_label, loss_value
+from reference import plain_steps
 
 
 def eager_eg(examples, dim, z, loss="squared", tau=0.5, eta=10.0, power_t=0.5, initial_t=1.0, batch=1,
@@ -44,35 +44,18 @@ def eager_eg(examples, dim, z, loss="squared", tau=0.5, eta=10.0, power_t=0.5, i
 
     pending = np.zeros(dim)
     in_batch = 0
-    eta0 = eta * initial_t ** power_t if initial_t > 0 else eta
-    t = initial_t
-    lo = hi = 0.0
-    if loss == "logistic":
-        lo, hi = -50.0, 50.0
     preds = []
-    for label, h, base, feats in examples:
-        y = None if label is None else loss_label(loss, label)
-        if y is not None and loss != "logistic":
-            lo, hi = min(lo, y), max(hi, y)
-        w = weights()
-        p = min(max(base + sum(w[i] * v for i, v in feats), lo), hi)
-        preds.append(p)
-        if y is None or h <= 0:
-            continue
-        t += h
-        scale = eta0 * h * t ** -power_t
-        positive = y * p < 24 * math.log(2) if loss == "logistic" else loss_value(loss, p, y, tau, lo, hi) > 0
-        if positive:
-            u = -dloss(loss, p, y, tau) * scale          # -eta_t g_i = u x_i
-            if u != 0:
-                if batch > 1:
-                    for i, v in feats:
-                        pending[i] += u * v
-                elif feats:
-                    d = np.zeros(dim)
-                    for i, v in feats:
-                        d[i] += u * v
-                    step(d)
+    for feats, _, u in plain_steps(examples, weights, preds, loss=loss, tau=tau, eta=eta,
+                                   power_t=power_t, initial_t=initial_t):
+        if u != 0:                                       # -eta_t g_i = u x_i
+            if batch > 1:
+                for i, v in feats:
+                    pending[i] += u * v
+            elif feats:
+                d = np.zeros(dim)
+                for i, v in feats:
+                    d[i] += u * v
+                step(d)
         in_batch += 1
         if batch > 1 and in_batch == batch:
             step(pending / in_batch)
