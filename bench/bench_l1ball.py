@@ -161,17 +161,16 @@ def main(argv: list[str] | None = None) -> None:
     m = machine_facts()
     text = [
         MARK_START,
-        "## L1-ball projection: tree vs linear per example (bench/bench_l1ball.py)",
+        "## L1-ball projection: tree vs linear per example; fobos, l1ball and eg against tg (bench/bench_l1ball.py)",
         "",
         f"- Date: {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M:%S} UTC",
         f"- Produced by: {produced_by(raw, 'bench/bench_l1ball.py')}",
         f"- Machine: nproc {m['nproc']}, CPU {m['cpu']}, load average {m['load']}; Python {m['python']}, "
         f"numba {m['numba']}, streamlearn commit {m['commit']}",
         f"- Data: the first {lines:,} lines of `{data}`; radius {args.radius:g}, `-l 1`, logistic",
-        f"- Command: `{' '.join(train_cmd(Path('DATA'), 0, 'PROJECTION', args.radius)).replace(' -b 0', ' -b B')}`",
+        f"- Configuration, as a command: `{' '.join(train_cmd(Path('DATA'), 0, 'PROJECTION', args.radius)).replace(' -b 0', ' -b B')}`",
         "- Per-example time: the compiled learner kernel timed in-process over the parsed lines on a fresh",
         "  table (no start-up, no parsing), median of 3 runs for sgd and tree, one run for linear.",
-        "",
         "- Plain SGD on the same schedule (`--sgd -l 1`, no projection) is timed the same way: what reading",
         "  and writing the table costs at each -b (page faults and cache misses grow with the table), so",
         "  tree - sgd is the projection's own cost.",
