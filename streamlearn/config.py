@@ -296,9 +296,11 @@ def _resolve_rule(values: dict, explicit: dict) -> None:
     per-feature rates, else 1."""
     sgd = values.pop("sgd", False)
     given = [n for n in RULE_FLAGS if n in explicit]
-    if not given and "adaptive" not in values and plain_only(values.get("algo"), values.get("reg"),
-                                                             values.get("batch_size", 1)):
-        given, explicit = ["sgd"], dict(explicit, sgd=True)     # these learners default to --sgd
+    if not given and plain_only(values.get("algo"), values.get("reg"), values.get("batch_size", 1)):
+        # these learners default to --sgd, also when -i switches to one of them from a model whose
+        # rule has per-feature rates (a model of theirs keeps its own rule, --invariant included)
+        if "adaptive" not in values or values["adaptive"] or values.get("normalized"):
+            given, explicit = ["sgd"], dict(explicit, sgd=True)
     if not given:
         if values.get("cumulative_penalty") is None:
             values["cumulative_penalty"] = values.get("adaptive", True) or values.get("normalized", True)

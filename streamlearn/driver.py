@@ -244,8 +244,9 @@ def _restore(cfg: TrainConfig, table, model, prm) -> np.ndarray:
     mine = dict(learners.state_columns(cfg))
     index = index.astype(np.int64)
     if learners.weight_column(cfg) is None and not set(mine) <= set(stored):
-        raise ModelError(f"cannot continue --algo {cfg.algo} from {cfg.initial_model}: it holds the "
-                         f"weights only (saved with --predict-only-model)")
+        raise ModelError(f"cannot continue --algo {cfg.algo} from {cfg.initial_model}: it holds no "
+                         f"{cfg.algo} state (only a model trained with --algo {cfg.algo} and saved "
+                         f"without --predict-only-model can be continued)")
     for j, name in enumerate(stored):
         if name == "w":
             if "z" in stored:

@@ -252,13 +252,17 @@ def test_eg_cli_round_trip_and_resume(tmp_path, batch):
     assert len((tmp_path / "q").read_text().splitlines()) == len(text)
 
 
-def test_eg_cannot_resume_from_weights_only(tmp_path):
+@pytest.mark.parametrize("first", [["--algo", "eg", "--radius", "10", "--predict-only-model"],
+                                   ["--algo", "sgd"]])
+def test_eg_cannot_resume_without_its_log_weights(tmp_path, first):
     m = tmp_path / "m.slm"
-    ok("train", "-d", TRAIN, "--algo", "eg", "--radius", "10", "-f", m, "--predict-only-model", "--quiet")
-    res = CliRunner().invoke(main, ["train", "-d", TRAIN, "-i", str(m), "--quiet"])
+    ok("train", "-d", TRAIN, "-f", m, "--quiet", *first)
+    res = CliRunner().invoke(main, ["train", "-d", TRAIN, "-i", str(m), "--quiet", "--algo", "eg",
+                                    "--radius", "10"])
     assert res.exit_code == 1
-    assert res.stderr.splitlines()[-1] == (f"Error: cannot continue --algo eg from {m}: it holds the "
-                                           f"weights only (saved with --predict-only-model)")
+    assert res.stderr.splitlines()[-1] == (
+        f"Error: cannot continue --algo eg from {m}: it holds no eg state (only a model trained with "
+        f"--algo eg and saved without --predict-only-model can be continued)")
 
 
 @pytest.mark.parametrize("args,message", [
