@@ -29,7 +29,7 @@ from streamlearn.io.model_file import load_model, save_model
 from streamlearn.io.reader import RING, Source, check_readable, read_blocks
 from streamlearn.io.writers import PredictionWriter, write_readable_model
 from streamlearn.kernels import state as S
-from streamlearn.kernels.table import W, count_nonzero, nonzero_rows
+from streamlearn.kernels.table import count_nonzero, nonzero_rows
 from streamlearn.report import Reporter, best_constant, next_dump
 
 

@@ -2,8 +2,6 @@
 and (l1, l2sq) every per-feature update rule, with mini-batches; the CLI trains, predicts and
 continues with it."""
 
-import math
-
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -11,13 +9,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reference import eager_fobos, eager_gd, fobos_prox_dense
-from streamlearn import learners
 from streamlearn.cli import main
 from streamlearn.config import train_config
 from streamlearn.io.model_file import load_model
 from streamlearn.kernels import fobos
 from streamlearn.kernels import state as S
-from test_lazy_tg import close, run_kernel, streams, to_csr
+from test_lazy_tg import close, run_kernel, streams
 
 TRAIN = "data/samples/sparse.train.vw"
 LOSSES = ["squared", "logistic", "hinge", "quantile"]
@@ -25,22 +22,9 @@ STRENGTH = {"l1": "l1", "l2sq": "l2", "l2": "lam", "linf": "lam"}
 
 
 def run_fobos(examples, bits, splits=(), **opts):
-    """Run the compiled kernel over ``examples`` in several calls, finalize, return (predictions,
-    weights in force, state)."""
-    cfg = train_config(dict(opts, algo="fobos", bits=bits, sources=("-",)))
-    learner = learners.get("fobos")
-    prm = learners.make_prm(cfg, train=True)
-    stt = learners.make_state(cfg, prm)
-    stt[S.S_DUMP] = math.inf
-    table = np.zeros((1 << bits, learners.layout(cfg).columns))
-    indptr, idx, val, labels, weights, bases = to_csr(examples)
-    n = len(examples)
-    preds = np.zeros(n)
-    bounds = sorted({0, n, *[s for s in splits if 0 < s < n]})
-    for a, b in zip(bounds, bounds[1:]):
-        assert learner.kernel(indptr, idx, val, labels, weights, bases, a, b, table, prm, stt, preds) == b
-    learner.finalize(table, prm, stt)
-    return preds, learners.weights_in_force(cfg, table, stt, np.arange(1 << bits)), stt
+    """The compiled kernel over ``examples`` in several calls, finalized: (predictions, weights in
+    force, state)."""
+    return run_kernel(examples, bits, splits, state=True, algo="fobos", **opts)
 
 
 def reg_options(reg, lam, lam2):
@@ -192,13 +176,13 @@ def test_fobos_cli_round_trip_and_resume(tmp_path, opts):
     m1, m2, m3 = tmp_path / "1.slm", tmp_path / "2.slm", tmp_path / "3.slm"
     ok("train", "-d", a, "-f", m1, *opts)
     ok("train", "-d", b, "-i", m1, "-f", m2, "--quiet")
-    res = ok("train", "-d", both, "-f", m3, "--readable-model", tmp_path / "r.txt", *opts)
+    ok("train", "-d", both, "-f", m3, "--readable-model", tmp_path / "r.txt", *opts)
     (h2, i2, r2), (h3, i3, r3) = load_model(str(m2)), load_model(str(m3))
     assert h3["algo"] == "fobos"
     assert np.array_equal(i2, i3) and np.allclose(r2, r3, rtol=1e-9, atol=1e-12)
     readable = (tmp_path / "r.txt").read_text().splitlines()
     assert f"non-zero weights: {np.count_nonzero(r3[:, 0])}" in readable
-    res = ok("predict", "-i", m3, "-d", TRAIN, "-p", tmp_path / "q", "--quiet")
+    ok("predict", "-i", m3, "-d", TRAIN, "-p", tmp_path / "q", "--quiet")
     q = (tmp_path / "q").read_text().splitlines()
     assert len(q) == len(text)
 

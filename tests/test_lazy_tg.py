@@ -13,14 +13,15 @@ from streamlearn import learners
 from streamlearn.config import train_config
 from streamlearn.kernels import state as S
 from streamlearn.kernels.gd import finalize_tg
-from streamlearn.kernels.table import catch_up, effective_weights, truncate
+from streamlearn.kernels.table import catch_up, truncate
 
 LOSSES = ["squared", "logistic", "hinge", "quantile"]
 
 
-def run_kernel(examples, bits, splits=(), full=False, **opts):
+def run_kernel(examples, bits, splits=(), full=False, state=False, **opts):
     """Run the compiled learner over ``examples`` (optionally in several calls), finalize, return
-    (predictions, weights), or with ``full`` (predictions, weights, G, N) (zeros where absent)."""
+    (predictions, weights in force), or with ``full`` (predictions, weights, G, N) (zeros where
+    absent), or with ``state`` (predictions, weights, state array)."""
     cfg = train_config(dict(opts, bits=bits, sources=("-",)))
     learner = learners.get(cfg.algo)
     prm = learners.make_prm(cfg, train=True)
@@ -36,9 +37,9 @@ def run_kernel(examples, bits, splits=(), full=False, **opts):
         assert learner.kernel(indptr, idx, val, labels, weights, bases, a, b, table, prm, stt, preds) == b
     if learner.finalize is not None:
         learner.finalize(table, prm, stt)
-    weights = table[:, 0].copy()
-    if lay.pen >= 0:
-        weights = effective_weights(table, np.arange(1 << bits), lay.pen)
+    weights = learners.weights_in_force(cfg, table, stt, np.arange(1 << bits))
+    if state:
+        return preds, weights, stt
     if full:
         zeros = np.zeros(1 << bits)
         return (preds, weights, table[:, lay.g].copy() if lay.g >= 0 else zeros,

@@ -33,13 +33,12 @@ import numpy as np
 
 from numba import njit
 
-from streamlearn.kernels.gd import begin_example, finish_prediction
+from streamlearn.kernels.gd import begin_example, example_settings, finish_prediction
 from streamlearn.kernels.losses import loss_dloss, loss_positive
 from streamlearn.kernels.minibatch import pend
 from streamlearn.kernels.state import (
-    P_BATCH, P_BINARY, P_FIXED_BOUNDS, P_HOLDOUT, P_LOSS, P_POWER_T, P_RADIUS, P_TAU, P_TRAIN,
-    S_BATCH_EX, S_BATCH_ROWS, S_DUMP, S_EG_D, S_EG_M, S_ETA, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN,
-    S_SINCE, S_T, S_W_LABELED, S_W_UNLABELED,
+    P_BATCH, P_RADIUS, S_BATCH_EX, S_BATCH_ROWS, S_DUMP, S_EG_D, S_EG_M, S_ETA, S_MAX_LABEL,
+    S_MIN_LABEL, S_NLEARN, S_SINCE, S_T, S_W_LABELED, S_W_UNLABELED,
 )
 
 CP = 0      # phi+: log of w+ up to the common normalizer
@@ -145,13 +144,7 @@ def learn_eg_block(indptr, idx, val, labels, weights, bases, start, end, table, 
     """Predict, score and (when training) learn examples start..end-1 with exponentiated gradient
     over w+ and w- (Duchi et al. 2008, Section 7, eq. 13), O(k) per example; stops at the next
     progress row like the other kernels."""
-    code = int(prm[P_LOSS])
-    tau = prm[P_TAU]
-    power_t = prm[P_POWER_T]
-    holdout_period = int(prm[P_HOLDOUT])
-    train = prm[P_TRAIN] != 0.0
-    bounds_follow = prm[P_FIXED_BOUNDS] == 0.0
-    binary = prm[P_BINARY] != 0.0
+    code, tau, power_t, holdout_period, train, bounds_follow, binary = example_settings(prm)
     z = prm[P_RADIUS]
     batch = int(prm[P_BATCH])
     d = table.shape[0]

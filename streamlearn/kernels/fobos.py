@@ -58,15 +58,16 @@ import math
 import numpy as np
 from numba import njit
 
-from streamlearn.kernels.gd import begin_example, finish_prediction, gradient_step
+from streamlearn.kernels.gd import (
+    begin_example, example_settings, finish_prediction, gradient_step, rule_settings,
+)
 from streamlearn.kernels.minibatch import pend
 from streamlearn.kernels.projection import theta_pivot
 from streamlearn.kernels.state import (
-    P_ADAPTIVE, P_BATCH, P_BINARY, P_COL_G, P_COL_LAST, P_COL_LAST2, P_COL_N, P_FIXED_BOUNDS, P_G0,
-    P_HOLDOUT, P_INVARIANT, P_L1, P_L2, P_LAMBDA, P_LOSS, P_NORMALIZED, P_POWER_T, P_REG, P_TAU,
-    P_TRAIN, REG_ELASTIC, REG_L1, REG_L2, REG_L2SQ, REG_LINF, S_BATCH_EX, S_BATCH_ROWS,
-    S_BATCH_SCALE, S_CUM, S_CUM2, S_DUMP, S_EPOCH, S_ETA, S_MULT, S_NLEARN, S_NNZ, S_SCALE, S_SINCE,
-    S_SQNORM, S_T, S_W_LABELED, S_W_UNLABELED,
+    P_BATCH, P_COL_G, P_COL_LAST, P_COL_LAST2, P_COL_N, P_G0, P_L1, P_L2, P_LAMBDA, P_POWER_T,
+    P_REG, REG_ELASTIC, REG_L1, REG_L2, REG_L2SQ, REG_LINF, S_BATCH_EX, S_BATCH_ROWS, S_BATCH_SCALE,
+    S_CUM, S_CUM2, S_DUMP, S_EPOCH, S_ETA, S_MULT, S_NLEARN, S_NNZ, S_SCALE, S_SINCE, S_SQNORM, S_T,
+    S_W_LABELED, S_W_UNLABELED,
 )
 from streamlearn.kernels.table import feature_rate, shrink
 
@@ -348,21 +349,10 @@ def flush_batch(table, prm, st):
 def learn_fobos_block(indptr, idx, val, labels, weights, bases, start, end, table, prm, st, preds):
     """Predict, score and (when training) learn examples start..end-1 with FOBOS; stops at the next
     progress row like the other kernels."""
-    code = int(prm[P_LOSS])
-    tau = prm[P_TAU]
-    power_t = prm[P_POWER_T]
+    code, tau, power_t, holdout_period, train, bounds_follow, binary = example_settings(prm)
+    adaptive, normalized, invariant, g0, cg, cn = rule_settings(prm)
     sqrt_rate = power_t == 0.5
-    holdout_period = int(prm[P_HOLDOUT])
-    train = prm[P_TRAIN] != 0.0
-    bounds_follow = prm[P_FIXED_BOUNDS] == 0.0
-    binary = prm[P_BINARY] != 0.0
-    adaptive = prm[P_ADAPTIVE] != 0.0
-    normalized = prm[P_NORMALIZED] != 0.0
-    invariant = prm[P_INVARIANT] != 0.0
     per_feature = adaptive or normalized
-    g0 = prm[P_G0]
-    cg = int(prm[P_COL_G])
-    cn = int(prm[P_COL_N])
     clast = int(prm[P_COL_LAST])
     clast2 = int(prm[P_COL_LAST2])
     reg = int(prm[P_REG])

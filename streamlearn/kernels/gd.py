@@ -120,6 +120,22 @@ def example_loss(code, p, y, tau, lo, hi, h, binary):
 
 
 @njit(cache=True, nogil=True)
+def example_settings(prm):
+    """The settings every learner kernel reads before its loop: (loss code, quantile tau, power_t,
+    holdout period, train, prediction bounds follow the labels, binary)."""
+    return (int(prm[P_LOSS]), prm[P_TAU], prm[P_POWER_T], int(prm[P_HOLDOUT]), prm[P_TRAIN] != 0.0,
+            prm[P_FIXED_BOUNDS] == 0.0, prm[P_BINARY] != 0.0)
+
+
+@njit(cache=True, nogil=True)
+def rule_settings(prm):
+    """The update rule's settings (see the module docstring): (adaptive, normalized, invariant,
+    initial G, table column of G, table column of N)."""
+    return (prm[P_ADAPTIVE] != 0.0, prm[P_NORMALIZED] != 0.0, prm[P_INVARIANT] != 0.0, prm[P_G0],
+            int(prm[P_COL_G]), int(prm[P_COL_N]))
+
+
+@njit(cache=True, nogil=True)
 def begin_example(st, code, y, train, holdout_period, bounds_follow):
     """Bookkeeping every kernel does before predicting an example: count it in the pass, decide
     whether it is held out, map its label to loss space and observe it. Returns (label, labeled,
@@ -248,25 +264,14 @@ def learn_gd_block(indptr, idx, val, labels, weights, bases, start, end, table, 
     (plain or lazy truncated gradient, under the configured update rule). Stops early, returning the
     next example index, once the weighted example count reaches the next progress row
     (``st[S_DUMP]``); returns ``end`` otherwise."""
-    code = int(prm[P_LOSS])
-    tau = prm[P_TAU]
+    code, tau, power_t, holdout_period, train, bounds_follow, binary = example_settings(prm)
+    adaptive, normalized, invariant, g0, cg, cn = rule_settings(prm)
     tg = int(prm[P_ALGO]) == A_TG
-    power_t = prm[P_POWER_T]
     sqrt_rate = power_t == 0.5
     gravity = prm[P_L1]
     theta = prm[P_THRESHOLD]
     period = int(prm[P_PERIOD])
-    holdout_period = int(prm[P_HOLDOUT])
-    train = prm[P_TRAIN] != 0.0
-    bounds_follow = prm[P_FIXED_BOUNDS] == 0.0
-    binary = prm[P_BINARY] != 0.0
-    adaptive = prm[P_ADAPTIVE] != 0.0
-    normalized = prm[P_NORMALIZED] != 0.0
-    invariant = prm[P_INVARIANT] != 0.0
     per_feature = adaptive or normalized
-    g0 = prm[P_G0]
-    cg = int(prm[P_COL_G])
-    cn = int(prm[P_COL_N])
     clast = int(prm[P_COL_LAST])
     cpen = int(prm[P_COL_PEN])
     for e in range(start, end):

@@ -23,16 +23,15 @@ import numpy as np
 
 from numba import njit
 
-from streamlearn.kernels.gd import begin_example, finish_prediction
+from streamlearn.kernels.gd import begin_example, example_settings, finish_prediction
 from streamlearn.kernels.minibatch import pend
 from streamlearn.kernels.losses import loss_dloss, loss_positive, loss_update
 from streamlearn.kernels.online_projection import (
     project, project_nonzero, read_weight, rebuild, set_weight,
 )
 from streamlearn.kernels.state import (
-    P_BATCH, P_BINARY, P_FIXED_BOUNDS, P_HOLDOUT, P_INVARIANT, P_LOSS, P_POWER_T, P_PROJECTION,
-    P_RADIUS, P_TAU, P_TRAIN, PROJ_TREE, S_CUM, S_DUMP, S_ETA, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN,
-    S_BATCH_EX, S_BATCH_ROWS, S_T, S_W_LABELED, S_W_UNLABELED,
+    P_BATCH, P_INVARIANT, P_PROJECTION, P_RADIUS, PROJ_TREE, S_CUM, S_DUMP, S_ETA, S_MAX_LABEL,
+    S_MIN_LABEL, S_NLEARN, S_BATCH_EX, S_BATCH_ROWS, S_T, S_W_LABELED, S_W_UNLABELED,
 )
 
 CW = 0      # stored weight
@@ -77,13 +76,7 @@ def finalize(table, prm, st):
 def learn_l1ball_block(indptr, idx, val, labels, weights, bases, start, end, table, prm, st, preds):
     """Predict, score and (when training) learn examples start..end-1 with projected SGD onto the
     L1 ball; stops at the next progress row like the other kernels."""
-    code = int(prm[P_LOSS])
-    tau = prm[P_TAU]
-    power_t = prm[P_POWER_T]
-    holdout_period = int(prm[P_HOLDOUT])
-    train = prm[P_TRAIN] != 0.0
-    bounds_follow = prm[P_FIXED_BOUNDS] == 0.0
-    binary = prm[P_BINARY] != 0.0
+    code, tau, power_t, holdout_period, train, bounds_follow, binary = example_settings(prm)
     invariant = prm[P_INVARIANT] != 0.0
     z = prm[P_RADIUS]
     method = int(prm[P_PROJECTION])
