@@ -15,7 +15,7 @@ from streamlearn.errors import OptionError
 from streamlearn.io.reader import DEFAULT_BLOCK_SIZE
 
 LOSS_NAMES = ("squared", "logistic", "hinge", "quantile")
-ALGO_NAMES = ("sgd", "tg", "l1ball", "fobos", "eg")
+ALGO_NAMES = ("sgd", "tg", "l1ball", "fobos", "eg", "smidas", "rounding", "subgradient")
 REG_NAMES = ("l1", "l2sq", "elastic", "l2", "linf")
 PROJECTION_NAMES = ("tree", "linear", "sort")
 LINK_NAMES = ("identity", "logistic")
@@ -29,14 +29,14 @@ HASHING_OPTIONS = ("bits", "noconstant", "hash", "hash_seed")
 MODEL_OPTIONS = HASHING_OPTIONS + (
     "loss", "quantile_tau", "link", "binary", "algo", "adaptive", "normalized", "invariant",
     "learning_rate", "power_t", "initial_t", "decay_learning_rate", "l1", "threshold", "period",
-    "cumulative_penalty", "radius", "projection", "batch_size", "reg", "l2", "lam",
+    "cumulative_penalty", "radius", "projection", "batch_size", "reg", "l2", "lam", "p_norm",
 )
 #: the update-rule flags (VW's): giving any of them turns on exactly the properties given
 RULE_FLAGS = ("sgd", "adaptive", "normalized", "invariant")
 #: model options a model written before they existed lacks (it used plain SGD)
 LEGACY_MODEL_OPTIONS = {"adaptive": False, "normalized": False, "invariant": False,
                         "cumulative_penalty": False, "radius": None, "projection": "tree",
-                        "batch_size": 1, "reg": "l1", "l2": 0.0, "lam": 0.0}
+                        "batch_size": 1, "reg": "l1", "l2": 0.0, "lam": 0.0, "p_norm": None}
 #: learner options of truncated gradient (rejected with plain sgd)
 TG_OPTIONS = ("l1", "threshold", "period", "cumulative_penalty")
 #: learner options of FOBOS (--l1 is shared with tg)
@@ -49,7 +49,13 @@ L1BALL_OPTIONS = ("radius", "projection")
 #: learners that take mini-batches
 BATCH_LEARNERS = ("l1ball", "fobos", "eg")
 #: learners that project in Euclidean geometry (or, eg, in entropy) and so take the plain schedule
-PLAIN_ONLY = ("l1ball", "eg")
+PLAIN_ONLY = ("l1ball", "eg", "smidas", "subgradient")
+#: learners that take --l1 (its strength lambda, or tg's gravity)
+L1_LEARNERS = ("tg", "fobos", "smidas", "subgradient")
+#: learners that take --threshold (tg: truncation threshold; rounding: the rounding threshold;
+#: subgradient: round at the end of training) and --period (tg, rounding)
+THRESHOLD_LEARNERS = ("tg", "rounding", "subgradient")
+PERIOD_LEARNERS = ("tg", "rounding")
 #: FOBOS regularizers whose lazy catch-up is exact with per-feature rates; the others (and
 #: mini-batches) take the plain schedule
 PER_FEATURE_REGS = ("l1", "l2sq")
@@ -67,7 +73,7 @@ FLAG = {
     "initial_t": "--initial-t", "decay_learning_rate": "--decay-learning-rate", "l1": "--l1",
     "threshold": "--threshold", "period": "--period", "cumulative_penalty": "--cumulative-penalty",
     "passes": "--passes", "radius": "--radius", "projection": "--projection",
-    "batch_size": "--batch-size", "reg": "--reg", "l2": "--l2", "lam": "--lambda",
+    "batch_size": "--batch-size", "reg": "--reg", "l2": "--l2", "lam": "--lambda", "p_norm": "--p-norm",
     "holdout_period": "--holdout-period", "holdout_off": "--holdout-off",
     "early_terminate": "--early-terminate", "block_size": "--block-size", "sgd": "--sgd",
     "adaptive": "--adaptive", "normalized": "--normalized", "invariant": "--invariant",
@@ -105,6 +111,7 @@ class TrainConfig:
     reg: str = "l1"
     l2: float = 0.0
     lam: float = 0.0
+    p_norm: float | None = None
     passes: int = 1
     holdout_period: int = 10
     holdout_off: bool = False
@@ -229,14 +236,25 @@ def _check_train(cfg: TrainConfig) -> None:
 def _check_learner_options(cfg: TrainConfig) -> None:
     """Each learner option belongs to the learners that use it; the constrained and proximal
     learners that cannot take per-feature rates refuse them instead of mixing them in silently."""
-    given = [n for n in TG_OPTIONS if n in cfg.explicit and not (n == "l1" and cfg.algo == "fobos")]
+    allowed = {"l1": L1_LEARNERS, "threshold": THRESHOLD_LEARNERS, "period": PERIOD_LEARNERS,
+               "cumulative_penalty": ("tg",)}
+    given = [n for n in TG_OPTIONS if n in cfg.explicit and cfg.algo not in allowed[n]]
     if given and cfg.algo == "sgd":
         raise OptionError(f"{FLAG[given[0]]} needs a regularized learner (--algo tg); "
                           f"--algo sgd does not regularize")
-    if given and cfg.algo != "tg":
-        if given[0] == "l1":
+    if given:
+        if given[0] == "l1" and cfg.algo in ("l1ball", "eg"):
             raise OptionError(f"--l1 needs --algo tg or fobos; --algo {cfg.algo} regularizes with --radius")
-        raise OptionError(f"{FLAG[given[0]]} needs --algo tg")
+        names = allowed[given[0]]
+        raise OptionError(f"{FLAG[given[0]]} needs --algo "
+                          + (f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else names[0]))
+    if cfg.algo == "rounding" and "threshold" not in cfg.explicit:
+        raise OptionError("--algo rounding needs --threshold THETA (weights with |w| < THETA are set to 0 "
+                          "every --period K steps)")
+    if "p_norm" in cfg.explicit and cfg.algo != "smidas":
+        raise OptionError("--p-norm needs --algo smidas")
+    if cfg.p_norm is not None and not (cfg.p_norm >= 2 and math.isfinite(cfg.p_norm)):
+        raise OptionError(f"--p-norm must be a finite number >= 2 (got {_fmt(cfg.p_norm)})")
     given = [n for n in FOBOS_OPTIONS if n in cfg.explicit]
     if given and cfg.algo != "fobos":
         raise OptionError(f"{FLAG[given[0]]} needs --algo fobos")
@@ -261,6 +279,10 @@ def _check_learner_options(cfg: TrainConfig) -> None:
             why = "its projection is Euclidean"
         elif cfg.algo == "eg":
             why = "its update is multiplicative, with one rate for all weights"
+        elif cfg.algo == "smidas":
+            why = "its step is a mirror-descent step in the dual, with one rate for all weights"
+        elif cfg.algo == "subgradient":
+            why = "it is the truncated-gradient paper's plain-SGD baseline"
         elif cfg.batch_size > 1:
             why = "mini-batches average plain steps"
         else:
@@ -268,9 +290,9 @@ def _check_learner_options(cfg: TrainConfig) -> None:
         raise OptionError(f"{FLAG[on[0]]} does not apply to --algo {cfg.algo}"
                           + (f" --reg {cfg.reg}" if cfg.algo == "fobos" and cfg.batch_size == 1 else "")
                           + f": {why}, so it takes the plain schedule (--sgd, or no rule flag)")
-    if cfg.algo == "eg" and cfg.invariant:
-        raise OptionError("--invariant does not apply to --algo eg: its update is multiplicative "
-                          "(--sgd, or no rule flag)")
+    if cfg.algo in ("eg", "smidas") and cfg.invariant:
+        raise OptionError(f"--invariant does not apply to --algo {cfg.algo}: its update is not an SGD "
+                          f"step (--sgd, or no rule flag)")
 
 
 def _resolve_reg(values: dict, explicit: dict) -> None:

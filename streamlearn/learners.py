@@ -17,8 +17,8 @@ import numpy as np
 from streamlearn.kernels import state as S
 from streamlearn.config import REG_STRENGTHS
 from streamlearn.kernels.losses import LOGISTIC, LOGISTIC_BOUND, LOSSES
-from streamlearn.kernels import eg, fobos, l1ball
-from streamlearn.kernels.gd import finalize_tg, learn_gd_block
+from streamlearn.kernels import eg, fobos, l1ball, smidas
+from streamlearn.kernels.gd import finalize_rounding, finalize_tg, learn_gd_block
 from streamlearn.kernels.table import effective_weights
 
 
@@ -49,7 +49,22 @@ LEARNERS = {
     "eg": Learner("eg", S.A_EG, False, eg.learn_eg_block, eg.finalize,
                   lambda c: f"eg (exponentiated gradient, w+ and w-, {c.rule()}: radius = {c.radius:g}, "
                             f"batch size = {c.batch_size})"),
+    "smidas": Learner("smidas", S.A_SMIDAS, False, smidas.learn_smidas_block, smidas.finalize,
+                      lambda c: f"smidas (stochastic mirror descent made sparse, {c.rule()}: l1 = {c.l1:g}, "
+                                f"p = {smidas_p(c):g})"),
+    "rounding": Learner("rounding", S.A_ROUNDING, True, learn_gd_block, finalize_rounding,
+                        lambda c: f"rounding (SGD, then every {c.period} steps weights with |w| < "
+                                  f"{c.threshold:g} set to 0, {c.rule()})"),
+    "subgradient": Learner("subgradient", S.A_SUBGRADIENT, False, fobos.learn_fobos_block, fobos.finalize,
+                           lambda c: f"subgradient (L1-regularized subgradient, {c.rule()}: l1 = {c.l1:g}"
+                                     + (f", rounded at |w| < {c.threshold:g} at the end"
+                                        if "threshold" in c.explicit else "") + ")"),
 }
+
+
+def smidas_p(cfg) -> float:
+    """p of SMIDAS's p-norm link: --p-norm, else 2 ln d with d = 2^b hashed weights (Algorithm 3)."""
+    return cfg.p_norm if cfg.p_norm is not None else max(2.0, 2.0 * cfg.bits * math.log(2.0))
 
 PROJECTIONS = {"tree": S.PROJ_TREE, "linear": S.PROJ_LINEAR, "sort": S.PROJ_SORT}
 REGS = {"l1": S.REG_L1, "l2sq": S.REG_L2SQ, "elastic": S.REG_ELASTIC, "l2": S.REG_L2, "linf": S.REG_LINF}
@@ -78,6 +93,8 @@ def layout(cfg) -> Layout:
         return Layout(2 + batch, 2)
     if cfg.algo == "fobos" and cfg.reg not in LAZY_REGS:   # weight, then epoch (l2) or list (linf)
         return Layout((2 if cfg.reg == "l2" else 3) + batch, 1)
+    if cfg.algo in ("smidas", "subgradient"):    # weight (smidas: theta), list of the non-zero ones
+        return Layout(3, 1)
     col = 1
     g = n = last = pen = -1
     if cfg.adaptive:
@@ -104,7 +121,9 @@ def state_columns(cfg) -> list[tuple[str, int]]:
     lay = layout(cfg)
     if cfg.algo == "eg":
         return [("ep", 0), ("en", 1)]
-    if cfg.algo == "l1ball" or (cfg.algo == "fobos" and cfg.reg not in LAZY_REGS):
+    if cfg.algo == "smidas":
+        return [("theta", 0)]
+    if cfg.algo in ("l1ball", "subgradient") or (cfg.algo == "fobos" and cfg.reg not in LAZY_REGS):
         return []
     cols = [("z", 0)] if lay.pen >= 0 else []
     cols += [("g", lay.g)] if lay.g >= 0 else []
@@ -116,7 +135,7 @@ def state_columns(cfg) -> list[tuple[str, int]]:
 def weight_column(cfg) -> int | None:
     """Table column a saved weight "w" is restored into (None: the learner cannot resume from its
     weights alone)."""
-    if cfg.algo == "eg":
+    if cfg.algo in ("eg", "smidas"):
         return None
     return 0
 
@@ -134,7 +153,12 @@ def weights_in_force(cfg, table, st, rows):
         return eg.in_force(table, rows, prm_radius(cfg), st)
     if cfg.algo == "fobos":
         return fobos.in_force(table, rows, REGS[cfg.reg], st)
-    return effective_weights(table, rows, layout(cfg).pen)
+    if cfg.algo == "smidas":
+        return smidas.in_force(table, rows, smidas_p(cfg), st)
+    w = effective_weights(table, rows, layout(cfg).pen)
+    if cfg.algo == "subgradient" and "threshold" in cfg.explicit:     # rounding at the end (Section 3.2)
+        w[np.abs(w) < cfg.threshold] = 0.0
+    return w
 
 
 def prm_radius(cfg) -> float:
@@ -148,8 +172,10 @@ def after_load(cfg, table, prm, st) -> None:
         l1ball.after_load(table, prm, st)
     elif cfg.algo == "eg":
         eg.after_load(table, prm, st)
-    elif cfg.algo == "fobos":
+    elif cfg.algo in ("fobos", "subgradient"):
         fobos.after_load(table, prm, st)
+    elif cfg.algo == "smidas":
+        smidas.after_load(table, prm, st)
 
 
 def rate_scale(cfg) -> float:
@@ -192,6 +218,10 @@ def make_prm(cfg, train: bool, holdout: int = 0) -> np.ndarray:
         prm[S.P_PROJECTION] = PROJECTIONS[cfg.projection]
     if cfg.algo == "eg":
         prm[S.P_RADIUS] = cfg.radius
+    if cfg.algo == "smidas":
+        prm[S.P_PNORM] = smidas_p(cfg)
+    if cfg.algo == "subgradient":
+        prm[S.P_REG] = S.REG_SUBGRADIENT
     if cfg.algo == "fobos":
         prm[S.P_REG] = REGS[cfg.reg]
         prm[S.P_L2] = cfg.l2

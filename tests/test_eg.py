@@ -271,7 +271,7 @@ def test_eg_cannot_resume_without_its_log_weights(tmp_path, first):
      "--adaptive does not apply to --algo eg: its update is multiplicative, with one rate for all "
      "weights, so it takes the plain schedule (--sgd, or no rule flag)"),
     (["--algo", "eg", "--radius", "1", "--invariant"],
-     "--invariant does not apply to --algo eg: its update is multiplicative (--sgd, or no rule flag)"),
+     "--invariant does not apply to --algo eg: its update is not an SGD step (--sgd, or no rule flag)"),
     (["--algo", "eg", "--radius", "1", "--projection", "sort"], "--projection needs --algo l1ball"),
     (["--algo", "eg", "--radius", "1", "--l1", "1"],
      "--l1 needs --algo tg or fobos; --algo eg regularizes with --radius"),

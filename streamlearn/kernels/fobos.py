@@ -62,10 +62,11 @@ from streamlearn.kernels.gd import (
     begin_example, example_settings, finish_prediction, gradient_step, rule_settings,
 )
 from streamlearn.kernels.minibatch import pend
+from streamlearn.kernels.nonzero_list import LIST, POS, list_add, list_rebuild
 from streamlearn.kernels.projection import theta_pivot
 from streamlearn.kernels.state import (
     P_BATCH, P_COL_G, P_COL_LAST, P_COL_LAST2, P_COL_N, P_G0, P_L1, P_L2, P_LAMBDA, P_POWER_T,
-    P_REG, REG_ELASTIC, REG_L1, REG_L2, REG_L2SQ, REG_LINF, S_BATCH_EX, S_BATCH_ROWS, S_BATCH_SCALE,
+    P_REG, REG_ELASTIC, REG_L1, REG_L2, REG_L2SQ, REG_LINF, REG_SUBGRADIENT, S_BATCH_EX, S_BATCH_ROWS, S_BATCH_SCALE,
     S_CUM, S_CUM2, S_DUMP, S_EPOCH, S_ETA, S_MULT, S_NLEARN, S_NNZ, S_SCALE, S_SINCE, S_SQNORM, S_T,
     S_W_LABELED, S_W_UNLABELED,
 )
@@ -73,8 +74,6 @@ from streamlearn.kernels.table import feature_rate, shrink
 
 W = 0               # the weight (l2: the stored value s, the weight being sigma * s)
 EP = 1              # l2: epoch of the stored value
-POS = 1             # linf: position + 1 in the list of non-zero weights
-LIST = 2            # linf: the list (row indices, in the first st[S_NNZ] rows)
 ELASTIC_REBASE = 300.0   # rebase the elastic cumulatives before exp(L) can overflow
 L2_MIN_SCALE = 1e-100    # fold sigma into the stored values below this
 L2_CANCEL = 1e-8         # recompute the squared norm when it falls below this fraction of its peak
@@ -220,15 +219,29 @@ def l2_prox(table, st, strength):
 
 # ----------------------------------------------------------------------------- linf: the non-zero list
 
-@njit(cache=True, nogil=True, inline="always")
-def linf_add(table, st, i, d):
-    """Add d to weight i, listing it when it was not listed."""
-    table[i, W] += d
-    if table[i, POS] == 0.0:
-        n = int(st[S_NNZ])
-        table[n, LIST] = i
-        table[i, POS] = n + 1
-        st[S_NNZ] = n + 1
+@njit(cache=True, nogil=True)
+def subgradient_pass(table, st, a):
+    """The L1 part of the subgradient method (Langford, Li & Zhang 2009, Section 3.2, eq. 5):
+    w_j -= a sgn(w_j) for every non-zero weight (a weight crosses 0 rather than stopping there, so
+    the method is not sparse and cannot be caught up lazily); the list drops weights that became
+    exactly 0. O(n), n = listed weights."""
+    n = int(st[S_NNZ])
+    m = 0
+    for p in range(n):
+        i = int(table[p, LIST])
+        w = table[i, W]
+        if w > 0.0:
+            w -= a
+        elif w < 0.0:
+            w += a
+        table[i, W] = w
+        if w != 0.0:
+            table[m, LIST] = i
+            table[i, POS] = m + 1
+            m += 1
+        else:
+            table[i, POS] = 0.0
+    st[S_NNZ] = m
 
 
 @njit(cache=True, nogil=True)
@@ -264,20 +277,6 @@ def linf_prox(table, st, strength, seed):
         table[p, LIST] = i
         table[i, POS] = p + 1
     st[S_NNZ] = m
-
-
-@njit(cache=True, nogil=True)
-def linf_rebuild(table, st):
-    """List every non-zero weight (after loading a model)."""
-    n = 0
-    for i in range(table.shape[0]):
-        table[i, POS] = 0.0
-    for i in range(table.shape[0]):
-        if table[i, W] != 0.0:
-            table[n, LIST] = i
-            table[i, POS] = n + 1
-            n += 1
-    st[S_NNZ] = n
 
 
 # ----------------------------------------------------------------------------- the step and the prox
@@ -320,7 +319,7 @@ def add(table, i, reg, st, d):
     elif reg == REG_L2:
         l2_add(table, st, i, d)
     else:
-        linf_add(table, st, i, d)
+        list_add(table, st, i, d)
 
 
 @njit(cache=True, nogil=True)
@@ -388,12 +387,15 @@ def learn_fobos_block(indptr, idx, val, labels, weights, bases, start, end, tabl
                 if int(st[S_BATCH_EX]) == batch:
                     flush_batch(table, prm, st)
             else:
+                if reg == REG_SUBGRADIENT:    # its sgn(w) is taken before the gradient step
+                    subgradient_pass(table, st, prm[P_L1] * step)
                 if u != 0.0:
                     for k in range(s, f):
                         i = idx[k]
                         add(table, i, reg, st,
                             u * val[k] * weight_rate(table, i, per_feature, cg, cn, g0, sqrt_rate, power_t))
-                prox(table, prm, st, reg, step)
+                if reg != REG_SUBGRADIENT:
+                    prox(table, prm, st, reg, step)
         if st[S_W_LABELED] + st[S_W_UNLABELED] >= st[S_DUMP]:
             return e + 1
     return end
@@ -436,5 +438,5 @@ def after_load(table, prm, st):
         st[S_SCALE] = 1.0
         st[S_EPOCH] = 0.0
         l2_refresh(table, st)
-    elif reg == REG_LINF:
-        linf_rebuild(table, st)
+    elif reg >= REG_LINF:
+        list_rebuild(table, st)

@@ -42,7 +42,7 @@ from streamlearn.kernels.losses import (
     loss_dloss, loss_label, loss_positive, loss_update, loss_value,
 )
 from streamlearn.kernels.state import (
-    A_TG, P_ADAPTIVE, P_ALGO, P_BINARY, P_COL_PEN, P_COL_G, P_COL_LAST, P_COL_N, P_FIXED_BOUNDS, P_G0,
+    A_ROUNDING, A_TG, P_ADAPTIVE, P_ALGO, P_BINARY, P_COL_PEN, P_COL_G, P_COL_LAST, P_COL_N, P_FIXED_BOUNDS, P_G0,
     P_HOLDOUT, P_INVARIANT, P_L1, P_LOSS, P_NORMALIZED, P_PERIOD, P_POWER_T, P_TAU, P_THRESHOLD,
     P_TRAIN, S_CUM, S_DUMP, S_ETA, S_EXAMPLES, S_FEATURES, S_HAVE_LABEL1, S_HAVE_LABEL2, S_HO_LOSS,
     S_HO_LOSS_PASS, S_HO_LOSS_SINCE, S_HO_W, S_HO_W_PASS, S_HO_W_SINCE, S_LABEL1, S_LABEL2,
@@ -267,6 +267,7 @@ def learn_gd_block(indptr, idx, val, labels, weights, bases, start, end, table, 
     code, tau, power_t, holdout_period, train, bounds_follow, binary = example_settings(prm)
     adaptive, normalized, invariant, g0, cg, cn = rule_settings(prm)
     tg = int(prm[P_ALGO]) == A_TG
+    rounding = int(prm[P_ALGO]) == A_ROUNDING
     sqrt_rate = power_t == 0.5
     gravity = prm[P_L1]
     theta = prm[P_THRESHOLD]
@@ -284,6 +285,10 @@ def learn_gd_block(indptr, idx, val, labels, weights, bases, start, end, table, 
             cum = st[S_CUM]
             for k in range(s, f):
                 raw += catch_up(table, idx[k], cum, theta, clast, cpen, cg, cn, g0, sqrt_rate, power_t) * val[k]
+        elif rounding:
+            rounds = st[S_CUM]
+            for k in range(s, f):
+                raw += round_catch_up(table, idx[k], rounds, theta, clast) * val[k]
         else:
             for k in range(s, f):
                 raw += table[idx[k], W] * val[k]
@@ -311,9 +316,39 @@ def learn_gd_block(indptr, idx, val, labels, weights, bases, start, end, table, 
                 if int(st[S_NLEARN]) % period == 0:
                     st[S_CUM] += st[S_PENDING]
                     st[S_PENDING] = 0.0
+            elif rounding and int(st[S_NLEARN]) % period == 0:
+                st[S_CUM] += 1.0          # one more rounding every weight owes
         if st[S_W_LABELED] + st[S_W_UNLABELED] >= st[S_DUMP]:
             return e + 1
     return end
+
+
+@njit(cache=True, nogil=True, inline="always")
+def round_catch_up(table, i, rounds, theta, clast):
+    """Coefficient rounding (Langford, Li & Zhang 2009, Section 3.1, eq. 4), lazily: every K learned
+    examples every weight with |w| < theta is set to 0. A weight untouched since its last write keeps
+    its value, so the roundings it missed (``rounds`` counts them all, column ``clast`` holds the count
+    at its last touch) act as one: it is 0 if |w| < theta and one happened, else unchanged. (The
+    paper's T0 is written with the indicator I(|v| < theta); its text, "round small coefficients ...
+    to zero", is what is implemented.)"""
+    w = table[i, W]
+    if table[i, clast] < rounds:
+        table[i, clast] = rounds
+        if w != 0.0 and abs(w) < theta:
+            w = 0.0
+            table[i, W] = 0.0
+    return w
+
+
+@njit(cache=True, nogil=True)
+def finalize_rounding(table, prm, st):
+    """Apply the roundings every weight owes (before saving)."""
+    rounds = st[S_CUM]
+    theta = prm[P_THRESHOLD]
+    clast = int(prm[P_COL_LAST])
+    for i in range(table.shape[0]):
+        if table[i, W] != 0.0:
+            round_catch_up(table, i, rounds, theta, clast)
 
 
 @njit(cache=True, nogil=True)

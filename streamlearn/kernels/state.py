@@ -35,6 +35,7 @@ P_REG = 23            # fobos: regularizer (REG_* codes)
 P_L2 = 24             # fobos: lambda of the squared L2 norm (l2sq, elastic)
 P_LAMBDA = 25         # fobos: lambda of the L2 norm (l2) or the Linf norm (linf)
 P_COL_LAST2 = 26      # fobos elastic: table column of the second cumulative at the last touch
+P_PNORM = 27          # smidas: p of the p-norm link function
 N_PRM = 32
 
 # ----------------------------------------------------------------------------- st: state
@@ -83,7 +84,8 @@ S_EG_M = 40           # eg: reference log-weight M (the normalizer is kept as su
 S_EG_D = 41           # eg: sum over all 2d entries of exp(phi - M) - exp(-M)
 S_SINCE = 42          # updates since a running sum was last recomputed from scratch
 S_BATCH_SCALE = 43    # mini-batch: sum of the batch's step scales (its prox strength)
-S_NNZ = 44            # fobos linf: number of listed non-zero weights
+S_NNZ = 44            # fobos linf, subgradient, smidas: number of listed non-zero weights
+S_XI1 = 45            # smidas: sum_j |theta_j|^p
 N_ST = 48
 
 # ----------------------------------------------------------------------------- learner codes
@@ -92,6 +94,9 @@ A_TG = 1              # truncated gradient (Langford, Li & Zhang 2009)
 A_L1BALL = 2          # projected SGD onto the L1 ball (Duchi et al. 2008)
 A_FOBOS = 3           # forward-backward splitting (Duchi & Singer 2009)
 A_EG = 4              # exponentiated gradient with positive and negative weights (Duchi et al. 2008, eq. 13)
+A_SMIDAS = 5          # stochastic mirror descent made sparse (Shalev-Shwartz & Tewari 2009, Algorithm 3)
+A_ROUNDING = 6        # SGD with coefficient rounding every K steps (Langford, Li & Zhang 2009, Section 3.1)
+A_SUBGRADIENT = 7     # L1-regularized subgradient (Langford, Li & Zhang 2009, Section 3.2)
 
 # ----------------------------------------------------------------------------- fobos regularizers
 REG_L1 = 0            # lambda ||w||_1, eq. 6 (lazy, per coordinate)
@@ -99,6 +104,7 @@ REG_L2SQ = 1          # lambda/2 ||w||_2^2, eq. 7 (lazy, per coordinate)
 REG_ELASTIC = 2       # both: l1 shrink, then l2sq scaling (lazy, per coordinate)
 REG_L2 = 3            # lambda ||w||_2, Section 4 (a global factor)
 REG_LINF = 4          # lambda ||w||_inf, eq. 8 (dual L1 projection over the non-zero weights)
+REG_SUBGRADIENT = 5   # --algo subgradient: w -= eta lambda sgn(w) over the non-zero weights
 
 # ----------------------------------------------------------------------------- l1ball projection
 PROJ_TREE = 0         # un-shifted weights, cumulative shift and a heap: O(k log n) per example
