@@ -81,7 +81,9 @@ def main():
               help="Quantile of --loss quantile.")
 @click.option("--algo", type=click.Choice(ALGO_NAMES), default=None,
               help="Learner: sgd (no regularization), tg (truncated gradient), fobos (forward-backward "
-                   "splitting), l1ball (projected SGD onto the L1 ball) or eg (exponentiated gradient). "
+                   "splitting), l1ball (projected SGD onto the L1 ball), eg (exponentiated gradient), "
+                   "smidas (stochastic mirror descent made sparse), rounding (SGD with coefficient "
+                   "rounding) or subgradient (L1-regularized subgradient). "
                    "Default: tg when --l1, --threshold or --period is given, fobos when --reg, --l2 "
                    "or --lambda is, l1ball when --radius is, else sgd.")
 @click.option("--adaptive", is_flag=True, default=False,
@@ -102,7 +104,8 @@ def main():
 @click.option("--decay-learning-rate", "--decay_learning_rate", "decay_learning_rate", type=FLOAT,
               default=1.0, help="Multiply the learning rate by this after every pass.")
 @click.option("--l1", type=FLOAT, default=0.0,
-              help="Truncated gradient: gravity g (per-feature, lazy); fobos: lambda of the L1 norm.")
+              help="Truncated gradient: gravity g (per-feature, lazy); fobos, smidas, subgradient: "
+                   "lambda of the L1 norm.")
 @click.option("--reg", type=click.Choice(REG_NAMES), default="l1",
               help="fobos regularizer: l1 (--l1), l2sq (--l2: squared L2 norm), elastic (--l1 and --l2), "
                    "l2 (--lambda: the L2 norm) or linf (--lambda: the max norm). Default: elastic with "
@@ -111,8 +114,12 @@ def main():
 @click.option("--lambda", "lam", type=FLOAT, default=0.0,
               help="fobos: lambda of the L2 norm (--reg l2) or of the max norm (--reg linf).")
 @click.option("--threshold", type=FLOAT, default=float("inf"),
-              help="Truncated gradient: only weights with |w| <= threshold are truncated.")
-@click.option("--period", type=INT, default=1, help="Truncated gradient: truncate every K examples.")
+              help="Truncated gradient: only weights with |w| <= threshold are truncated; rounding: "
+                   "weights with |w| < threshold are set to 0; subgradient: that rounding, at the end.")
+@click.option("--period", type=INT, default=1,
+              help="Truncated gradient: truncate every K examples; rounding: round every K examples.")
+@click.option("--p-norm", "p_norm", type=FLOAT, default=None,
+              help="smidas: p of the p-norm link (default 2 ln d, d = 2^b).")
 @click.option("--cumulative-penalty/--no-cumulative-penalty", "cumulative_penalty", default=None,
               help="Truncated gradient: keep each weight raw and shrink it by all the gravity accrued "
                    "since its first update (VW's --l1 bookkeeping, per feature) instead of truncating "

@@ -248,7 +248,7 @@ def _check_learner_options(cfg: TrainConfig) -> None:
         names = allowed[given[0]]
         raise OptionError(f"{FLAG[given[0]]} needs --algo "
                           + (f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else names[0]))
-    if cfg.algo == "rounding" and "threshold" not in cfg.explicit:
+    if cfg.algo == "rounding" and math.isinf(cfg.threshold):
         raise OptionError("--algo rounding needs --threshold THETA (weights with |w| < THETA are set to 0 "
                           "every --period K steps)")
     if "p_norm" in cfg.explicit and cfg.algo != "smidas":

@@ -58,7 +58,7 @@ LEARNERS = {
     "subgradient": Learner("subgradient", S.A_SUBGRADIENT, False, fobos.learn_fobos_block, fobos.finalize,
                            lambda c: f"subgradient (L1-regularized subgradient, {c.rule()}: l1 = {c.l1:g}"
                                      + (f", rounded at |w| < {c.threshold:g} at the end"
-                                        if "threshold" in c.explicit else "") + ")"),
+                                        if math.isfinite(c.threshold) else "") + ")"),
 }
 
 
@@ -156,7 +156,7 @@ def weights_in_force(cfg, table, st, rows):
     if cfg.algo == "smidas":
         return smidas.in_force(table, rows, smidas_p(cfg), st)
     w = effective_weights(table, rows, layout(cfg).pen)
-    if cfg.algo == "subgradient" and "threshold" in cfg.explicit:     # rounding at the end (Section 3.2)
+    if cfg.algo == "subgradient" and math.isfinite(cfg.threshold):    # rounding at the end (Section 3.2)
         w[np.abs(w) < cfg.threshold] = 0.0
     return w
 

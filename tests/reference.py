@@ -187,6 +187,9 @@ def eager_gd(examples, dim, loss="squared", tau=0.5, eta=0.5, power_t=0.5, initi
     been updated adds that amount to its penalty P, and predictions and the returned weights use
     w shrunk towards 0 by P.
 
+    Rounding (``algo="rounding"``, Langford, Li & Zhang 2009, Section 3.1): after every K-th learned
+    example every weight with |w| < theta is set to 0.
+
     FOBOS (``algo="fobos"``, Duchi & Singer 2009 eq. 3 with eta_{t+1/2} = eta_t): after every learned
     example EVERY weight j takes the prox of its own strength: l1 (eq. 6) soft-thresholds it by
     g * scale * m * r_j; l2sq multiplies it by (1 + l2 * scale * m)^(-r_j) (eq. 7 when r_j = 1)."""
@@ -274,6 +277,8 @@ def eager_gd(examples, dim, loss="squared", tau=0.5, eta=0.5, power_t=0.5, initi
                     w[j] = math.copysign(max(abs(w[j]) - g * step * r, 0.0), w[j])
                 else:
                     w[j] *= (1.0 + l2 * step) ** -r
+        if algo == "rounding" and learned % K == 0:
+            w[np.abs(w) < theta] = 0.0
         if algo == "tg":
             pending += g * scale * (m if normalized else 1.0)
             if learned % K == 0:
@@ -405,4 +410,17 @@ def eager_fobos(examples, dim, reg, lam, lam2=0.0, batch=1, **schedule):
     if batch > 1 and in_batch:
         s = scales / in_batch
         w = fobos_prox_dense(w + pending / in_batch, reg, lam * s, lam2 * s)
+    return np.array(preds), w
+
+
+def eager_subgradient(examples, dim, lam, **schedule):
+    """The L1-regularized subgradient method (Langford, Li & Zhang 2009, Section 3.2, eq. 5), dense:
+    for every learned example, w <- w - eta_t grad L - eta_t lam sgn(w), sgn(0) = 0, the sign taken
+    before the step, for every coordinate. ``schedule``: see ``plain_steps``."""
+    w = np.zeros(dim)
+    preds = []
+    for feats, scale, u in plain_steps(examples, lambda: w, preds, **schedule):
+        w = w - lam * scale * np.sign(w)
+        for i, v in feats:
+            w[i] += u * v
     return np.array(preds), w
