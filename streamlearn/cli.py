@@ -158,6 +158,12 @@ def main():
 @click.option("--link", type=click.Choice(LINK_NAMES), default="identity",
               help="Link function applied to predictions.")
 @click.option("--binary", is_flag=True, default=False, help="Predict the sign (-1/1) and report 0/1 loss.")
+@click.option("--objective", is_flag=True, default=False,
+              help="After every pass print the regularized objective (average loss of the training "
+                   "examples at the current weights + the regularizer), the non-zero weights and the "
+                   "data accesses so far.")
+@click.option("--objective-data", "objective_data", default=None, metavar="FILE",
+              help="Evaluate the objective on FILE instead of the training examples (implies --objective).")
 @click.pass_context
 def train(ctx, **values):
     """Train a model on examples read from -d FILE... or stdin."""
@@ -175,6 +181,8 @@ def train(ctx, **values):
         explicit["cache_file"] = first + ".cache"
     if explicit.get("block_size") is None:
         explicit.pop("block_size", None)
+    if explicit.get("objective_data") is not None:
+        explicit["objective"] = True
     cfg, model = _run(driver.prepare_train, explicit)
     _run(driver.train, cfg, model)
 

@@ -123,6 +123,8 @@ class TrainConfig:
     initial_model: str | None = None
     predictions: str | None = None
     readable_model: str | None = None
+    objective: bool = False
+    objective_data: str | None = None
     quiet: bool = False
     strict: bool = False
     block_size: int = DEFAULT_BLOCK_SIZE
@@ -220,6 +222,8 @@ def _check_train(cfg: TrainConfig) -> None:
     if cfg.algo == "tg" and cfg.cumulative_penalty and "threshold" in cfg.explicit:
         raise OptionError("--threshold does not apply with --cumulative-penalty (the default with "
                           "per-feature rates); add --no-cumulative-penalty")
+    if cfg.objective_data is not None and not cfg.objective_data:
+        raise OptionError("--objective-data needs a file name")
     if cfg.kill_cache and not cfg.cache_file:
         raise OptionError("--kill-cache needs --cache-file")
     paths = [(n, getattr(cfg, n)) for n in ("final_model", "readable_model", "cache_file", "predictions")]

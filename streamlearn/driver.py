@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from streamlearn import learners
+from streamlearn import learners, objective
 from streamlearn.config import (
     LEGACY_MODEL_OPTIONS, MODEL_OPTIONS, PredictConfig, TrainConfig, train_config,
 )
@@ -127,6 +127,7 @@ class Run:
     malformed: int = 0
     read_errors: int = 0
     examples: int = 0
+    entries: int = 0         # feature entries x_ij read by the learner (the data accesses)
     started: float = field(default_factory=time.perf_counter)
 
     def shown(self, p: np.ndarray) -> np.ndarray:
@@ -157,6 +158,7 @@ class Run:
         self.report_faults(block)
         n = block.n
         self.examples += n
+        self.entries += int(block.indptr[n])
         preds = np.empty(n)
         st = self.st
         pos = 0
@@ -368,7 +370,7 @@ def _summary_lines(run: Run, loss: str, tau: float, passes: int, holdout: int, b
 
 def train(cfg: TrainConfig, model=None) -> dict:
     """Train as configured. Returns a small dict of results (for tests and the Python API)."""
-    check_readable(cfg.sources)
+    check_readable(cfg.sources + ((cfg.objective_data,) if cfg.objective_data else ()))
     learner = learners.get(cfg.algo)
     hashing = Hashing(cfg.bits, cfg.noconstant, cfg.hash, cfg.hash_seed)
     holdout = cfg.holdout
@@ -382,7 +384,9 @@ def train(cfg: TrainConfig, model=None) -> dict:
         st[S.S_DUMP] = math.inf
 
     # where passes read their blocks from
-    use_cache = cfg.passes > 1 or cfg.cache_file is not None
+    # the objective of the training examples reads them again after every pass: from the cache
+    use_cache = (cfg.passes > 1 or cfg.cache_file is not None
+                 or (cfg.objective and cfg.objective_data is None))
     cache_path = cfg.cache_file
     temp_cache = False
     reuse = False
@@ -406,6 +410,7 @@ def train(cfg: TrainConfig, model=None) -> dict:
     best_holdout = None
     no_win = 0
     passes_done = 0
+    objectives = []
     early_stop = False
     nonzero = None
     try:
@@ -432,6 +437,8 @@ def train(cfg: TrainConfig, model=None) -> dict:
             if cache_writer is not None:
                 cache_writer.commit()
             passes_done += 1
+            if cfg.objective:
+                objectives.append(_objective(cfg, run, hashing, cache_path, passes_done))
             st[S.S_ETA] *= cfg.decay_learning_rate
             if holdout:
                 w = st[S.S_HO_W_PASS]
@@ -463,7 +470,23 @@ def train(cfg: TrainConfig, model=None) -> dict:
     rep.summary(_summary_lines(run, cfg.loss, cfg.quantile_tau, passes_done, holdout, best_holdout,
                                nonzero, cfg.bits))
     return {"state": st, "table": table, "nonzero": nonzero, "malformed": run.malformed,
-            "passes": passes_done, "best_holdout": best_holdout, "early_stop": early_stop}
+            "passes": passes_done, "best_holdout": best_holdout, "early_stop": early_stop,
+            "objectives": objectives}
+
+
+def _objective(cfg: TrainConfig, run: Run, hashing: Hashing, cache_path, passes: int) -> dict:
+    """Evaluate and print the objective after a pass (printed even with --quiet: it was asked for)."""
+    if cfg.objective_data:
+        blocks = text_blocks([cfg.objective_data], cfg.format, hashing, cfg.block_size)
+        where = cfg.objective_data
+    else:
+        name = cfg.sources[0] if len(cfg.sources) == 1 else "cache"
+        blocks = read_cache(cache_path, name)
+        where = "training examples"
+    result = objective.evaluate(cfg, run, blocks, allocate_table)
+    run.reporter.out.write(objective.describe(result, passes, where) + "\n")
+    run.reporter.out.flush()
+    return result
 
 
 # ----------------------------------------------------------------------------- prediction

@@ -1,0 +1,71 @@
+"""Objective reporting (``--objective``, ``--objective-data FILE``): after every pass, the average
+loss of the training examples (or of a fixed file) at the weights in force, plus the learner's
+regularizer, with the number of non-zero weights and the data accesses so far (feature entries
+x_ij the learner has read) -- the quantities the SMIDAS paper's figures plot (Shalev-Shwartz &
+Tewari 2009, Section 4)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from streamlearn import learners
+from streamlearn.kernels.losses import LOSSES
+from streamlearn.kernels.objective import loss_sums
+from streamlearn.kernels.table import nonzero_rows
+
+
+def regularizer(cfg, w: np.ndarray) -> tuple[float, str]:
+    """The regularizer of the learner's objective at weights ``w`` and how it reads: lambda ||w||_1
+    for the L1 learners (tg's gravity stands for its lambda), FOBOS's other norms, nothing for the
+    constrained learners (l1ball, eg: the constraint ||w||_1 <= radius holds instead) and the
+    unregularized ones."""
+    a = np.abs(w)
+    if cfg.algo in ("tg", "smidas", "subgradient") or (cfg.algo == "fobos" and cfg.reg == "l1"):
+        return cfg.l1 * float(a.sum()), f"{cfg.l1:g} ||w||_1"
+    if cfg.algo == "fobos" and cfg.reg == "l2sq":
+        return cfg.l2 / 2 * float(np.dot(w, w)), f"{cfg.l2:g}/2 ||w||_2^2"
+    if cfg.algo == "fobos" and cfg.reg == "elastic":
+        return (cfg.l1 * float(a.sum()) + cfg.l2 / 2 * float(np.dot(w, w)),
+                f"{cfg.l1:g} ||w||_1 + {cfg.l2:g}/2 ||w||_2^2")
+    if cfg.algo == "fobos" and cfg.reg == "l2":
+        return cfg.lam * math.sqrt(float(np.dot(w, w))), f"{cfg.lam:g} ||w||_2"
+    if cfg.algo == "fobos" and cfg.reg == "linf":
+        return cfg.lam * float(a.max(initial=0.0)), f"{cfg.lam:g} ||w||_inf"
+    return 0.0, "0"
+
+
+def evaluate(cfg, run, blocks, allocate) -> dict:
+    """The objective at the run's current weights over ``blocks`` (parsed examples). The weights in
+    force are computed after the learner's ``finalize`` (exact catch-up), on a copy when the
+    learner has an open mini-batch, so the run goes on unchanged."""
+    table, st = run.table, run.st
+    if cfg.batch_size > 1:
+        table, st = table.copy(), st.copy()
+    if run.learner.finalize is not None:
+        run.learner.finalize(table, run.prm, st)
+    rows = nonzero_rows(table, learners.layout(cfg).saved)
+    w = learners.weights_in_force(cfg, table, st, rows)
+    rows, w = rows[w != 0.0], w[w != 0.0]
+    dense = allocate(cfg.bits, 1)
+    dense[rows, 0] = w
+    code = LOSSES[cfg.loss]
+    total = weight = 0.0
+    for block in blocks:
+        t, h = loss_sums(block.indptr, block.idx, block.val, block.labels, block.weights, block.bases,
+                         dense, code, cfg.quantile_tau)
+        total += t
+        weight += h
+    loss = total / weight if weight > 0 else math.nan
+    reg, form = regularizer(cfg, w)
+    return {"loss": loss, "regularizer": reg, "form": form, "objective": loss + reg,
+            "l1_norm": float(np.abs(w).sum()), "nonzero": int(w.shape[0]), "accesses": run.entries}
+
+
+def describe(result: dict, passes: int, where: str) -> str:
+    """One line for stderr."""
+    return (f"objective after pass {passes} ({where}): {result['objective']:.12g} = average loss "
+            f"{result['loss']:.12g} + {result['form']} ({result['regularizer']:.12g}); ||w||_1 = "
+            f"{result['l1_norm']:.12g}; non-zero weights = {result['nonzero']}; data accesses = "
+            f"{result['accesses']}")
