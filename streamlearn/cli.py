@@ -164,6 +164,10 @@ def main():
                    "data accesses so far.")
 @click.option("--objective-data", "objective_data", default=None, metavar="FILE",
               help="Evaluate the objective on FILE instead of the training examples (implies --objective).")
+@click.option("--shuffle", is_flag=True, default=False,
+              help="Passes after the first visit the examples in a random order (held-out ones stay put).")
+@click.option("--random-seed", "--random_seed", "random_seed", type=INT, default=0,
+              help="Seed of every random choice (--shuffle, randomized pivots): same seed, same model.")
 @click.pass_context
 def train(ctx, **values):
     """Train a model on examples read from -d FILE... or stdin."""

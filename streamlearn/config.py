@@ -125,6 +125,8 @@ class TrainConfig:
     readable_model: str | None = None
     objective: bool = False
     objective_data: str | None = None
+    shuffle: bool = False
+    random_seed: int = 0
     quiet: bool = False
     strict: bool = False
     block_size: int = DEFAULT_BLOCK_SIZE
@@ -222,6 +224,10 @@ def _check_train(cfg: TrainConfig) -> None:
     if cfg.algo == "tg" and cfg.cumulative_penalty and "threshold" in cfg.explicit:
         raise OptionError("--threshold does not apply with --cumulative-penalty (the default with "
                           "per-feature rates); add --no-cumulative-penalty")
+    if cfg.shuffle and cfg.passes < 2:
+        raise OptionError("--shuffle needs --passes 2 or more (the first pass reads the input in order)")
+    if not 0 <= cfg.random_seed < 2 ** 32:
+        raise OptionError(f"--random-seed must be between 0 and 4294967295 (got {cfg.random_seed})")
     if cfg.objective_data is not None and not cfg.objective_data:
         raise OptionError("--objective-data needs a file name")
     if cfg.kill_cache and not cfg.cache_file:

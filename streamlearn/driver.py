@@ -26,6 +26,7 @@ from streamlearn.hashing import HASH_MODES
 from streamlearn.io.blocks import FMT_VW, FORMATS, Outputs, ParsedBlock, detect_format, parse_block
 from streamlearn.io.cache import CacheWriter, cache_matches, read_cache
 from streamlearn.io.model_file import load_model, save_model
+from streamlearn.io.shuffle import ShuffledExamples
 from streamlearn.io.reader import RING, Source, check_readable, read_blocks
 from streamlearn.io.writers import PredictionWriter, write_readable_model
 from streamlearn.kernels import state as S
@@ -411,6 +412,8 @@ def train(cfg: TrainConfig, model=None) -> dict:
     no_win = 0
     passes_done = 0
     objectives = []
+    shuffled = None
+    source_name = cfg.sources[0] if len(cfg.sources) == 1 else "cache"
     early_stop = False
     nonzero = None
     try:
@@ -425,8 +428,13 @@ def train(cfg: TrainConfig, model=None) -> dict:
                     cache_writer = CacheWriter(cache_path, cache_opts)
                 blocks = text_blocks(cfg.sources, cfg.format, hashing, cfg.block_size, cache_writer,
                                      run.read_error)
+            elif cfg.shuffle:
+                if shuffled is None:
+                    shuffled = ShuffledExamples(read_cache(cache_path, source_name), source_name)
+                rng = np.random.default_rng([cfg.random_seed, p])
+                blocks = shuffled.blocks(shuffled.order(rng, holdout))
             else:
-                blocks = read_cache(cache_path, cfg.sources[0] if len(cfg.sources) == 1 else "cache")
+                blocks = read_cache(cache_path, source_name)
             try:
                 for block in pipelined(blocks):
                     run.process(block)

@@ -228,6 +228,7 @@ def make_prm(cfg, train: bool, holdout: int = 0) -> np.ndarray:
         prm[S.P_LAMBDA] = cfg.lam
         prm[S.P_COL_LAST2] = lay.last2
     prm[S.P_BATCH] = cfg.batch_size
+    prm[S.P_SEED] = cfg.random_seed
     return prm
 
 

@@ -63,9 +63,9 @@ from streamlearn.kernels.gd import (
 )
 from streamlearn.kernels.minibatch import pend
 from streamlearn.kernels.nonzero_list import LIST, POS, list_add, list_rebuild
-from streamlearn.kernels.projection import theta_pivot
+from streamlearn.kernels.projection import pivot_seed, theta_pivot
 from streamlearn.kernels.state import (
-    P_BATCH, P_COL_G, P_COL_LAST, P_COL_LAST2, P_COL_N, P_G0, P_L1, P_L2, P_LAMBDA, P_POWER_T,
+    P_BATCH, P_SEED, P_COL_G, P_COL_LAST, P_COL_LAST2, P_COL_N, P_G0, P_L1, P_L2, P_LAMBDA, P_POWER_T,
     P_REG, REG_ELASTIC, REG_L1, REG_L2, REG_L2SQ, REG_LINF, REG_SUBGRADIENT, S_BATCH_EX, S_BATCH_ROWS, S_BATCH_SCALE,
     S_CUM, S_CUM2, S_DUMP, S_EPOCH, S_ETA, S_MULT, S_NLEARN, S_NNZ, S_SCALE, S_SINCE, S_SQNORM, S_T,
     S_W_LABELED, S_W_UNLABELED,
@@ -297,7 +297,7 @@ def prox(table, prm, st, reg, scale):
     elif reg == REG_L2:
         l2_prox(table, st, prm[P_LAMBDA] * scale)
     else:
-        linf_prox(table, st, prm[P_LAMBDA] * scale, int(st[S_NLEARN]))
+        linf_prox(table, st, prm[P_LAMBDA] * scale, pivot_seed(int(prm[P_SEED]), st[S_NLEARN]))
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -24,13 +24,14 @@ import numpy as np
 from numba import njit
 
 from streamlearn.kernels.gd import begin_example, example_settings, finish_prediction
+from streamlearn.kernels.projection import pivot_seed
 from streamlearn.kernels.minibatch import pend
 from streamlearn.kernels.losses import loss_dloss, loss_positive, loss_update
 from streamlearn.kernels.online_projection import (
     project, project_nonzero, read_weight, rebuild, set_weight,
 )
 from streamlearn.kernels.state import (
-    P_BATCH, P_INVARIANT, P_PROJECTION, P_RADIUS, PROJ_TREE, S_CUM, S_DUMP, S_ETA, S_MAX_LABEL,
+    P_BATCH, P_SEED, P_INVARIANT, P_PROJECTION, P_RADIUS, PROJ_TREE, S_CUM, S_DUMP, S_ETA, S_MAX_LABEL,
     S_MIN_LABEL, S_NLEARN, S_BATCH_EX, S_BATCH_ROWS, S_T, S_W_LABELED, S_W_UNLABELED,
 )
 
@@ -42,15 +43,15 @@ CLIST = 5   # mini-batch: rows with a pending step
 
 
 @njit(cache=True, nogil=True)
-def project_with(table, st, z, method):
+def project_with(table, st, z, method, seed):
     if method == PROJ_TREE:
         project(table, CW, CPOS, CH, st, z)
     else:
-        project_nonzero(table, CW, CPOS, CH, st, z, method, int(st[S_NLEARN]))
+        project_nonzero(table, CW, CPOS, CH, st, z, method, pivot_seed(seed, st[S_NLEARN]))
 
 
 @njit(cache=True, nogil=True)
-def flush_batch(table, st, z, method):
+def flush_batch(table, st, z, method, seed):
     """Apply the pending steps averaged over the batch's examples, then project once."""
     n = st[S_BATCH_EX]
     if n > 0.0:
@@ -60,7 +61,7 @@ def flush_batch(table, st, z, method):
             d = table[i, CACC] / n
             table[i, CACC] = 0.0
             set_weight(table, CW, CPOS, CH, st, i, read_weight(table, CW, i, theta) + d)
-        project_with(table, st, z, method)
+        project_with(table, st, z, method, seed)
     st[S_BATCH_ROWS] = 0.0
     st[S_BATCH_EX] = 0.0
 
@@ -69,7 +70,7 @@ def flush_batch(table, st, z, method):
 def finalize(table, prm, st):
     """Apply an open mini-batch (before saving)."""
     if int(prm[P_BATCH]) > 1:
-        flush_batch(table, st, prm[P_RADIUS], int(prm[P_PROJECTION]))
+        flush_batch(table, st, prm[P_RADIUS], int(prm[P_PROJECTION]), int(prm[P_SEED]))
 
 
 @njit(cache=True, nogil=True)
@@ -80,6 +81,7 @@ def learn_l1ball_block(indptr, idx, val, labels, weights, bases, start, end, tab
     invariant = prm[P_INVARIANT] != 0.0
     z = prm[P_RADIUS]
     method = int(prm[P_PROJECTION])
+    seed = int(prm[P_SEED])
     batch = int(prm[P_BATCH])
     for e in range(start, end):
         h = weights[e]
@@ -112,13 +114,13 @@ def learn_l1ball_block(indptr, idx, val, labels, weights, bases, start, end, tab
                             i = idx[k]
                             set_weight(table, CW, CPOS, CH, st, i,
                                        read_weight(table, CW, i, st[S_CUM]) + u * val[k])
-                        project_with(table, st, z, method)
+                        project_with(table, st, z, method, seed)
             st[S_T] = t
             st[S_NLEARN] += 1.0
             if batch > 1:
                 st[S_BATCH_EX] += 1.0
                 if int(st[S_BATCH_EX]) == batch:
-                    flush_batch(table, st, z, method)
+                    flush_batch(table, st, z, method, seed)
         if st[S_W_LABELED] + st[S_W_UNLABELED] >= st[S_DUMP]:
             return e + 1
     return end

@@ -60,6 +60,13 @@ def theta_sort(v, a, z):
 
 
 @njit(cache=True, nogil=True)
+def pivot_seed(random_seed, step):
+    """The seed of one randomized-pivot search: a different one for every learning step, fixed by
+    --random-seed (so a run is reproducible bit for bit)."""
+    return (int(step) * 2654435761 + int(random_seed) * 40503 + 12345) % 2147483647
+
+
+@njit(cache=True, nogil=True)
 def theta_pivot(v, a, z, seed):
     """Figure 2 (weighted form): the same threshold by randomized pivoting, expected O(n).
 

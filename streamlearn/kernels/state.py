@@ -36,6 +36,7 @@ P_L2 = 24             # fobos: lambda of the squared L2 norm (l2sq, elastic)
 P_LAMBDA = 25         # fobos: lambda of the L2 norm (l2) or the Linf norm (linf)
 P_COL_LAST2 = 26      # fobos elastic: table column of the second cumulative at the last touch
 P_PNORM = 27          # smidas: p of the p-norm link function
+P_SEED = 28           # --random-seed: mixed into every random choice (randomized pivots)
 N_PRM = 32
 
 # ----------------------------------------------------------------------------- st: state
