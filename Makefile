@@ -35,6 +35,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_rules.py
 	$(BIN)/python bench/frontier.py
 	$(BIN)/python bench/bench_l1ball.py
+	$(BIN)/python bench/bench_objective.py
 
 samples: $(STAMP)
 	$(BIN)/python -m streamlearn.datasets samples data/samples
