@@ -212,7 +212,7 @@ def test_fobos_preamble_and_summary():
     (["--algo", "fobos", "--l1", "1", "--batch-size", "4", "--adaptive"],
      "--adaptive does not apply to --algo fobos: mini-batches average plain steps, so it takes the "
      "plain schedule (--sgd, or no rule flag)"),
-    (["--algo", "fobos", "--threshold", "1"], "--threshold needs --algo tg"),
+    (["--algo", "fobos", "--threshold", "1"], "--threshold needs --algo tg, rounding or subgradient"),
     (["--lambda", "-1"], "--lambda must be a finite number >= 0 (got -1)"),
 ])
 def test_fobos_option_errors(args, message):
