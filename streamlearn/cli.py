@@ -15,7 +15,7 @@ from click.core import ParameterSource
 
 from streamlearn import __version__
 from streamlearn.config import (
-    ALGO_NAMES, FORMAT_NAMES, HASH_NAMES, LINK_NAMES, LOSS_NAMES, PROJECTION_NAMES, REG_NAMES,
+    ALGO_NAMES, CD_ORDERS, FORMAT_NAMES, HASH_NAMES, LINK_NAMES, LOSS_NAMES, PROJECTION_NAMES, REG_NAMES,
 )
 from streamlearn.errors import StreamlearnError
 
@@ -164,6 +164,10 @@ def main():
                    "data accesses so far.")
 @click.option("--objective-data", "objective_data", default=None, metavar="FILE",
               help="Evaluate the objective on FILE instead of the training examples (implies --objective).")
+@click.option("--cd-order", "cd_order", type=click.Choice(CD_ORDERS), default="random",
+              help="scd: coordinates picked uniformly at random (the paper) or in turn.")
+@click.option("--max-memory", "max_memory", default=None, metavar="SIZE",
+              help="scd: refuse to load data needing more memory than SIZE (e.g. 2G). Default: 70% of RAM.")
 @click.option("--shuffle", is_flag=True, default=False,
               help="Passes after the first visit the examples in a random order (held-out ones stay put).")
 @click.option("--random-seed", "--random_seed", "random_seed", type=INT, default=0,

@@ -9,13 +9,15 @@ Every check here raises ``OptionError`` with the exact text the user sees.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field, fields
 
 from streamlearn.errors import OptionError
 from streamlearn.io.reader import DEFAULT_BLOCK_SIZE
 
 LOSS_NAMES = ("squared", "logistic", "hinge", "quantile")
-ALGO_NAMES = ("sgd", "tg", "l1ball", "fobos", "eg", "smidas", "rounding", "subgradient")
+ALGO_NAMES = ("sgd", "tg", "l1ball", "fobos", "eg", "smidas", "rounding", "subgradient", "scd")
+CD_ORDERS = ("random", "cyclic")
 REG_NAMES = ("l1", "l2sq", "elastic", "l2", "linf")
 PROJECTION_NAMES = ("tree", "linear", "sort")
 LINK_NAMES = ("identity", "logistic")
@@ -49,9 +51,12 @@ L1BALL_OPTIONS = ("radius", "projection")
 #: learners that take mini-batches
 BATCH_LEARNERS = ("l1ball", "fobos", "eg")
 #: learners that project in Euclidean geometry (or, eg, in entropy) and so take the plain schedule
-PLAIN_ONLY = ("l1ball", "eg", "smidas", "subgradient")
+PLAIN_ONLY = ("l1ball", "eg", "smidas", "subgradient", "scd")
 #: learners that take --l1 (its strength lambda, or tg's gravity)
-L1_LEARNERS = ("tg", "fobos", "smidas", "subgradient")
+L1_LEARNERS = ("tg", "fobos", "smidas", "subgradient", "scd")
+#: options that do not apply to the batch learner scd (no step size, no holdout, no sampling)
+SCD_REFUSES = ("learning_rate", "power_t", "initial_t", "decay_learning_rate", "holdout_period",
+               "holdout_off", "early_terminate", "shuffle", "invariant", "sgd")
 #: learners that take --threshold (tg: truncation threshold; rounding: the rounding threshold;
 #: subgradient: round at the end of training) and --period (tg, rounding)
 THRESHOLD_LEARNERS = ("tg", "rounding", "subgradient")
@@ -127,6 +132,8 @@ class TrainConfig:
     objective_data: str | None = None
     shuffle: bool = False
     random_seed: int = 0
+    cd_order: str = "random"
+    max_memory: str | None = None
     quiet: bool = False
     strict: bool = False
     block_size: int = DEFAULT_BLOCK_SIZE
@@ -224,6 +231,11 @@ def _check_train(cfg: TrainConfig) -> None:
     if cfg.algo == "tg" and cfg.cumulative_penalty and "threshold" in cfg.explicit:
         raise OptionError("--threshold does not apply with --cumulative-penalty (the default with "
                           "per-feature rates); add --no-cumulative-penalty")
+    if cfg.algo == "scd":
+        _check_scd(cfg)
+    elif "cd_order" in cfg.explicit or "max_memory" in cfg.explicit:
+        name = "cd_order" if "cd_order" in cfg.explicit else "max_memory"
+        raise OptionError(f"--{name.replace('_', '-')} needs --algo scd")
     if cfg.shuffle and cfg.passes < 2:
         raise OptionError("--shuffle needs --passes 2 or more (the first pass reads the input in order)")
     if not 0 <= cfg.random_seed < 2 ** 32:
@@ -241,6 +253,38 @@ def _check_train(cfg: TrainConfig) -> None:
     for n, p in outputs:
         if p in cfg.sources:
             raise OptionError(f"output file {p} is also an input")
+
+
+def memory_limit(cfg) -> int:
+    """--max-memory in bytes (a number with an optional K, M or G suffix); default 70% of RAM."""
+    if cfg.max_memory is None:
+        try:
+            return int(0.7 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+        except (ValueError, OSError, AttributeError):
+            return 1 << 34
+    text = str(cfg.max_memory).strip()
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
+    number = text[:-1] if scale > 1 else text
+    try:
+        value = float(number) * scale
+    except ValueError:
+        value = math.nan
+    if not value > 0 or math.isinf(value):
+        raise OptionError(f"--max-memory must be a size such as 500M or 4G (got {text})")
+    return int(value)
+
+
+def _check_scd(cfg) -> None:
+    """Stochastic coordinate descent is a batch method for squared and logistic loss."""
+    _check_choice("cd_order", cfg.cd_order, CD_ORDERS)
+    if cfg.loss not in ("squared", "logistic"):
+        raise OptionError(f"--algo scd works with --loss squared or logistic (got {cfg.loss})")
+    for name in SCD_REFUSES:
+        if name in cfg.explicit:
+            raise OptionError(f"{FLAG.get(name, '--' + name.replace('_', '-'))} does not apply to --algo scd "
+                              f"(a batch method: exact coordinate steps, no step size, every pass over all "
+                              f"examples)")
+    memory_limit(cfg)
 
 
 def _check_learner_options(cfg: TrainConfig) -> None:
@@ -293,6 +337,8 @@ def _check_learner_options(cfg: TrainConfig) -> None:
             why = "its step is a mirror-descent step in the dual, with one rate for all weights"
         elif cfg.algo == "subgradient":
             why = "it is the truncated-gradient paper's plain-SGD baseline"
+        elif cfg.algo == "scd":
+            why = "its coordinate steps are exact minimizations, with no step size"
         elif cfg.batch_size > 1:
             why = "mini-batches average plain steps"
         else:

@@ -371,6 +371,9 @@ def _summary_lines(run: Run, loss: str, tau: float, passes: int, holdout: int, b
 
 def train(cfg: TrainConfig, model=None) -> dict:
     """Train as configured. Returns a small dict of results (for tests and the Python API)."""
+    if cfg.algo == "scd":
+        from streamlearn.scd_run import train_scd
+        return train_scd(cfg, model)
     check_readable(cfg.sources + ((cfg.objective_data,) if cfg.objective_data else ()))
     learner = learners.get(cfg.algo)
     hashing = Hashing(cfg.bits, cfg.noconstant, cfg.hash, cfg.hash_seed)

@@ -59,6 +59,10 @@ LEARNERS = {
                            lambda c: f"subgradient (L1-regularized subgradient, {c.rule()}: l1 = {c.l1:g}"
                                      + (f", rounded at |w| < {c.threshold:g} at the end"
                                         if math.isfinite(c.threshold) else "") + ")"),
+    # a batch method, run by streamlearn.scd_run; its saved weights predict with the plain kernel
+    "scd": Learner("scd", S.A_SCD, False, learn_gd_block, None,
+                   lambda c: f"scd (stochastic coordinate descent, a batch method: l1 = {c.l1:g}, "
+                             f"{c.passes} epochs, {c.cd_order} coordinates)"),
 }
 
 
@@ -95,6 +99,8 @@ def layout(cfg) -> Layout:
         return Layout((2 if cfg.reg == "l2" else 3) + batch, 1)
     if cfg.algo in ("smidas", "subgradient"):    # weight (smidas: theta), list of the non-zero ones
         return Layout(3, 1)
+    if cfg.algo == "scd":                        # the weights, filled in after the fit
+        return Layout(1, 1)
     col = 1
     g = n = last = pen = -1
     if cfg.adaptive:
@@ -123,7 +129,7 @@ def state_columns(cfg) -> list[tuple[str, int]]:
         return [("ep", 0), ("en", 1)]
     if cfg.algo == "smidas":
         return [("theta", 0)]
-    if cfg.algo in ("l1ball", "subgradient") or (cfg.algo == "fobos" and cfg.reg not in LAZY_REGS):
+    if cfg.algo in ("l1ball", "subgradient", "scd") or (cfg.algo == "fobos" and cfg.reg not in LAZY_REGS):
         return []
     cols = [("z", 0)] if lay.pen >= 0 else []
     cols += [("g", lay.g)] if lay.g >= 0 else []

@@ -22,7 +22,7 @@ def regularizer(cfg, w: np.ndarray) -> tuple[float, str]:
     constrained learners (l1ball, eg: the constraint ||w||_1 <= radius holds instead) and the
     unregularized ones."""
     a = np.abs(w)
-    if cfg.algo in ("tg", "smidas", "subgradient") or (cfg.algo == "fobos" and cfg.reg == "l1"):
+    if cfg.algo in ("tg", "smidas", "subgradient", "scd") or (cfg.algo == "fobos" and cfg.reg == "l1"):
         return cfg.l1 * float(a.sum()), f"{cfg.l1:g} ||w||_1"
     if cfg.algo == "fobos" and cfg.reg == "l2sq":
         return cfg.l2 / 2 * float(np.dot(w, w)), f"{cfg.l2:g}/2 ||w||_2^2"

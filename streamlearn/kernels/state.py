@@ -98,6 +98,7 @@ A_EG = 4              # exponentiated gradient with positive and negative weight
 A_SMIDAS = 5          # stochastic mirror descent made sparse (Shalev-Shwartz & Tewari 2009, Algorithm 3)
 A_ROUNDING = 6        # SGD with coefficient rounding every K steps (Langford, Li & Zhang 2009, Section 3.1)
 A_SUBGRADIENT = 7     # L1-regularized subgradient (Langford, Li & Zhang 2009, Section 3.2)
+A_SCD = 8             # stochastic coordinate descent, a batch method (Shalev-Shwartz & Tewari 2009, Algorithm 2)
 
 # ----------------------------------------------------------------------------- fobos regularizers
 REG_L1 = 0            # lambda ||w||_1, eq. 6 (lazy, per coordinate)

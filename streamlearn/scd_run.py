@@ -1,0 +1,115 @@
+"""Training with stochastic coordinate descent (``--algo scd``), the batch learner: the input is read
+once (into a cache, counting its examples and feature entries), the memory the in-memory data will
+take is printed and checked against ``--max-memory`` before anything is loaded, then ``--passes``
+epochs of coordinate steps run over the data in memory (``streamlearn.scd``), and the model is saved
+like every other learner's. Progressive predictions do not exist for a batch method: ``-p`` writes
+the final model's predictions for the training examples."""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+import time
+
+import numpy as np
+
+from streamlearn import driver, learners, objective, scd
+from streamlearn.config import TrainConfig, memory_limit
+from streamlearn.errors import OptionError
+from streamlearn.io.cache import CacheWriter, read_cache
+from streamlearn.io.writers import PredictionWriter
+from streamlearn.kernels import state as S
+from streamlearn.report import Reporter
+
+
+def train_scd(cfg: TrainConfig, model=None) -> dict:
+    driver.check_readable(cfg.sources + ((cfg.objective_data,) if cfg.objective_data else ()))
+    started = time.perf_counter()
+    learner = learners.get("scd")
+    hashing = driver.Hashing(cfg.bits, cfg.noconstant, cfg.hash, cfg.hash_seed)
+    prm = learners.make_prm(cfg, train=False)
+    table = driver.allocate_table(cfg.bits, 1)
+    st = learners.make_state(cfg, prm)
+    init = None
+    if model is not None:
+        driver._restore(cfg, table, model, prm)
+        rows = np.flatnonzero(table[:, 0])
+        init = (rows, table[rows, 0].copy())
+    rep = Reporter(cfg.quiet)
+    st[S.S_DUMP] = math.inf
+    run = driver.Run(learner, table, prm, st, rep, cfg.link, cfg.binary, None, cfg.strict)
+    driver._preamble(cfg, rep, learner, None)
+
+    fd, cache_path = tempfile.mkstemp(prefix="streamlearn-scd-", suffix=".cache")
+    os.close(fd)
+    source_name = cfg.sources[0] if len(cfg.sources) == 1 else "cache"
+    try:
+        writer = CacheWriter(cache_path, dict(hashing.as_dict(), format=cfg.format, sources=list(cfg.sources)))
+        n = entries = 0
+        try:
+            for block in driver.pipelined(driver.text_blocks(cfg.sources, cfg.format, hashing, cfg.block_size,
+                                                             writer, run.read_error)):
+                run.report_faults(block)
+                n += block.n
+                entries += int(block.indptr[block.n])
+        except BaseException:
+            writer.discard()
+            raise
+        writer.commit()
+        run.examples = n
+        need, limit = scd.memory_needed(n, entries), memory_limit(cfg)
+        rep.line(f"scd: {n} examples with {entries} feature entries take about {need / 2**20:.1f} MiB "
+                 f"in memory (limit {limit / 2**20:.0f} MiB)")
+        if need > limit:
+            raise OptionError(f"--algo scd needs about {need / 2**20:.0f} MiB to hold the {n} examples in "
+                              f"memory, more than --max-memory {limit / 2**20:.0f} MiB; raise --max-memory "
+                              f"or use an online learner (--algo smidas, tg, fobos)")
+        objectives = []
+
+        def on_epoch(epoch, index, values, accesses):
+            if cfg.objective:
+                table[:, 0] = 0.0
+                table[index, 0] = values
+                run.entries = accesses
+                if cfg.objective_data:
+                    blocks = driver.text_blocks([cfg.objective_data], cfg.format, hashing, cfg.block_size)
+                    where = cfg.objective_data
+                else:
+                    blocks, where = read_cache(cache_path, source_name), "training examples"
+                result = objective.evaluate(cfg, run, blocks, driver.allocate_table)
+                rep.out.write(objective.describe(result, epoch, where) + "\n")
+                rep.out.flush()
+                objectives.append(result)
+
+        index, values, info = scd.fit_scd(read_cache(cache_path, source_name), cfg.bits, cfg.loss, cfg.l1,
+                                          cfg.passes, cfg.cd_order, cfg.random_seed, on_epoch, init=init)
+        table[:, 0] = 0.0
+        table[index, 0] = values
+        if cfg.predictions:
+            _predict(cfg, table, prm, st, rep, read_cache(cache_path, source_name))
+        nonzero = driver.save_outputs(cfg, run)
+    finally:
+        try:
+            os.unlink(cache_path)
+        except OSError:
+            pass
+    wall = time.perf_counter() - started
+    rep.summary([f"number of examples = {n}", f"epochs = {cfg.passes}",
+                 f"objective = {info['objective']:f}" if "objective" in info else "objective = n.a.",
+                 f"non-zero weights = {nonzero} ({100.0 * nonzero / (1 << cfg.bits):.4g}% of 2^{cfg.bits})",
+                 f"data accesses = {info.get('accesses', 0)}", f"wall time = {wall:.3f} s",
+                 f"malformed lines = {run.malformed}"])
+    return {"state": st, "table": table, "nonzero": nonzero, "malformed": run.malformed,
+            "passes": cfg.passes, "objectives": objectives, "info": info}
+
+
+def _predict(cfg, table, prm, st, rep, blocks) -> None:
+    """The final model's predictions for the training examples (-p)."""
+    writer = PredictionWriter(cfg.predictions)
+    run = driver.Run(learners.get("sgd"), table, prm, st, Reporter(True), cfg.link, cfg.binary, writer)
+    try:
+        for block in blocks:
+            run.process(block)
+    finally:
+        writer.close()
