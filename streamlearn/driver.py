@@ -322,11 +322,12 @@ def _preamble(cfg: TrainConfig, rep: Reporter, learner, cache_note: str | None) 
         rep.line(f"Reading datafile = {'stdin' if path == '-' else path}")
     rep.line(f"num sources = {len(cfg.sources)}")
     rep.line(f"Num weight bits = {cfg.bits}")
-    rep.line(f"learning rate = {learners.rate_scale(cfg):g}")
-    rep.line(f"initial_t = {cfg.initial_t:g}")
-    rep.line(f"power_t = {cfg.power_t:g}")
-    if cfg.passes > 1:
-        rep.line(f"decay_learning_rate = {cfg.decay_learning_rate:g}")
+    if cfg.algo != "scd":                     # a batch method with exact coordinate steps
+        rep.line(f"learning rate = {learners.rate_scale(cfg):g}")
+        rep.line(f"initial_t = {cfg.initial_t:g}")
+        rep.line(f"power_t = {cfg.power_t:g}")
+        if cfg.passes > 1:
+            rep.line(f"decay_learning_rate = {cfg.decay_learning_rate:g}")
     rep.line(f"learner = {learner.describe(cfg)}")
     rep.line(f"loss function = {cfg.loss}" + (f" (tau = {cfg.quantile_tau:g})" if cfg.loss == "quantile" else ""))
 
