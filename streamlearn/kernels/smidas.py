@@ -1,20 +1,145 @@
-"""SMIDAS (placeholder while it is written)."""
+"""SMIDAS, stochastic mirror descent made sparse (Shalev-Shwartz & Tewari 2009, Section 3,
+Algorithm 3), over one block of examples in input order (``--shuffle`` gives the paper's sampling
+over passes).
+
+The learner keeps the dual vector theta (table column 0) and predicts with the primal
+w = f^-1(theta) of the p-norm link (Eq. 12),
+
+    w_j = sign(theta_j) |theta_j|^(p-1) / ||theta||_p^(p-2),     p = 2 ln d (or --p-norm),
+
+and every learned example takes the steps of Algorithm 3: theta~ = theta - eta_t v with
+v = L'(<w, x>, y) x (the example's importance h in eta_t, as the other learners), then for every j
+theta_j = sign(theta~_j) max(0, |theta~_j| - eta_t lambda). eta_t is the plain schedule
+(``-l``, ``--power-t``, ``--initial-t``; ``--power-t 0`` is the paper's constant eta).
+
+Cost and numerics (Section 3.1): w needs only theta_j and the norm, kept as xi = (M, S) with
+M = max_j |theta_j| and S = sum_j (|theta_j| / M)^p, so that w_j = sign(theta_j) M r_j^(p-1) /
+S^((p-2)/p) with r_j = |theta_j| / M <= 1: no power of a large or small |theta| is ever formed
+(p is ~25 at -b 18). The truncation touches every non-zero theta_j, so it walks the list of them
+(``nonzero_list``), drops those that reach 0, and recomputes (M, S) exactly on the way: the p-norm is
+never carried across examples, so no rounding accumulates. An example costs O(its non-zeros +
+non-zeros of theta).
+"""
+
+import math
+
+import numpy as np
 from numba import njit
+
+from streamlearn.kernels.gd import begin_example, example_settings, finish_prediction
+from streamlearn.kernels.losses import loss_dloss, loss_positive
+from streamlearn.kernels.nonzero_list import LIST, POS, list_add, list_rebuild
+from streamlearn.kernels.state import (
+    P_L1, P_PNORM, S_DUMP, S_ETA, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN, S_NNZ, S_T, S_W_LABELED,
+    S_W_UNLABELED, S_XI1, S_XIMAX,
+)
+
+TH = 0      # theta_j
+
+
+@njit(cache=True, nogil=True, inline="always")
+def primal(theta, p, m, s):
+    """f^-1_j(theta) of Eq. 12 from theta_j and the scaled norm (M, S); 0 when theta is 0."""
+    if theta == 0.0 or m <= 0.0:
+        return 0.0
+    r = abs(theta) / m
+    w = m * r ** (p - 1.0) / s ** ((p - 2.0) / p)
+    return w if theta > 0.0 else -w
+
+
+@njit(cache=True, nogil=True)
+def truncate_all(table, st, a, p):
+    """theta_j <- sign(theta_j) max(0, |theta_j| - a) for every listed theta_j (Algorithm 3, last
+    line), dropping those that reach 0 from the list, then (M, S) recomputed exactly. O(n)."""
+    n = int(st[S_NNZ])
+    k = 0
+    m = 0.0
+    for q in range(n):
+        i = int(table[q, LIST])
+        t = table[i, TH]
+        if t > a:
+            t -= a
+        elif t < -a:
+            t += a
+        else:
+            t = 0.0
+        table[i, TH] = t
+        if t != 0.0:
+            table[k, LIST] = i
+            table[i, POS] = k + 1
+            k += 1
+            if abs(t) > m:
+                m = abs(t)
+        else:
+            table[i, POS] = 0.0
+    st[S_NNZ] = k
+    norm(table, st, p, m)
+
+
+@njit(cache=True, nogil=True)
+def norm(table, st, p, m):
+    """(M, S) of the listed theta, M given."""
+    s = 0.0
+    if m > 0.0:
+        for q in range(int(st[S_NNZ])):
+            s += (abs(table[int(table[q, LIST]), TH]) / m) ** p
+    st[S_XIMAX] = m
+    st[S_XI1] = s
 
 
 @njit(cache=True, nogil=True)
 def learn_smidas_block(indptr, idx, val, labels, weights, bases, start, end, table, prm, st, preds):
+    """Predict, score and (when training) learn examples start..end-1 with SMIDAS (Algorithm 3);
+    stops at the next progress row like the other kernels."""
+    code, tau, power_t, holdout_period, train, bounds_follow, binary = example_settings(prm)
+    p = prm[P_PNORM]
+    lam = prm[P_L1]
+    for e in range(start, end):
+        h = weights[e]
+        y, labeled, holdout = begin_example(st, code, labels[e], train, holdout_period, bounds_follow)
+        s = indptr[e]
+        f = indptr[e + 1]
+        raw = bases[e]
+        m = st[S_XIMAX]
+        sn = st[S_XI1]
+        for k in range(s, f):
+            raw += primal(table[idx[k], TH], p, m, sn) * val[k]
+        pr = finish_prediction(st, preds, e, raw, code, y, tau, h, labeled, holdout, binary, f - s)
+        if train and labeled and h > 0.0 and not holdout:
+            t = st[S_T] + h
+            scale = st[S_ETA] * h * math.pow(t, -power_t)
+            if loss_positive(code, pr, y, tau, st[S_MIN_LABEL], st[S_MAX_LABEL]):
+                u = -loss_dloss(code, pr, y, tau) * scale        # theta~ = theta - eta v = theta + u x
+                if u != 0.0 and math.isfinite(u):
+                    for k in range(s, f):
+                        list_add(table, st, idx[k], u * val[k])
+            truncate_all(table, st, scale * lam, p)
+            st[S_T] = t
+            st[S_NLEARN] += 1.0
+        if st[S_W_LABELED] + st[S_W_UNLABELED] >= st[S_DUMP]:
+            return e + 1
     return end
 
 
 @njit(cache=True, nogil=True)
 def finalize(table, prm, st):
-    pass
+    """Nothing is pending: theta and its norm are up to date after every example."""
 
 
+@njit(cache=True, nogil=True)
 def in_force(table, rows, p, st):
-    raise NotImplementedError
+    """w = f^-1(theta) (Eq. 12) of the given rows."""
+    out = np.empty(rows.shape[0])
+    for j in range(rows.shape[0]):
+        out[j] = primal(table[rows[j], TH], p, st[S_XIMAX], st[S_XI1])
+    return out
 
 
+@njit(cache=True, nogil=True)
 def after_load(table, prm, st):
-    raise NotImplementedError
+    """List the loaded theta and compute its norm."""
+    list_rebuild(table, st)
+    m = 0.0
+    for q in range(int(st[S_NNZ])):
+        m = max(m, abs(table[int(table[q, LIST]), TH]))
+    norm(table, st, prm[P_PNORM], m)

@@ -86,7 +86,8 @@ S_EG_D = 41           # eg: sum over all 2d entries of exp(phi - M) - exp(-M)
 S_SINCE = 42          # updates since a running sum was last recomputed from scratch
 S_BATCH_SCALE = 43    # mini-batch: sum of the batch's step scales (its prox strength)
 S_NNZ = 44            # fobos linf, subgradient, smidas: number of listed non-zero weights
-S_XI1 = 45            # smidas: sum_j |theta_j|^p
+S_XI1 = 45            # smidas: sum_j (|theta_j| / M)^p, M = st[S_XIMAX]
+S_XIMAX = 46          # smidas: M = max_j |theta_j|
 N_ST = 48
 
 # ----------------------------------------------------------------------------- learner codes

@@ -1,0 +1,117 @@
+"""SMIDAS (--algo smidas; Shalev-Shwartz & Tewari 2009, Algorithm 3) equals the dense eager
+reference; with p = 2 it is FOBOS l1 on the plain schedule; its scaled norm survives large and small
+thetas; -i continues exactly; the CLI trains and predicts with it."""
+
+import math
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reference import eager_fobos
+from reference_smidas import eager_smidas
+from streamlearn import learners
+from streamlearn.cli import main
+from streamlearn.config import train_config
+from streamlearn.io.model_file import load_model
+from streamlearn.kernels import state as S
+from test_fobos import random_stream
+from test_lazy_tg import close, run_kernel, streams, to_csr
+
+TRAIN = "data/samples/sparse.train.vw"
+LOSSES = ["squared", "logistic", "hinge", "quantile"]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), loss=st.sampled_from(LOSSES), lam=st.sampled_from([0.0, 0.001, 0.05, 0.5]),
+       eta=st.sampled_from([0.05, 0.5, 5.0]), p_norm=st.sampled_from([None, 2.0, 3.5]),
+       power_t=st.sampled_from([0.0, 0.5]))
+def test_smidas_equals_dense_algorithm_3(data, loss, lam, eta, p_norm, power_t):
+    bits = data.draw(st.integers(2, 5))
+    examples = data.draw(streams(bits))
+    splits = data.draw(st.lists(st.integers(0, len(examples)), max_size=3))
+    extra = {"p_norm": p_norm} if p_norm is not None else {}
+    preds, w = run_kernel(examples, bits, splits, loss=loss, algo="smidas", l1=lam, learning_rate=eta,
+                          power_t=power_t, **extra)
+    p = p_norm if p_norm is not None else learners.smidas_p(train_config({"algo": "smidas", "bits": bits}))
+    ref_preds, ref_w = eager_smidas(examples, 1 << bits, lam, p, loss=loss, eta=eta, power_t=power_t)
+    assert close(preds, ref_preds), (preds, ref_preds)
+    assert close(w, ref_w), (w, ref_w)
+
+
+def test_default_p_is_twice_the_log_of_the_dimension():
+    assert math.isclose(learners.smidas_p(train_config({"algo": "smidas", "bits": 18})), 2 * math.log(2 ** 18))
+
+
+def test_p2_is_fobos_l1_on_the_plain_schedule():
+    examples = random_stream(300, 64, 5, 11)
+    p1, w1 = run_kernel(examples, 6, loss="logistic", algo="smidas", l1=0.01, learning_rate=0.5, p_norm=2.0)
+    p2, w2 = eager_fobos(examples, 64, "l1", 0.01, loss="logistic", eta=0.5)
+    assert close(p1, p2) and close(w1, w2)
+
+
+@pytest.mark.parametrize("scale", [1e-8, 1e8])
+def test_large_and_small_thetas(scale):
+    """The link is homogeneous of degree 1 (f^-1(c theta) = c f^-1(theta)): squared loss with labels
+    and values scaled by c gives thetas and weights scaled by c, with no overflow or underflow of
+    |theta|^p (p ~ 25)."""
+    base = random_stream(200, 256, 4, 12)
+    scaled = [(y * scale, h, b, feats) for y, h, b, feats in base]
+    p1, w1 = run_kernel(base, 8, loss="squared", algo="smidas", l1=0.0, learning_rate=0.05, power_t=0.0)
+    p2, w2 = run_kernel(scaled, 8, loss="squared", algo="smidas", l1=0.0, learning_rate=0.05, power_t=0.0)
+    assert np.all(np.isfinite(w2)) and np.count_nonzero(w2) == np.count_nonzero(w1) > 0
+    assert np.allclose(w2 / scale, w1, rtol=1e-9, atol=0) and np.allclose(p2 / scale, p1, rtol=1e-9, atol=1e-12)
+
+
+def test_after_load_continues_exactly():
+    examples = random_stream(200, 64, 4, 13)
+    cfg = train_config({"algo": "smidas", "bits": 6, "loss": "logistic", "l1": 0.01, "learning_rate": 0.5})
+    learner = learners.get("smidas")
+    csr = to_csr(examples)
+
+    def fresh():
+        prm = learners.make_prm(cfg, train=True)
+        stt = learners.make_state(cfg, prm)
+        stt[S.S_DUMP] = math.inf
+        return np.zeros((64, learners.layout(cfg).columns)), prm, stt
+
+    table, prm, stt = fresh()
+    preds = np.zeros(200)
+    learner.kernel(*csr, 0, 200, table, prm, stt, preds)
+    whole = learners.weights_in_force(cfg, table, stt, np.arange(64))
+    table, prm, stt = fresh()
+    learner.kernel(*csr, 0, 90, table, prm, stt, preds)
+    t2, prm2, st2 = fresh()
+    t2[:, 0] = table[:, 0]
+    st2[S.S_T], st2[S.S_NLEARN] = stt[S.S_T], stt[S.S_NLEARN]
+    learners.after_load(cfg, t2, prm2, st2)
+    learner.kernel(*csr, 90, 200, t2, prm2, st2, preds)
+    assert close(learners.weights_in_force(cfg, t2, st2, np.arange(64)), whole)
+
+
+def ok(*args):
+    res = CliRunner().invoke(main, [str(a) for a in args])
+    assert res.exit_code == 0, res.output
+    return res
+
+
+def test_smidas_cli_round_trip_and_resume(tmp_path):
+    text = open(TRAIN).read().splitlines(keepends=True)
+    a, b, both = tmp_path / "a.vw", tmp_path / "b.vw", tmp_path / "both.vw"
+    a.write_text("".join(text[:1100]))
+    b.write_text("".join(text[1100:]))
+    both.write_text("".join(text))
+    opts = ["--loss", "logistic", "--algo", "smidas", "--l1", "1e-4", "-l", "0.5", "--quiet"]
+    m1, m2, m3 = tmp_path / "1.slm", tmp_path / "2.slm", tmp_path / "3.slm"
+    ok("train", "-d", a, "-f", m1, *opts)
+    ok("train", "-d", b, "-i", m1, "-f", m2, "--quiet")
+    res = ok("train", "-d", both, "-f", m3, "--readable-model", tmp_path / "r.txt", *opts[:-1])
+    assert "learner = smidas (stochastic mirror descent made sparse, plain sgd: l1 = 0.0001, p = 24.9533)" in res.stderr
+    (h2, i2, r2), (h3, i3, r3) = load_model(str(m2)), load_model(str(m3))
+    assert h3["algo"] == "smidas" and h3["column_names"] == ["w", "theta"]
+    assert np.array_equal(i2, i3) and np.allclose(r2, r3, rtol=1e-9, atol=1e-12)
+    assert f"non-zero weights: {np.count_nonzero(r3[:, 0])}" in (tmp_path / "r.txt").read_text()
+    ok("predict", "-i", m3, "-d", TRAIN, "-p", tmp_path / "q", "--quiet")
+    assert len((tmp_path / "q").read_text().splitlines()) == len(text)
