@@ -10,10 +10,10 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cli_checks import round_trip
 from reference import eager_gd, eager_subgradient
 from streamlearn.cli import main
 from streamlearn.config import train_config
-from streamlearn.io.model_file import load_model
 from test_fobos import RULES, random_stream
 from test_lazy_tg import close, run_kernel, streams
 
@@ -70,33 +70,13 @@ def test_subgradient_oscillates_and_rounding_at_the_end_sparsifies():
     assert np.array_equal(w_round, np.where(np.abs(w) < 0.05, 0.0, w))
 
 
-def ok(*args):
-    res = CliRunner().invoke(main, [str(a) for a in args])
-    assert res.exit_code == 0, res.output
-    return res
-
 
 @pytest.mark.parametrize("opts", [["--algo", "rounding", "--threshold", "0.01", "--period", "10"],
                                   ["--algo", "rounding", "--threshold", "0.01", "--sgd", "-l", "1"],
                                   ["--algo", "subgradient", "--l1", "1e-4", "-l", "0.5"]])
 def test_baselines_cli_round_trip_and_resume(tmp_path, opts):
-    text = open(TRAIN).read().splitlines(keepends=True)
-    a, b, both = tmp_path / "a.vw", tmp_path / "b.vw", tmp_path / "both.vw"
-    a.write_text("".join(text[:1100]))          # a multiple of the period: -i resumes at a rounding
-    b.write_text("".join(text[1100:]))
-    both.write_text("".join(text))
-    opts = ["--loss", "logistic", "--quiet"] + opts
-    m1, m2, m3 = tmp_path / "1.slm", tmp_path / "2.slm", tmp_path / "3.slm"
-    ok("train", "-d", a, "-f", m1, *opts)
-    ok("train", "-d", b, "-i", m1, "-f", m2, "--quiet")
-    ok("train", "-d", both, "-f", m3, "--readable-model", tmp_path / "r.txt", *opts)
-    (h2, i2, r2), (h3, i3, r3) = load_model(str(m2)), load_model(str(m3))
-    assert h3["algo"] == opts[opts.index("--algo") + 1]
-    assert np.array_equal(i2, i3) and np.allclose(r2, r3, rtol=1e-9, atol=1e-12)
-    assert f"non-zero weights: {np.count_nonzero(r3[:, 0])}" in (tmp_path / "r.txt").read_text()
-    ok("predict", "-i", m3, "-d", TRAIN, "-p", tmp_path / "q", "--quiet")
-    assert len((tmp_path / "q").read_text().splitlines()) == len(text)
-
+    header, _, _ = round_trip(tmp_path, opts)
+    assert header["algo"] == opts[opts.index("--algo") + 1]
 
 @pytest.mark.parametrize("args,message", [
     (["--algo", "rounding"], "--algo rounding needs --threshold THETA (weights with |w| < THETA are set "

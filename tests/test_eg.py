@@ -11,12 +11,12 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cli_checks import ok, round_trip
 from reference import to_csr
 from reference_eg import eager_eg
 from streamlearn import learners
 from streamlearn.cli import main
 from streamlearn.config import train_config
-from streamlearn.io.model_file import load_model
 from streamlearn.kernels import eg
 from streamlearn.kernels import state as S
 from test_lazy_tg import streams
@@ -226,31 +226,11 @@ def test_eg_periodic_recompute_keeps_learning_exactly():
 TRAIN = "data/samples/sparse.train.vw"
 
 
-def ok(*args):
-    res = CliRunner().invoke(main, [str(a) for a in args])
-    assert res.exit_code == 0, res.output
-    return res
-
 
 @pytest.mark.parametrize("batch", [1, 10])
 def test_eg_cli_round_trip_and_resume(tmp_path, batch):
-    text = open(TRAIN).read().splitlines(keepends=True)
-    a, b, both = tmp_path / "a.vw", tmp_path / "b.vw", tmp_path / "both.vw"
-    a.write_text("".join(text[:1100]))        # a multiple of the batch size: -i resumes at a batch edge
-    b.write_text("".join(text[1100:]))
-    both.write_text("".join(text))
-    opts = ["--loss", "logistic", "--algo", "eg", "--radius", "10", "--batch-size", batch, "--quiet"]
-    m1, m2, m3 = tmp_path / "1.slm", tmp_path / "2.slm", tmp_path / "3.slm"
-    ok("train", "-d", a, "-f", m1, *opts)
-    ok("train", "-d", b, "-i", m1, "-f", m2, "--quiet")
-    ok("train", "-d", both, "-f", m3, "--readable-model", tmp_path / "r.txt", *opts)
-    (h2, i2, r2), (h3, i3, r3) = load_model(str(m2)), load_model(str(m3))
-    assert h3["algo"] == "eg" and h3["column_names"] == ["w", "ep", "en"]
-    assert np.array_equal(i2, i3) and np.allclose(r2, r3, rtol=1e-9, atol=1e-12)
-    assert f"non-zero weights: {np.count_nonzero(r3[:, 0])}" in (tmp_path / "r.txt").read_text()
-    ok("predict", "-i", m3, "-d", TRAIN, "-p", tmp_path / "q", "--quiet")
-    assert len((tmp_path / "q").read_text().splitlines()) == len(text)
-
+    header, _, _ = round_trip(tmp_path, ["--algo", "eg", "--radius", "10", "--batch-size", batch])
+    assert header["algo"] == "eg" and header["column_names"] == ["w", "ep", "en"]
 
 @pytest.mark.parametrize("first", [["--algo", "eg", "--radius", "10", "--predict-only-model"],
                                    ["--algo", "sgd"]])

@@ -8,6 +8,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cli_checks import ok, round_trip
 from reference import eager_fobos, eager_gd, fobos_prox_dense
 from streamlearn.cli import main
 from streamlearn.config import train_config
@@ -151,11 +152,6 @@ def test_fobos_l1_is_sparse_and_zero_lambda_is_sgd():
 
 # ----------------------------------------------------------------------------- through the CLI
 
-def ok(*args):
-    res = CliRunner().invoke(main, [str(a) for a in args])
-    assert res.exit_code == 0, res.output
-    return res
-
 
 @pytest.mark.parametrize("opts", [
     ["--algo", "fobos", "--l1", "1e-3"],
@@ -167,25 +163,8 @@ def ok(*args):
     ["--algo", "fobos", "--l1", "1e-4", "--batch-size", "10", "-l", "0.5"],
 ])
 def test_fobos_cli_round_trip_and_resume(tmp_path, opts):
-    text = open(TRAIN).read().splitlines(keepends=True)
-    a, b, both = tmp_path / "a.vw", tmp_path / "b.vw", tmp_path / "both.vw"
-    a.write_text("".join(text[:1100]))        # a multiple of the batch size: -i resumes at a batch edge
-    b.write_text("".join(text[1100:]))
-    both.write_text("".join(text))
-    opts = ["--loss", "logistic", "--quiet"] + opts
-    m1, m2, m3 = tmp_path / "1.slm", tmp_path / "2.slm", tmp_path / "3.slm"
-    ok("train", "-d", a, "-f", m1, *opts)
-    ok("train", "-d", b, "-i", m1, "-f", m2, "--quiet")
-    ok("train", "-d", both, "-f", m3, "--readable-model", tmp_path / "r.txt", *opts)
-    (h2, i2, r2), (h3, i3, r3) = load_model(str(m2)), load_model(str(m3))
-    assert h3["algo"] == "fobos"
-    assert np.array_equal(i2, i3) and np.allclose(r2, r3, rtol=1e-9, atol=1e-12)
-    readable = (tmp_path / "r.txt").read_text().splitlines()
-    assert f"non-zero weights: {np.count_nonzero(r3[:, 0])}" in readable
-    ok("predict", "-i", m3, "-d", TRAIN, "-p", tmp_path / "q", "--quiet")
-    q = (tmp_path / "q").read_text().splitlines()
-    assert len(q) == len(text)
-
+    header, _, _ = round_trip(tmp_path, opts)
+    assert header["algo"] == "fobos"
 
 def test_fobos_preamble_and_summary():
     res = CliRunner().invoke(main, ["train", "-d", TRAIN, "--algo", "fobos", "--l1", "1e-3",
