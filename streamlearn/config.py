@@ -360,10 +360,9 @@ def _resolve_reg(values: dict, explicit: dict) -> None:
         values["reg"] = "elastic"
     elif "l2" in explicit:
         values["reg"] = "l2sq"
-    elif "l1" in explicit:
-        values["reg"] = "l1" if values.get("reg") not in ("l1", "elastic") else values["reg"]
-    elif "reg" not in values:
-        values["reg"] = "l1"
+    elif "l1" in explicit and values.get("reg") not in ("l1", "elastic"):
+        values["reg"] = "l1"           # a model's l2sq/l2/linf does not take --l1
+    values.setdefault("reg", "l1")
 
 
 def _resolve_rule(values: dict, explicit: dict) -> None:

@@ -238,7 +238,7 @@ def prepare_train(explicit: dict) -> tuple[TrainConfig, tuple | None]:
     return train_config(explicit, model_options), model
 
 
-def _restore(cfg: TrainConfig, table, model, prm) -> np.ndarray:
+def restore_model(cfg: TrainConfig, table, model, prm) -> np.ndarray:
     """Load a -i model's weights and the per-feature state it holds, for the columns this run keeps
     (``learners.state_columns``): the weight "w" goes into the weight column unless the model also
     holds the raw weight "z" of a cumulative penalty, which is restored instead."""
@@ -311,7 +311,7 @@ def save_outputs(cfg: TrainConfig, run: Run, snapshot: bool = False) -> int:
     return int(index.shape[0])
 
 
-def _preamble(cfg: TrainConfig, rep: Reporter, learner, cache_note: str | None) -> None:
+def preamble(cfg: TrainConfig, rep: Reporter, learner, cache_note: str | None) -> None:
     if cfg.final_model:
         rep.line(f"final_regressor = {cfg.final_model}")
     if cfg.predictions:
@@ -381,7 +381,7 @@ def train(cfg: TrainConfig, model=None) -> dict:
     holdout = cfg.holdout
     prm = learners.make_prm(cfg, train=True, holdout=holdout)
     table = allocate_table(cfg.bits, learners.layout(cfg).columns)
-    st = _restore(cfg, table, model, prm) if model is not None else learners.make_state(cfg, prm)
+    st = restore_model(cfg, table, model, prm) if model is not None else learners.make_state(cfg, prm)
     if model is not None:
         learners.after_load(cfg, table, prm, st)
     rep = Reporter(cfg.quiet)
@@ -408,7 +408,7 @@ def train(cfg: TrainConfig, model=None) -> dict:
             cache_note = f"using cache_file = {cache_path}\nignoring text input in favor of cache input"
         else:
             cache_note = f"creating cache_file = {cache_path}"
-    _preamble(cfg, rep, learner, cache_note)
+    preamble(cfg, rep, learner, cache_note)
 
     writer = PredictionWriter(cfg.predictions) if cfg.predictions else None
     run = Run(learner, table, prm, st, rep, cfg.link, cfg.binary, writer, cfg.strict)

@@ -156,7 +156,7 @@ def weights_in_force(cfg, table, st, rows):
     if cfg.algo == "l1ball":
         return l1ball.in_force(table, rows, st[S.S_CUM])
     if cfg.algo == "eg":
-        return eg.in_force(table, rows, prm_radius(cfg), st)
+        return eg.in_force(table, rows, cfg.radius, st)
     if cfg.algo == "fobos":
         return fobos.in_force(table, rows, REGS[cfg.reg], st)
     if cfg.algo == "smidas":
@@ -165,10 +165,6 @@ def weights_in_force(cfg, table, st, rows):
     if cfg.algo == "subgradient" and math.isfinite(cfg.threshold):    # rounding at the end (Section 3.2)
         w[np.abs(w) < cfg.threshold] = 0.0
     return w
-
-
-def prm_radius(cfg) -> float:
-    return float(cfg.radius) if cfg.radius is not None else 0.0
 
 
 def after_load(cfg, table, prm, st) -> None:

@@ -33,13 +33,13 @@ def train_scd(cfg: TrainConfig, model=None) -> dict:
     st = learners.make_state(cfg, prm)
     init = None
     if model is not None:
-        driver._restore(cfg, table, model, prm)
+        driver.restore_model(cfg, table, model, prm)
         rows = np.flatnonzero(table[:, 0])
         init = (rows, table[rows, 0].copy())
     rep = Reporter(cfg.quiet)
     st[S.S_DUMP] = math.inf
     run = driver.Run(learner, table, prm, st, rep, cfg.link, cfg.binary, None, cfg.strict)
-    driver._preamble(cfg, rep, learner, None)
+    driver.preamble(cfg, rep, learner, None)
 
     fd, cache_path = tempfile.mkstemp(prefix="streamlearn-scd-", suffix=".cache")
     os.close(fd)
