@@ -69,10 +69,20 @@ class ParsedBlock:
     tag_e: np.ndarray
     faults: np.ndarray    # (k, 4): example, code, start, end
     fault_text: list      # offending bytes per fault
+    #: features of each example counted in the progress table and summary (VW's num_features plus
+    #: its interaction features); None: the example's row length in the CSR arrays
+    counts: np.ndarray | None = None
 
     @property
     def n(self) -> int:
         return self.labels.shape[0]
+
+    def feature_counts(self) -> np.ndarray:
+        """int64 per example: the number of features the reports count for it (``counts``, or the
+        length of its CSR row when no feature expansion set them)."""
+        if self.counts is not None:
+            return self.counts
+        return np.diff(self.indptr)
 
     def tag_list(self) -> list[bytes]:
         """The tag of every example (b"" for none)."""
