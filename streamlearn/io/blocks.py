@@ -72,6 +72,8 @@ class ParsedBlock:
     #: features of each example counted in the progress table and summary (VW's num_features plus
     #: its interaction features); None: the example's row length in the CSR arrays
     counts: np.ndarray | None = None
+    #: uint8 namespace index of every feature (only when feature expansion asked the parser for it)
+    ns: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -134,35 +136,57 @@ class Outputs:
             cap = max(nfeatures, int(self.feat_cap * 1.25))
             self.idx = np.empty(cap, np.uint32)
             self.val = np.empty(cap, np.float32)
+            self.ns = np.empty(cap, np.uint8)
             self.feat_cap = cap
 
-    def block(self, source: str, n: int, nf: int, nfault: int, tag_buf: np.ndarray) -> ParsedBlock:
+    def block(self, source: str, n: int, nf: int, nfault: int, tag_buf: np.ndarray,
+              with_ns: bool = False) -> ParsedBlock:
         """A ParsedBlock viewing the first n examples / nf features of these arrays."""
         faults = self.faults[:nfault]
         fault_text = [tag_buf[s:e].tobytes() for s, e in zip(faults[:, 2].tolist(), faults[:, 3].tolist())]
         return ParsedBlock(source, self.labels[:n], self.weights[:n], self.bases[:n], self.lines[:n],
                            self.indptr[:n + 1], self.idx[:nf], self.val[:nf], tag_buf,
-                           self.tag_s[:n], self.tag_e[:n], faults, fault_text)
+                           self.tag_s[:n], self.tag_e[:n], faults, fault_text,
+                           ns=self.ns[:nf] if with_ns else None)
+
+
+#: --redefine that changes nothing: every first byte is its own namespace index
+IDENTITY_REDEFINE = np.arange(256, dtype=np.uint8)
 
 
 def parse_block(source: str, data, first_line: int, fmt: int, mask: int, noconstant: bool,
                 hash_seed: int, hash_mode: int, ends: np.ndarray | None = None,
-                out: Outputs | None = None) -> ParsedBlock:
+                out: Outputs | None = None, redefine: np.ndarray | None = None) -> ParsedBlock:
     """Parse one line-aligned block (bytes or a uint8 array) with the compiled parser for ``fmt``.
 
     ``ends`` (line end positions) and ``out`` (reusable arrays) are computed / allocated if not given;
-    with ``out`` the returned block views arrays that the next parse into ``out`` overwrites."""
+    with ``out`` the returned block views arrays that the next parse into ``out`` overwrites. With
+    ``redefine`` (a uint8[256] map of first bytes to namespace indices) the block also carries each
+    feature's namespace index (``ns``), which feature expansion needs; LIBSVM features are all in
+    the default namespace ' '."""
     buf = np.frombuffer(data, dtype=np.uint8) if isinstance(data, (bytes, bytearray)) else data
     if ends is None:
         ends = line_ends(buf)
     if out is None:
         out = Outputs()
     out.reserve(ends.size, buf.size // 2 + ends.size + 1)
-    kernel = parse_vw_block if fmt == FMT_VW else parse_libsvm_block
-    n, nf, nfault = kernel(buf, ends, first_line, mask, noconstant, hash_seed, hash_mode,
-                           out.labels, out.weights, out.bases, out.lines, out.tag_s, out.tag_e,
-                           out.indptr, out.idx, out.val, out.faults)
-    return out.block(source, n, nf, nfault, buf)
+    want_ns = redefine is not None
+    if fmt == FMT_VW:
+        n, nf, nfault = parse_vw_block(buf, ends, first_line, mask, noconstant, hash_seed, hash_mode,
+                                       out.labels, out.weights, out.bases, out.lines, out.tag_s,
+                                       out.tag_e, out.indptr, out.idx, out.val, out.faults,
+                                       IDENTITY_REDEFINE if redefine is None else redefine, out.ns,
+                                       want_ns)
+    else:
+        n, nf, nfault = parse_libsvm_block(buf, ends, first_line, mask, noconstant, hash_seed,
+                                           hash_mode, out.labels, out.weights, out.bases, out.lines,
+                                           out.tag_s, out.tag_e, out.indptr, out.idx, out.val,
+                                           out.faults)
+        if want_ns:
+            out.ns[:nf] = 32
+            if not noconstant and n:
+                out.ns[out.indptr[1:n + 1] - 1] = 128
+    return out.block(source, n, nf, nfault, buf, with_ns=want_ns)
 
 
 _LIBSVM_TOKEN = re.compile(rb"^(\d+|qid):\S*$")

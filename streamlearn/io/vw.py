@@ -31,6 +31,7 @@ from streamlearn.io.parsing import (
 )
 
 
+CONSTANT_NS = np.uint8(128)             # namespace index of the constant feature (VW's constant_namespace)
 _NAME_STOP = np.zeros(256, np.bool_)     # bytes that end a name
 _NAME_STOP[[SP, TAB, COLON, BAR, CR]] = True
 _WS_STOP = np.zeros(256, np.bool_)       # bytes that end a string value
@@ -134,8 +135,11 @@ def _parse_label_part(buf, s, e, labels, weights, bases, tag_s, tag_e, ex, fault
 
 
 @njit(cache=True, nogil=True)
-def _parse_features(buf, p, e, mask, seed, mode, dflt_hash, idx, val, nf):
-    """Namespaces and features from the first '|' at p to the line end e.
+def _parse_features(buf, p, e, mask, seed, mode, dflt_hash, idx, val, nf, redefine, ns, want_ns):
+    """Namespaces and features from the first '|' at p to the line end e. With ``want_ns`` each
+    feature's namespace index goes to ``ns``: the first byte of its namespace's name mapped through
+    ``redefine`` (VW's --redefine), or ' ' for the default namespace, which is never redefined
+    (vw-spec-2.md §2.0 step 1, §2c).
 
     Returns (new feature count, fault code or 0, fault start, fault end).
     """
@@ -143,6 +147,7 @@ def _parse_features(buf, p, e, mask, seed, mode, dflt_hash, idx, val, nf):
         p += 1
         ns_value = 1.0
         anon = np.int64(0)
+        ns_index = np.uint8(SP)
         if p >= e or buf[p] == SP or buf[p] == TAB or buf[p] == BAR:
             ns_hash = dflt_hash
         elif buf[p] == COLON:
@@ -150,6 +155,8 @@ def _parse_features(buf, p, e, mask, seed, mode, dflt_hash, idx, val, nf):
         elif buf[p] == CR:
             return nf, E_CR, p, p + 1
         else:
+            if want_ns:
+                ns_index = redefine[buf[p]]
             q, ns_hash = scan_hash(buf, p, e, seed, mode, _NAME_STOP)
             if q < e and buf[q] == COLON:
                 v, r2, kind, _ = parse_number(buf, q + 1, e)
@@ -195,6 +202,8 @@ def _parse_features(buf, p, e, mask, seed, mode, dflt_hash, idx, val, nf):
                 if fv != 0.0:
                     idx[nf] = np.uint32(h & mask)
                     val[nf] = fv
+                    if want_ns:
+                        ns[nf] = ns_index
                     nf += 1
             if p < e and not (buf[p] == SP or buf[p] == TAB or buf[p] == BAR):
                 if buf[p] == CR:
@@ -209,10 +218,12 @@ def _parse_features(buf, p, e, mask, seed, mode, dflt_hash, idx, val, nf):
 
 @njit(cache=True, nogil=True)
 def parse_vw_block(buf, ends, first_line, mask, noconstant, seed, mode,
-                   labels, weights, bases, lines, tag_s, tag_e, indptr, idx, val, faults):
+                   labels, weights, bases, lines, tag_s, tag_e, indptr, idx, val, faults,
+                   redefine, ns, want_ns):
     """Parse a line-aligned block of VW text whose lines end at ``ends`` into the output arrays (see
-    streamlearn.io.parsing; sized by ``streamlearn.io.blocks.Outputs``). Returns (n_examples,
-    n_features, n_faults)."""
+    streamlearn.io.parsing; sized by ``streamlearn.io.blocks.Outputs``). With ``want_ns`` the
+    namespace index of every feature is written to ``ns`` (the constant's is 128), for feature
+    expansion. Returns (n_examples, n_features, n_faults)."""
     ex = 0
     nf = 0
     nfault = 0
@@ -229,7 +240,8 @@ def parse_vw_block(buf, ends, first_line, mask, noconstant, seed, mode,
                                        faults, nfault)
             had_fault = nfault > 0 and faults[nfault - 1, 0] == ex
             if bar < e:
-                nf, code, fs, fe = _parse_features(buf, bar, e, mask, seed, mode, dflt_hash, idx, val, nf)
+                nf, code, fs, fe = _parse_features(buf, bar, e, mask, seed, mode, dflt_hash, idx, val, nf,
+                                                   redefine, ns, want_ns)
                 if code != 0 and not had_fault:
                     faults[nfault, 0] = ex
                     faults[nfault, 1] = code
@@ -239,6 +251,8 @@ def parse_vw_block(buf, ends, first_line, mask, noconstant, seed, mode,
             if not noconstant:
                 idx[nf] = const_idx
                 val[nf] = 1.0
+                if want_ns:
+                    ns[nf] = CONSTANT_NS
                 nf += 1
             lines[ex] = first_line + li
             ex += 1
