@@ -1,0 +1,353 @@
+"""Feature expansion, compiled: VW's n-grams, --ignore/--keep/--ignore_linear and interactions of any
+arity, applied to a parsed block in the parsing thread (vw-spec-2.md §2.0, §2a-§2c).
+
+The parser gives every feature its namespace index (the first byte of its namespace's name after
+--redefine, ' ' for the default namespace, 128 for the constant). For each example this kernel
+
+1. groups the features by namespace index, groups in order of first appearance, features in
+   stored order, and drops the groups --ignore/--keep remove (the constant always stays);
+2. appends each group's n-grams and skip-grams (value 1; index g = g * 27942141 + h_j);
+3. writes the linear features of every group not in --ignore_linear (the constant last, as the
+   parser placed it);
+4. writes the interaction terms in processing order: nested loops over the groups' features, a
+   loop over the same namespace as the one before it starting at that loop's position unless
+   --permutations; index (FNV * h1) XOR h2 ..., value the float32 product left to right.
+
+The result is a plain CSR block: every learner sees expanded examples without knowing about
+expansion. ``counts`` holds VW's per-example feature count (the groups' sizes, --ignore_linear
+groups and n-grams included, plus the interaction features), which the reports print.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from streamlearn.errors import InputError
+
+FNV = np.uint64(16777619)            # FNV_PRIME, VW's interaction multiplier (constant.h)
+NGRAM_MULT = np.uint64(27942141)     # QUADRATIC_CONSTANT, VW's n-gram multiplier
+#: one example may not expand to more features than this
+MAX_EXAMPLE_FEATURES = 1_000_000
+
+ST_DONE = 0           # every example expanded
+ST_FULL = 1           # the output arrays are full: grow them and continue at the returned example
+ST_SCRATCH = 2        # the scratch arrays are too small for the returned example: grow them
+ST_TOO_MANY = 3       # the returned example expands to more than the limit
+
+
+@njit(cache=True, nogil=True)
+def _grams(sidx, sval, base, length, n, k, pos, cap, mask):
+    """Append the 2..n-grams with up to k skips of the ``length`` features at sidx[base:] to
+    sidx/sval from ``pos`` (VW's kskip_ngram_transformer ``add_grams``): for each gram size, the
+    gap patterns in the recursion's order -- extra gaps (e_1, ..., e_{size-1}), sum <= k, in
+    lexicographic order -- and for each pattern every start position. Returns the new end, or -1
+    when ``cap`` would be exceeded."""
+    ext = np.zeros(max(n, 1), np.int64)
+    off = np.zeros(max(n, 1), np.int64)
+    for size in range(2, n + 1):
+        m = size - 1
+        for j in range(m):
+            ext[j] = 0
+        while True:
+            total = 0
+            off[0] = 0
+            for j in range(m):
+                total += ext[j]
+                off[j + 1] = j + 1 + total
+            last = off[m]
+            for i in range(length - last):
+                if pos >= cap:
+                    return -1
+                g = np.uint64(sidx[base + i])
+                for j in range(1, size):
+                    g = g * NGRAM_MULT + np.uint64(sidx[base + i + off[j]])
+                sidx[pos] = np.uint32(g & mask)
+                sval[pos] = np.float32(1.0)
+                pos += 1
+            # next pattern: raise the rightmost gap that keeps the sum <= k, zero the ones after it
+            p = m - 1
+            prefix = total
+            while p >= 0:
+                prefix -= ext[p]
+                if prefix + ext[p] + 1 <= k:
+                    break
+                p -= 1
+            if p < 0:
+                break
+            ext[p] += 1
+            for j in range(p + 1, m):
+                ext[j] = 0
+    return pos
+
+
+@njit(cache=True, nogil=True)
+def expand_block(indptr, idx, val, ns, n, start, keep, linear, ngram, skips, terms, term_ptr,
+                 permutations, mask, limit, out_indptr, out_idx, out_val, counts, sidx, sval):
+    """Expand examples start..n-1 of a parsed block (module docstring) into out_* and counts.
+
+    ``keep``/``linear`` (uint8[256]): groups kept, and kept groups that get linear terms; ``ngram``/
+    ``skips`` (int64[256]): n and k per namespace index; the interaction terms are
+    terms[term_ptr[t]:term_ptr[t + 1]] in processing order. ``sidx``/``sval`` are scratch space for
+    one example's groups. Returns (status, example, features written): ST_DONE, or the example at
+    which to continue after growing the outputs (ST_FULL) or the scratch (ST_SCRATCH), or the
+    example that expands to more than ``limit`` features (ST_TOO_MANY)."""
+    gid = np.full(256, -1, np.int64)
+    gorder = np.empty(256, np.int64)
+    gsize = np.zeros(256, np.int64)
+    gstart = np.zeros(257, np.int64)
+    fill = np.zeros(256, np.int64)
+    nt = term_ptr.shape[0] - 1
+    maxlen = 0
+    for t in range(nt):
+        if term_ptr[t + 1] - term_ptr[t] > maxlen:
+            maxlen = term_ptr[t + 1] - term_ptr[t]
+    lo = np.zeros(max(maxlen, 1), np.int64)
+    hi = np.zeros(max(maxlen, 1), np.int64)
+    at = np.zeros(max(maxlen, 1), np.int64)
+    hpart = np.zeros(max(maxlen, 1), np.uint64)
+    vpart = np.zeros(max(maxlen, 1), np.float32)
+    cap = out_idx.shape[0]
+    scap = sidx.shape[0]
+    nf = out_indptr[start]
+    for e in range(start, n):
+        s = indptr[e]
+        f = indptr[e + 1]
+        # 1. groups in order of first appearance
+        ng = 0
+        for q in range(s, f):
+            g = ns[q]
+            if keep[g] == 0:
+                continue
+            if gid[g] < 0:
+                gid[g] = ng
+                gorder[ng] = g
+                gsize[ng] = 0
+                ng += 1
+            gsize[gid[g]] += 1
+        # base features of each group, grouped, at the end of the scratch; groups with their
+        # n-grams from the start of it
+        nbase = 0
+        for j in range(ng):
+            nbase += gsize[j]
+        tail = scap - nbase
+        if tail < 0:
+            _reset(gid, gorder, ng)
+            return ST_SCRATCH, e, nf
+        pos = tail
+        for j in range(ng):
+            fill[j] = pos
+            pos += gsize[j]
+        for q in range(s, f):
+            g = ns[q]
+            if keep[g] == 0:
+                continue
+            j = gid[g]
+            sidx[fill[j]] = idx[q]
+            sval[fill[j]] = val[q]
+            fill[j] += 1
+        pos = 0
+        src = tail
+        for j in range(ng):
+            gstart[j] = pos
+            length = gsize[j]
+            if pos + length > src:          # the grouped groups would overrun the bases still unread
+                _reset(gid, gorder, ng)
+                return ST_SCRATCH, e, nf
+            for q in range(length):
+                sidx[pos + q] = sidx[src + q]
+                sval[pos + q] = sval[src + q]
+            base = pos
+            pos += length
+            src += length
+            g = gorder[j]
+            if ngram[g] > 1 and length > 0:
+                # n-grams may fill the scratch up to the bases of the groups not copied yet
+                pos = _grams(sidx, sval, base, length, ngram[g], skips[g], pos,
+                             src if j < ng - 1 else scap, mask)
+                if pos < 0:
+                    _reset(gid, gorder, ng)
+                    return ST_SCRATCH, e, nf
+        gstart[ng] = pos
+        total = pos
+        # 3. linear terms
+        row = nf
+        for j in range(ng):
+            if linear[gorder[j]] == 0:
+                continue
+            for q in range(gstart[j], gstart[j + 1]):
+                if nf >= cap:
+                    _reset(gid, gorder, ng)
+                    out_indptr[e] = row
+                    return ST_FULL, e, row
+                out_idx[nf] = sidx[q]
+                out_val[nf] = sval[q]
+                nf += 1
+        # 4. interactions
+        for t in range(nt):
+            a = term_ptr[t]
+            m = term_ptr[t + 1] - a
+            present = True
+            for l in range(m):
+                j = gid[terms[a + l]]
+                if j < 0 or gstart[j + 1] == gstart[j]:
+                    present = False
+                    break
+                lo[l] = gstart[j]
+                hi[l] = gstart[j + 1]
+            if not present:
+                continue
+            level = 0
+            at[0] = lo[0]
+            while level >= 0:
+                if at[level] >= hi[level]:
+                    level -= 1
+                    if level >= 0:
+                        at[level] += 1
+                    continue
+                q = at[level]
+                if level == 0:
+                    hpart[0] = np.uint64(sidx[q])
+                    vpart[0] = sval[q]
+                else:
+                    hpart[level] = (FNV * hpart[level - 1]) ^ np.uint64(sidx[q])
+                    vpart[level] = np.float32(vpart[level - 1] * sval[q])
+                if level == m - 1:
+                    if total >= limit:
+                        _reset(gid, gorder, ng)
+                        return ST_TOO_MANY, e, nf
+                    if nf >= cap:
+                        _reset(gid, gorder, ng)
+                        out_indptr[e] = row
+                        return ST_FULL, e, row
+                    out_idx[nf] = np.uint32(hpart[level] & mask)
+                    out_val[nf] = vpart[level]
+                    nf += 1
+                    total += 1
+                    at[level] += 1
+                else:
+                    level += 1
+                    if not permutations and terms[a + level] == terms[a + level - 1]:
+                        at[level] = at[level - 1]        # self-interaction: i <= j
+                    else:
+                        at[level] = lo[level]
+        if total > limit:
+            _reset(gid, gorder, ng)
+            return ST_TOO_MANY, e, nf
+        counts[e] = total
+        out_indptr[e + 1] = nf
+        _reset(gid, gorder, ng)
+    return ST_DONE, n, nf
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _reset(gid, gorder, ng):
+    for j in range(ng):
+        gid[gorder[j]] = -1
+
+
+class Expander:
+    """Expands parsed blocks (which must carry ``ns``) as configured; see ``expand_block``.
+
+    ``terms`` are the interaction terms in processing order (tuples of namespace indices), or, when
+    some contain the wildcard ':', ``wildcard`` is a function of the set of namespace indices seen
+    so far returning that list: it is called again whenever the set grows (VW recomputes the
+    expansion then; terms over namespaces an example lacks generate nothing, so the cumulative set
+    gives the same features as each example's own)."""
+
+    def __init__(self, mask: int, keep, linear, ngram, skips, terms=(), permutations=False,
+                 wildcard=None, limit: int = MAX_EXAMPLE_FEATURES):
+        self.mask = np.uint64(mask)
+        self.keep = np.asarray(keep, np.uint8)
+        self.linear = np.asarray(linear, np.uint8)
+        self.ngram = np.asarray(ngram, np.int64)
+        self.skips = np.asarray(skips, np.int64)
+        self.permutations = bool(permutations)
+        self.limit = int(limit)
+        self.wildcard = wildcard
+        self.seen: set[int] = set()
+        self._set_terms(list(terms) if wildcard is None else wildcard(self.seen))
+        self.sidx = np.empty(1 << 12, np.uint32)
+        self.sval = np.empty(1 << 12, np.float32)
+
+    def _set_terms(self, terms) -> None:
+        self.terms_list = [tuple(t) for t in terms]
+        ptr = np.zeros(len(self.terms_list) + 1, np.int64)
+        for t, term in enumerate(self.terms_list):
+            ptr[t + 1] = ptr[t] + len(term)
+        self.term_ptr = ptr
+        self.terms = np.array([b for term in self.terms_list for b in term], np.int64)
+
+    def _observe(self, ns: np.ndarray) -> None:
+        """Grow the set of namespaces seen (printable ASCII, not ignored) and the terms with it."""
+        present = np.flatnonzero(np.bincount(ns, minlength=256)[:256])
+        new = {int(g) for g in present if 0x20 <= g <= 0x7E and self.keep[g]} - self.seen
+        if new:
+            self.seen |= new
+            self._set_terms(self.wildcard(self.seen))
+
+    def expand(self, block, out):
+        """The expanded block, in the arrays of ``out`` (an ``ExpandedOutputs``)."""
+        from streamlearn.io.blocks import ParsedBlock     # (io.blocks imports nothing from here)
+
+        n = block.n
+        if self.wildcard is not None:
+            self._observe(block.ns)
+        out.reserve(n, int(block.indptr[n]) * 2 + 16)
+        out.indptr[0] = 0
+        start = 0
+        while True:
+            status, e, nf = expand_block(block.indptr, block.idx, block.val, block.ns, n, start,
+                                         self.keep, self.linear, self.ngram, self.skips, self.terms,
+                                         self.term_ptr, self.permutations, self.mask, self.limit,
+                                         out.indptr, out.idx, out.val, out.counts, self.sidx, self.sval)
+            if status == ST_DONE:
+                break
+            if status == ST_FULL:
+                out.grow_features(max(2 * out.idx.shape[0], nf + 1024), nf)
+            elif status == ST_SCRATCH:
+                size = 2 * self.sidx.shape[0]
+                self.sidx = np.empty(size, np.uint32)
+                self.sval = np.empty(size, np.float32)
+            else:
+                raise ExpansionError(block.source, int(block.lines[e]), self.limit)
+            start = e
+        return ParsedBlock(block.source, block.labels, block.weights, block.bases, block.lines,
+                           out.indptr[:n + 1], out.idx[:nf], out.val[:nf], block.tag_buf,
+                           block.tag_s, block.tag_e, block.faults, block.fault_text,
+                           counts=out.counts[:n])
+
+
+class ExpansionError(InputError):
+    """An example expands to more features than the limit (raised as an InputError by callers)."""
+
+    def __init__(self, source: str, line: int, limit: int):
+        super().__init__(f"{source} line {line}: the feature interactions would produce more than "
+                         f"{limit:,} features for this example; use fewer or narrower -q/--cubic/"
+                         f"--interactions terms")
+
+
+class ExpandedOutputs:
+    """Reusable output arrays of expanded blocks, grown as needed."""
+
+    def __init__(self):
+        self.line_cap = -1
+        self.indptr = self.counts = None
+        self.idx = np.empty(0, np.uint32)
+        self.val = np.empty(0, np.float32)
+
+    def reserve(self, nlines: int, nfeatures: int) -> None:
+        if nlines > self.line_cap:
+            cap = max(nlines, int(self.line_cap * 1.25))
+            self.indptr = np.empty(cap + 1, np.int64)
+            self.counts = np.empty(cap, np.int64)
+            self.line_cap = cap
+        if nfeatures > self.idx.shape[0]:
+            self.grow_features(nfeatures, 0)
+
+    def grow_features(self, size: int, keep: int) -> None:
+        idx = np.empty(size, np.uint32)
+        val = np.empty(size, np.float32)
+        idx[:keep] = self.idx[:keep]
+        val[:keep] = self.val[:keep]
+        self.idx, self.val = idx, val
