@@ -168,6 +168,35 @@ def main():
               help="scd: coordinates picked uniformly at random (the paper) or in turn.")
 @click.option("--max-memory", "max_memory", default=None, metavar="SIZE",
               help="scd: refuse to load data needing more memory than SIZE (e.g. 2G). Default: 70% of RAM.")
+@click.option("-q", "--quadratic", "quadratic", multiple=True, metavar="AB",
+              help="Interact the features of the namespaces starting with A and B (VW's -q; ':' is "
+                   "any namespace, \\xNN a byte, \\x80 the constant). Repeatable.")
+@click.option("--cubic", "cubic", multiple=True, metavar="ABC", help="Three-way interactions. Repeatable.")
+@click.option("--interactions", "interactions", multiple=True, metavar="AB...",
+              help="Interactions of any arity (two or more namespace bytes). Repeatable.")
+@click.option("--leave-duplicate-interactions", "--leave_duplicate_interactions",
+              "leave_duplicate_interactions", is_flag=True, default=False,
+              help="Keep interactions that are permutations of an earlier one (VW removes them).")
+@click.option("--permutations", is_flag=True, default=False,
+              help="Self-interactions (-q aa) use every ordered pair, not only i <= j.")
+@click.option("--ngram", "ngram", multiple=True, metavar="[A]N",
+              help="N-grams of the features of every namespace (N) or of namespace A (AN). Repeatable.")
+@click.option("--skips", "skips", multiple=True, metavar="[A]K",
+              help="Skip-grams: n-grams may skip up to K features (needs --ngram). Repeatable.")
+@click.option("--ignore", "ignore", multiple=True, metavar="ABC",
+              help="Drop the namespaces starting with these bytes. Repeatable.")
+@click.option("--ignore-linear", "--ignore_linear", "ignore_linear", multiple=True, metavar="ABC",
+              help="No linear terms for these namespaces (they still interact). Repeatable.")
+@click.option("--keep", "keep", multiple=True, metavar="ABC",
+              help="Keep only the namespaces starting with these bytes (and the constant). Repeatable.")
+@click.option("--redefine", "redefine", multiple=True, metavar="N:=S",
+              help="Namespaces starting with a byte of S become namespace N (':' in S = all). Repeatable.")
+@click.option("-t", "--testonly", "testonly", is_flag=True, default=False,
+              help="Do not learn: predict (and report the loss) only; with -i, evaluate a model.")
+@click.option("--invert-hash", "--invert_hash", "invert_hash", default=None, metavar="PATH",
+              help="Write the readable model with the name of the first feature seen at each weight.")
+@click.option("--audit", "-a", "audit", is_flag=True, default=False,
+              help="Print every example's prediction and its features (name:index:value:weight) on stdout.")
 @click.option("--shuffle", is_flag=True, default=False,
               help="Passes after the first visit the examples in a random order (held-out ones stay put).")
 @click.option("--random-seed", "--random_seed", "random_seed", type=INT, default=0,

@@ -33,12 +33,19 @@ MODEL_OPTIONS = HASHING_OPTIONS + (
     "learning_rate", "power_t", "initial_t", "decay_learning_rate", "l1", "threshold", "period",
     "cumulative_penalty", "radius", "projection", "batch_size", "reg", "l2", "lam", "p_norm",
 )
+#: feature-expansion options (VW's -q, --cubic, --interactions, n-grams, --ignore, ...): they decide
+#: the features, so a model stores them and data fed to it is expanded the same way
+FEATURE_OPTIONS = ("quadratic", "cubic", "interactions", "leave_duplicate_interactions", "permutations",
+                   "ngram", "skips", "ignore", "ignore_linear", "keep", "redefine")
+MODEL_OPTIONS = MODEL_OPTIONS + FEATURE_OPTIONS
 #: the update-rule flags (VW's): giving any of them turns on exactly the properties given
 RULE_FLAGS = ("sgd", "adaptive", "normalized", "invariant")
 #: model options a model written before they existed lacks (it used plain SGD)
 LEGACY_MODEL_OPTIONS = {"adaptive": False, "normalized": False, "invariant": False,
                         "cumulative_penalty": False, "radius": None, "projection": "tree",
-                        "batch_size": 1, "reg": "l1", "l2": 0.0, "lam": 0.0, "p_norm": None}
+                        "batch_size": 1, "reg": "l1", "l2": 0.0, "lam": 0.0, "p_norm": None,
+                        **{name: False if name in ("leave_duplicate_interactions", "permutations") else ()
+                           for name in FEATURE_OPTIONS}}
 #: learner options of truncated gradient (rejected with plain sgd)
 TG_OPTIONS = ("l1", "threshold", "period", "cumulative_penalty")
 #: learner options of FOBOS (--l1 is shared with tg)
@@ -83,6 +90,11 @@ FLAG = {
     "early_terminate": "--early-terminate", "block_size": "--block-size", "sgd": "--sgd",
     "adaptive": "--adaptive", "normalized": "--normalized", "invariant": "--invariant",
     "predict_only_model": "--predict-only-model",
+    "quadratic": "-q/--quadratic", "cubic": "--cubic", "interactions": "--interactions",
+    "leave_duplicate_interactions": "--leave_duplicate_interactions", "permutations": "--permutations",
+    "ngram": "--ngram", "skips": "--skips", "ignore": "--ignore", "ignore_linear": "--ignore_linear",
+    "keep": "--keep", "redefine": "--redefine", "testonly": "-t/--testonly", "invert_hash": "--invert_hash",
+    "audit": "--audit",
 }
 
 
@@ -134,6 +146,20 @@ class TrainConfig:
     random_seed: int = 0
     cd_order: str = "random"
     max_memory: str | None = None
+    quadratic: tuple = ()
+    cubic: tuple = ()
+    interactions: tuple = ()
+    leave_duplicate_interactions: bool = False
+    permutations: bool = False
+    ngram: tuple = ()
+    skips: tuple = ()
+    ignore: tuple = ()
+    ignore_linear: tuple = ()
+    keep: tuple = ()
+    redefine: tuple = ()
+    testonly: bool = False
+    invert_hash: str | None = None
+    audit: bool = False
     quiet: bool = False
     strict: bool = False
     block_size: int = DEFAULT_BLOCK_SIZE
@@ -160,6 +186,17 @@ class TrainConfig:
     def model_options(self) -> dict:
         return {name: getattr(self, name) for name in MODEL_OPTIONS}
 
+    @property
+    def expands(self) -> bool:
+        """Some feature-expansion option is given (else the parsed features go to the learner as
+        they are)."""
+        return any(getattr(self, name) for name in FEATURE_OPTIONS)
+
+    def feature_spec(self):
+        """The feature expansion these options ask for (streamlearn.expansion.FeatureSpec)."""
+        from streamlearn.expansion import FeatureSpec
+        return FeatureSpec.from_options(**{name: getattr(self, name) for name in FEATURE_OPTIONS})
+
 
 @dataclass(frozen=True)
 class PredictConfig:
@@ -175,6 +212,8 @@ class PredictConfig:
 
 
 def _fmt(v) -> str:
+    if isinstance(v, tuple):
+        return " ".join(map(str, v)) if v else "(none)"
     if isinstance(v, float):
         if v == int(v) and abs(v) < 1e15:
             return str(int(v))
@@ -244,7 +283,10 @@ def _check_train(cfg: TrainConfig) -> None:
         raise OptionError("--objective-data needs a file name")
     if cfg.kill_cache and not cfg.cache_file:
         raise OptionError("--kill-cache needs --cache-file")
-    paths = [(n, getattr(cfg, n)) for n in ("final_model", "readable_model", "cache_file", "predictions")]
+    if cfg.expands:
+        cfg.feature_spec()      # raises OptionError for a malformed expansion option
+    paths = [(n, getattr(cfg, n)) for n in ("final_model", "readable_model", "invert_hash", "cache_file",
+                                            "predictions")]
     outputs = [(n, p) for n, p in paths if p and p != "-"]
     for i, (n1, p1) in enumerate(outputs):
         for n2, p2 in outputs[i + 1:]:
@@ -403,8 +445,11 @@ def train_config(explicit: dict, model_options: dict | None = None) -> TrainConf
     if unknown:
         raise OptionError(f"unknown option {sorted(unknown)[0]}")
     values = {}
+    explicit = {k: tuple(v) if k in FEATURE_OPTIONS and isinstance(v, list) else v
+                for k, v in explicit.items()}
     if model_options is not None:
-        for name in HASHING_OPTIONS:
+        model_options = {k: tuple(v) if isinstance(v, list) else v for k, v in model_options.items()}
+        for name in HASHING_OPTIONS + FEATURE_OPTIONS:
             if name in explicit and explicit[name] != model_options[name]:
                 raise OptionError(
                     f"{FLAG[name]} {_fmt(explicit[name])} conflicts with the initial model's "
