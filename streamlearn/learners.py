@@ -30,6 +30,7 @@ class Learner:
     kernel: Callable             # (indptr, idx, val, labels, weights, bases, start, end, table, prm, st, preds) -> int
     finalize: Callable | None    # (table, prm, st) -> None; catches lazy weights up
     describe: Callable           # cfg -> str for the preamble
+    batch: bool = False          # a batch method, trained by streamlearn.scd_run instead of the session
 
 
 LEARNERS = {
@@ -62,7 +63,7 @@ LEARNERS = {
     # a batch method, run by streamlearn.scd_run; its saved weights predict with the plain kernel
     "scd": Learner("scd", S.A_SCD, False, learn_gd_block, None,
                    lambda c: f"scd (stochastic coordinate descent, a batch method: l1 = {c.l1:g}, "
-                             f"{c.passes} epochs, {c.cd_order} coordinates)"),
+                             f"{c.passes} epochs, {c.cd_order} coordinates)", batch=True),
 }
 
 

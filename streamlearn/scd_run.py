@@ -14,32 +14,36 @@ import time
 
 import numpy as np
 
-from streamlearn import driver, learners, objective, scd
+from streamlearn import learners, objective, scd
 from streamlearn.config import TrainConfig, memory_limit
 from streamlearn.errors import OptionError
 from streamlearn.io.cache import CacheWriter, read_cache
+from streamlearn.io.reader import check_readable
 from streamlearn.io.writers import PredictionWriter
 from streamlearn.kernels import state as S
+from streamlearn.model_io import restore_model, save_outputs
 from streamlearn.report import Reporter
+from streamlearn.session import Run, allocate_table, preamble
+from streamlearn.stream import Hashing, pipelined, text_blocks
 
 
 def train_scd(cfg: TrainConfig, model=None) -> dict:
-    driver.check_readable(cfg.sources + ((cfg.objective_data,) if cfg.objective_data else ()))
+    check_readable(cfg.sources + ((cfg.objective_data,) if cfg.objective_data else ()))
     started = time.perf_counter()
     learner = learners.get("scd")
-    hashing = driver.Hashing(cfg.bits, cfg.noconstant, cfg.hash, cfg.hash_seed)
+    hashing = Hashing(cfg.bits, cfg.noconstant, cfg.hash, cfg.hash_seed)
     prm = learners.make_prm(cfg, train=False)
-    table = driver.allocate_table(cfg.bits, 1)
+    table = allocate_table(cfg.bits, 1)
     st = learners.make_state(cfg, prm)
     init = None
     if model is not None:
-        driver.restore_model(cfg, table, model, prm)
+        restore_model(cfg, table, model, prm)
         rows = np.flatnonzero(table[:, 0])
         init = (rows, table[rows, 0].copy())
     rep = Reporter(cfg.quiet)
     st[S.S_DUMP] = math.inf
-    run = driver.Run(learner, table, prm, st, rep, cfg.link, cfg.binary, None, cfg.strict)
-    driver.preamble(cfg, rep, learner, None)
+    run = Run(learner, table, prm, st, rep, cfg.link, cfg.binary, None, cfg.strict)
+    preamble(cfg, rep, learner, None)
 
     fd, cache_path = tempfile.mkstemp(prefix="streamlearn-scd-", suffix=".cache")
     os.close(fd)
@@ -48,8 +52,8 @@ def train_scd(cfg: TrainConfig, model=None) -> dict:
         writer = CacheWriter(cache_path, dict(hashing.as_dict(), format=cfg.format, sources=list(cfg.sources)))
         n = entries = 0
         try:
-            for block in driver.pipelined(driver.text_blocks(cfg.sources, cfg.format, hashing, cfg.block_size,
-                                                             writer, run.read_error)):
+            for block in pipelined(text_blocks(cfg.sources, cfg.format, hashing, cfg.block_size,
+                                               writer, run.read_error)):
                 run.report_faults(block)
                 n += block.n
                 entries += int(block.indptr[block.n])
@@ -73,11 +77,11 @@ def train_scd(cfg: TrainConfig, model=None) -> dict:
                 table[index, 0] = values
                 run.entries = accesses
                 if cfg.objective_data:
-                    blocks = driver.text_blocks([cfg.objective_data], cfg.format, hashing, cfg.block_size)
+                    blocks = text_blocks([cfg.objective_data], cfg.format, hashing, cfg.block_size)
                     where = cfg.objective_data
                 else:
                     blocks, where = read_cache(cache_path, source_name), "training examples"
-                result = objective.evaluate(cfg, run, blocks, driver.allocate_table)
+                result = objective.evaluate(cfg, run, blocks, allocate_table)
                 rep.out.write(objective.describe(result, epoch, where) + "\n")
                 rep.out.flush()
                 objectives.append(result)
@@ -88,7 +92,7 @@ def train_scd(cfg: TrainConfig, model=None) -> dict:
         table[index, 0] = values
         if cfg.predictions:
             _predict(cfg, table, prm, st, rep, read_cache(cache_path, source_name))
-        nonzero = driver.save_outputs(cfg, run)
+        nonzero = save_outputs(cfg, run)
     finally:
         try:
             os.unlink(cache_path)
@@ -107,7 +111,7 @@ def train_scd(cfg: TrainConfig, model=None) -> dict:
 def _predict(cfg, table, prm, st, rep, blocks) -> None:
     """The final model's predictions for the training examples (-p)."""
     writer = PredictionWriter(cfg.predictions)
-    run = driver.Run(learners.get("sgd"), table, prm, st, Reporter(True), cfg.link, cfg.binary, writer)
+    run = Run(learners.get("sgd"), table, prm, st, Reporter(True), cfg.link, cfg.binary, writer)
     try:
         for block in blocks:
             run.process(block)

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from streamlearn.cli import main
-from streamlearn.driver import Hashing, text_blocks
+from streamlearn.stream import Hashing, text_blocks
 from streamlearn.io.model_file import load_model
 
 TRAIN = "data/samples/sparse.train.vw"

@@ -1,0 +1,116 @@
+"""Model input and output of a training session: the options a model file holds, restoring a -i
+model's weights and learner state into the table, and writing the final outputs (-f, --readable-model)
+with the readable model's header."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from streamlearn import learners
+from streamlearn.config import LEGACY_MODEL_OPTIONS, MODEL_OPTIONS, TrainConfig
+from streamlearn.errors import ModelError
+from streamlearn.io.model_file import save_model
+from streamlearn.io.writers import write_readable_model
+from streamlearn.kernels.table import count_nonzero, nonzero_rows
+
+
+def model_options(header: dict, path) -> dict:
+    """The options a model file was trained with (older files: the legacy defaults)."""
+    try:
+        return {k: header[k] if k in header else LEGACY_MODEL_OPTIONS[k] for k in MODEL_OPTIONS}
+    except KeyError as exc:
+        raise ModelError(f"model file {path} is corrupt (missing {exc.args[0]})") from None
+
+
+def _fmt_opt(v) -> str:
+    if isinstance(v, bool):
+        return ""
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+def options_string(opts: dict) -> str:
+    parts = []
+    for name in MODEL_OPTIONS:
+        v = opts[name]
+        flag = {"bits": "-b", "lam": "--lambda"}.get(name, "--" + name.replace("_", "-"))
+        if isinstance(v, bool):
+            if v:
+                parts.append(flag)
+        else:
+            parts.append(f"{flag} {_fmt_opt(v)}")
+    return " ".join(parts)
+
+
+def restore_model(cfg: TrainConfig, table, model, prm) -> np.ndarray:
+    """Load a -i model's weights and the per-feature state it holds, for the columns this run keeps
+    (``learners.state_columns``): the weight "w" goes into the weight column unless the model also
+    holds the raw weight "z" of a cumulative penalty, which is restored instead."""
+    header, index, rows = model
+    stored = header.get("column_names", ["w"])[:rows.shape[1]]
+    mine = dict(learners.state_columns(cfg))
+    index = index.astype(np.int64)
+    if learners.weight_column(cfg) is None and not set(mine) <= set(stored):
+        raise ModelError(f"cannot continue --algo {cfg.algo} from {cfg.initial_model}: it holds no "
+                         f"{cfg.algo} state (only a model trained with --algo {cfg.algo} and saved "
+                         f"without --predict-only-model can be continued)")
+    for j, name in enumerate(stored):
+        if name == "w":
+            if "z" in stored:
+                continue
+            col = mine.get("z", learners.weight_column(cfg))
+        else:
+            col = mine.get(name)
+        if col is not None:
+            table[index, col] = rows[:, j]
+    saved = dict(header.get("state", {}))
+    if {"learning_rate", "initial_t", "power_t"} & cfg.explicit:
+        saved.pop("eta", None)
+    return learners.make_state(cfg, prm, saved)
+
+
+def _model_header(cfg: TrainConfig, st: np.ndarray, names: list[str]) -> dict:
+    header = cfg.model_options()
+    header["state"] = learners.saved_state(st)
+    header["column_names"] = names
+    return header
+
+
+def _readable_header(cfg: TrainConfig, nonzero: int) -> list[str]:
+    return ["streamlearn readable model (format 1)",
+            f"bits: {cfg.bits}", f"loss: {cfg.loss}", f"algo: {cfg.algo}",
+            f"options: {options_string(cfg.model_options())}",
+            f"non-zero weights: {nonzero}"]
+
+
+def save_outputs(cfg: TrainConfig, run, snapshot: bool = False) -> int:
+    """Finalize the table and write -f / --readable-model. Returns the number of non-zero weights.
+
+    A ``snapshot`` (the best pass so far, while training goes on) of a learner with mini-batches is
+    taken from a copy, so that applying the open batch does not change the run."""
+    learner, table, st = run.learner, run.table, run.st
+    if snapshot and cfg.batch_size > 1:
+        table, st = table.copy(), st.copy()
+    if learner.finalize is not None:
+        learner.finalize(table, run.prm, st)
+    lay = learners.layout(cfg)
+    plain = cfg.algo in ("sgd", "tg") and lay.pen < 0      # the weight column is in force
+    if plain and not (cfg.final_model or cfg.readable_model):
+        return int(count_nonzero(table))
+    touched = nonzero_rows(table, lay.saved)     # rows with a weight or saved state that is not 0
+    in_force = learners.weights_in_force(cfg, table, st, touched)
+    index, weights = touched[in_force != 0.0], in_force[in_force != 0.0]
+    if cfg.final_model:
+        # weights only with --predict-only-model; else also the learner's state, for -i
+        extra = learners.state_columns(cfg)
+        if cfg.predict_only_model or not extra:
+            names, rows, values = ["w"], index, weights[:, None]
+        else:
+            names = ["w"] + [name for name, _ in extra]
+            rows = touched
+            values = np.column_stack([in_force] + [table[touched, col] for _, col in extra])
+        save_model(cfg.final_model, _model_header(cfg, st, names), rows, values)
+    if cfg.readable_model:
+        write_readable_model(cfg.readable_model, _readable_header(cfg, index.shape[0]), index, weights)
+    return int(index.shape[0])

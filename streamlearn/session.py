@@ -1,0 +1,358 @@
+"""A training or prediction session: the Run (the table, settings, state and reports one run works
+on, and the processing of a parsed block), and the train and predict flows: passes over text or the
+cache, holdout and early termination, objective reporting, summary. Model files are read and written by
+``streamlearn.model_io``; the blocks come from ``streamlearn.stream``.
+"""
+
+from __future__ import annotations
+
+import math
+import mmap
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from streamlearn import learners, objective
+from streamlearn.config import PredictConfig, TrainConfig, train_config
+from streamlearn.errors import InputError, OptionError
+from streamlearn.io.blocks import ParsedBlock
+from streamlearn.io.cache import CacheWriter, cache_matches, read_cache
+from streamlearn.io.model_file import load_model
+from streamlearn.io.reader import check_readable
+from streamlearn.io.shuffle import ShuffledExamples
+from streamlearn.io.writers import PredictionWriter
+from streamlearn.kernels import state as S
+from streamlearn.model_io import model_options, restore_model, save_outputs
+from streamlearn.report import Reporter, best_constant, next_dump
+from streamlearn.stream import Hashing, pipelined, text_blocks
+
+
+@dataclass
+class Run:
+    """Everything one train or predict run works on."""
+
+    learner: learners.Learner
+    table: np.ndarray
+    prm: np.ndarray
+    st: np.ndarray
+    reporter: Reporter
+    link: str
+    binary: bool
+    writer: PredictionWriter | None = None
+    strict: bool = False
+    holding_out: bool = False
+    malformed: int = 0
+    read_errors: int = 0
+    examples: int = 0
+    entries: int = 0         # feature entries x_ij read by the learner (the data accesses)
+    started: float = field(default_factory=time.perf_counter)
+
+    def shown(self, p: np.ndarray) -> np.ndarray:
+        """Predictions as written and shown: after --binary or the link function."""
+        if self.binary:
+            return np.where(p > 0.0, 1.0, -1.0)
+        if self.link == "logistic":
+            return 1.0 / (1.0 + np.exp(-p))
+        return p
+
+    def read_error(self, message: str) -> None:
+        """A source could not be read to its end: an error with --strict, else a warning."""
+        if self.strict:
+            raise InputError(message)
+        self.reporter.warn(message + "; the lines before are used, the last partial line is not")
+        self.read_errors += 1
+
+    def report_faults(self, block: ParsedBlock) -> None:
+        if block.faults.shape[0] == 0:
+            return
+        for line, reason, consequence in block.fault_lines():
+            if self.strict:
+                raise InputError(f"{block.source} line {line}: {reason}")
+            self.reporter.warn(f"{block.source} line {line}: {reason}; {consequence}")
+        self.malformed += block.faults.shape[0]
+
+    def process(self, block: ParsedBlock) -> None:
+        self.report_faults(block)
+        n = block.n
+        self.examples += n
+        self.entries += int(block.indptr[n])
+        preds = np.empty(n)
+        st = self.st
+        pos = 0
+        kernel = self.learner.kernel
+        while pos < n:
+            pos = kernel(block.indptr, block.idx, block.val, block.labels, block.weights, block.bases,
+                         pos, n, self.table, self.prm, st, preds)
+            if st[S.S_W_LABELED] + st[S.S_W_UNLABELED] >= st[S.S_DUMP]:
+                e = pos - 1
+                shown = self.shown(preds[e:e + 1])[0]
+                self.reporter.row(st, self.holding_out, block.labels[e], shown,
+                                  int(block.indptr[e + 1] - block.indptr[e]))
+                next_dump(st)
+        if self.writer is not None:
+            self.writer.write(self.shown(preds), block)
+
+
+def allocate_table(bits: int, columns: int) -> np.ndarray:
+    """A zeroed (2^bits, columns) float64 table in an anonymous memory map.
+
+    The pages are zero until written and only written pages are resident. (numpy would advise huge
+    pages for an array this large, and then the first write anywhere in a 2 MiB stretch makes all of
+    it resident: a few examples at -b 24 would cost ~200 MiB.)"""
+    need = (1 << bits) * columns * 8
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        total = None
+    if total is not None and need > total:
+        raise OptionError(f"-b {bits} needs {need / 2**30:.1f} GiB for the weight table, more than "
+                          f"this machine's {total / 2**30:.1f} GiB; use a smaller -b")
+    try:
+        buf = mmap.mmap(-1, need, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    except (OSError, MemoryError, OverflowError):
+        raise OptionError(f"-b {bits} needs {need / 2**30:.1f} GiB for the weight table, which could "
+                          f"not be allocated; use a smaller -b") from None
+    return np.frombuffer(buf, dtype=np.float64).reshape(1 << bits, columns)
+
+
+def prepare_train(explicit: dict) -> tuple[TrainConfig, tuple | None]:
+    """Config from the options given, merged with the -i model's options; returns (config, model)."""
+    model = None
+    opts = None
+    path = explicit.get("initial_model")
+    if path:
+        model = load_model(path)
+        opts = model_options(model[0], path)
+    return train_config(explicit, opts), model
+
+
+def preamble(cfg: TrainConfig, rep: Reporter, learner, cache_note: str | None) -> None:
+    if cfg.final_model:
+        rep.line(f"final_regressor = {cfg.final_model}")
+    if cfg.predictions:
+        rep.line(f"predictions = {cfg.predictions}")
+    if cache_note:
+        rep.line(cache_note)
+    for path in cfg.sources:
+        rep.line(f"Reading datafile = {'stdin' if path == '-' else path}")
+    rep.line(f"num sources = {len(cfg.sources)}")
+    rep.line(f"Num weight bits = {cfg.bits}")
+    if cfg.algo != "scd":                     # a batch method with exact coordinate steps
+        rep.line(f"learning rate = {learners.rate_scale(cfg):g}")
+        rep.line(f"initial_t = {cfg.initial_t:g}")
+        rep.line(f"power_t = {cfg.power_t:g}")
+        if cfg.passes > 1:
+            rep.line(f"decay_learning_rate = {cfg.decay_learning_rate:g}")
+    rep.line(f"learner = {learner.describe(cfg)}")
+    rep.line(f"loss function = {cfg.loss}" + (f" (tau = {cfg.quantile_tau:g})" if cfg.loss == "quantile" else ""))
+
+
+def _summary_lines(run: Run, loss: str, tau: float, passes: int, holdout: int, best_holdout,
+                   nonzero: int | None, bits: int) -> list[str]:
+    st = run.st
+    lines = []
+    n = int(st[S.S_EXAMPLES])
+    if passes <= 1:
+        lines.append(f"number of examples = {n}")
+    else:
+        lines.append(f"number of examples per pass = {n // passes}")
+        lines.append(f"passes used = {passes}")
+    lines.append(f"weighted example sum = {st[S.S_W_LABELED] + st[S.S_W_UNLABELED]:f}")
+    lines.append(f"weighted label sum = {st[S.S_W_LABELS]:f}")
+    if holdout:
+        if best_holdout is None:
+            lines.append("average loss = undefined (no holdout)")
+        else:
+            lines.append(f"average loss = {best_holdout:f} h")
+    elif st[S.S_W_LABELED] > 0:
+        lines.append(f"average loss = {st[S.S_SUM_LOSS] / st[S.S_W_LABELED]:f}")
+    else:
+        lines.append("average loss = n.a.")
+    bc = best_constant(st, loss, tau)
+    if bc is not None:
+        lines.append(f"best constant = {bc[0]:f}")
+        if bc[1] is not None:
+            lines.append(f"best constant's loss = {bc[1]:f}")
+    lines.append(f"total feature number = {int(st[S.S_FEATURES])}")
+    if nonzero is not None:
+        lines.append(f"non-zero weights = {nonzero} ({100.0 * nonzero / (1 << bits):.4g}% of 2^{bits})")
+    wall = time.perf_counter() - run.started
+    lines.append(f"examples per second = {run.examples / wall if wall > 0 else 0.0:.0f}")
+    lines.append(f"wall time = {wall:.3f} s")
+    lines.append(f"malformed lines = {run.malformed}")
+    if run.read_errors:
+        lines.append(f"inputs not read to the end = {run.read_errors}")
+    return lines
+
+
+def train(cfg: TrainConfig, model=None) -> dict:
+    """Train an online learner as configured. Returns a small dict of results (for tests and the
+    Python API)."""
+    check_readable(cfg.sources + ((cfg.objective_data,) if cfg.objective_data else ()))
+    learner = learners.get(cfg.algo)
+    hashing = Hashing(cfg.bits, cfg.noconstant, cfg.hash, cfg.hash_seed)
+    holdout = cfg.holdout
+    prm = learners.make_prm(cfg, train=True, holdout=holdout)
+    table = allocate_table(cfg.bits, learners.layout(cfg).columns)
+    st = restore_model(cfg, table, model, prm) if model is not None else learners.make_state(cfg, prm)
+    if model is not None:
+        learners.after_load(cfg, table, prm, st)
+    rep = Reporter(cfg.quiet)
+    if cfg.quiet:
+        st[S.S_DUMP] = math.inf
+
+    # where passes read their blocks from
+    # the objective of the training examples reads them again after every pass: from the cache
+    use_cache = (cfg.passes > 1 or cfg.cache_file is not None
+                 or (cfg.objective and cfg.objective_data is None))
+    cache_path = cfg.cache_file
+    temp_cache = False
+    reuse = False
+    cache_note = None
+    cache_opts = dict(hashing.as_dict(), format=cfg.format, sources=list(cfg.sources))
+    if use_cache:
+        if cache_path is None:
+            fd, cache_path = tempfile.mkstemp(prefix="streamlearn-", suffix=".cache")
+            os.close(fd)
+            temp_cache = True
+            cache_note = "using a temporary cache"
+        elif not cfg.kill_cache and os.path.exists(cache_path) and cache_matches(cache_path, cache_opts):
+            reuse = True
+            cache_note = f"using cache_file = {cache_path}\nignoring text input in favor of cache input"
+        else:
+            cache_note = f"creating cache_file = {cache_path}"
+    preamble(cfg, rep, learner, cache_note)
+
+    writer = PredictionWriter(cfg.predictions) if cfg.predictions else None
+    run = Run(learner, table, prm, st, rep, cfg.link, cfg.binary, writer, cfg.strict)
+    best_holdout = None
+    no_win = 0
+    passes_done = 0
+    objectives = []
+    shuffled = None
+    source_name = cfg.sources[0] if len(cfg.sources) == 1 else "cache"
+    early_stop = False
+    nonzero = None
+    try:
+        for p in range(cfg.passes):
+            run.holding_out = holdout > 0 and p >= 1
+            st[S.S_PASS_EX] = 0.0
+            st[S.S_HO_W_PASS] = 0.0
+            st[S.S_HO_LOSS_PASS] = 0.0
+            cache_writer = None
+            if p == 0 and not reuse:
+                if use_cache:
+                    cache_writer = CacheWriter(cache_path, cache_opts)
+                blocks = text_blocks(cfg.sources, cfg.format, hashing, cfg.block_size, cache_writer,
+                                     run.read_error)
+            elif cfg.shuffle:
+                if shuffled is None:
+                    shuffled = ShuffledExamples(read_cache(cache_path, source_name), source_name)
+                rng = np.random.default_rng([cfg.random_seed, p])
+                blocks = shuffled.blocks(shuffled.order(rng, holdout))
+            else:
+                blocks = read_cache(cache_path, source_name)
+            try:
+                for block in pipelined(blocks):
+                    run.process(block)
+            except BaseException:
+                if cache_writer is not None:
+                    cache_writer.discard()
+                raise
+            if cache_writer is not None:
+                cache_writer.commit()
+            passes_done += 1
+            if cfg.objective:
+                objectives.append(_objective(cfg, run, hashing, cache_path, passes_done))
+            st[S.S_ETA] *= cfg.decay_learning_rate
+            if holdout:
+                w = st[S.S_HO_W_PASS]
+                if w > 0:
+                    loss = st[S.S_HO_LOSS_PASS] / w
+                    if best_holdout is None or loss < best_holdout:
+                        # like VW, the model files hold the best pass if training stops early
+                        best_holdout = loss
+                        no_win = 0
+                        if p < cfg.passes - 1 and (cfg.final_model or cfg.readable_model):
+                            nonzero = save_outputs(cfg, run, snapshot=True)
+                    else:
+                        no_win += 1
+                        if no_win >= cfg.early_terminate:
+                            early_stop = True
+                            break
+        if not early_stop or nonzero is None:
+            nonzero = save_outputs(cfg, run)
+    finally:
+        if writer is not None:
+            writer.close()
+        if temp_cache:
+            try:
+                os.unlink(cache_path)
+            except OSError:
+                pass
+    if st[S.S_NONFINITE]:
+        rep.warn("some predictions were not finite (the weights diverged); try a smaller -l/--learning-rate")
+    rep.summary(_summary_lines(run, cfg.loss, cfg.quantile_tau, passes_done, holdout, best_holdout,
+                               nonzero, cfg.bits))
+    return {"state": st, "table": table, "nonzero": nonzero, "malformed": run.malformed,
+            "passes": passes_done, "best_holdout": best_holdout, "early_stop": early_stop,
+            "objectives": objectives}
+
+
+def _objective(cfg: TrainConfig, run: Run, hashing: Hashing, cache_path, passes: int) -> dict:
+    """Evaluate and print the objective after a pass (printed even with --quiet: it was asked for)."""
+    if cfg.objective_data:
+        blocks = text_blocks([cfg.objective_data], cfg.format, hashing, cfg.block_size)
+        where = cfg.objective_data
+    else:
+        name = cfg.sources[0] if len(cfg.sources) == 1 else "cache"
+        blocks = read_cache(cache_path, name)
+        where = "training examples"
+    result = objective.evaluate(cfg, run, blocks, allocate_table)
+    run.reporter.out.write(objective.describe(result, passes, where) + "\n")
+    run.reporter.out.flush()
+    return result
+
+
+# ----------------------------------------------------------------------------- prediction
+
+def predict(cfg: PredictConfig) -> dict:
+    """Predict with a saved model: one output line per example; loss on stderr when labels exist."""
+    check_readable(cfg.sources)
+    header, index, rows = load_model(cfg.initial_model)
+    opts = model_options(header, cfg.initial_model)
+    mcfg = train_config({}, opts)
+    if cfg.link is not None or cfg.binary is not None:
+        mcfg = replace(mcfg, link=cfg.link or mcfg.link,
+                       binary=mcfg.binary if cfg.binary is None else cfg.binary)
+    # saved weights are final (lazy learners caught up before saving), so every model predicts
+    # with the plain linear kernel in predict-only mode
+    learner = learners.get("sgd")
+    hashing = Hashing(mcfg.bits, mcfg.noconstant, mcfg.hash, mcfg.hash_seed)
+    prm = learners.make_prm(mcfg, train=False)
+    prm[S.P_ALGO] = S.A_SGD
+    table = allocate_table(mcfg.bits, 1)
+    table[index.astype(np.int64), 0] = rows[:, 0]
+    st = learners.make_state(mcfg, prm, header.get("state", {}))
+    rep = Reporter(cfg.quiet)
+    if cfg.quiet:
+        st[S.S_DUMP] = math.inf
+    rep.line(f"only testing\nmodel = {cfg.initial_model}")
+    for path in cfg.sources:
+        rep.line(f"Reading datafile = {'stdin' if path == '-' else path}")
+    rep.line(f"Num weight bits = {mcfg.bits}")
+    writer = PredictionWriter(cfg.predictions)
+    run = Run(learner, table, prm, st, rep, mcfg.link, mcfg.binary, writer, cfg.strict)
+    try:
+        for block in pipelined(text_blocks(cfg.sources, cfg.format, hashing, cfg.block_size,
+                                           on_error=run.read_error)):
+            run.process(block)
+    finally:
+        writer.close()
+    if st[S.S_NONFINITE]:
+        rep.warn("some predictions were not finite (the model holds non-finite weights)")
+    rep.summary(_summary_lines(run, mcfg.loss, mcfg.quantile_tau, 1, 0, None, None, mcfg.bits))
+    return {"state": st, "malformed": run.malformed}

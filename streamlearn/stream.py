@@ -1,0 +1,89 @@
+"""Streams of parsed blocks: the hashing options, text sources -> parsed blocks (``text_blocks``), and
+the one-block-ahead pipeline (``pipelined``).
+
+Parsing runs one block ahead on a worker thread while the main thread runs the learner on the current
+block; both kernels release the GIL (``nogil=True``), so on two cores parsing and learning overlap.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from streamlearn.hashing import HASH_MODES
+from streamlearn.io.blocks import FMT_VW, FORMATS, Outputs, detect_format, parse_block
+from streamlearn.io.cache import CacheWriter
+from streamlearn.io.reader import RING, Source, read_blocks
+
+
+@dataclass(frozen=True)
+class Hashing:
+    bits: int
+    noconstant: bool
+    hash: str
+    hash_seed: int
+
+    @property
+    def mask(self) -> int:
+        return (1 << self.bits) - 1
+
+    def as_dict(self) -> dict:
+        return {"bits": self.bits, "noconstant": self.noconstant, "hash": self.hash,
+                "hash_seed": self.hash_seed}
+
+
+def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: CacheWriter | None = None,
+                on_error=None):
+    """Parsed blocks of the text sources, in order (format detected per source with 'auto').
+
+    Blocks are parsed into a ring of reusable output arrays (see streamlearn.io.reader for the
+    lifetime rule: the consumer is done with a block before it asks for the next one)."""
+    mode = HASH_MODES[hashing.hash]
+    outputs = [Outputs() for _ in range(RING)]
+    k = 0
+
+    def parse(name, data, ends, first_line, code):
+        nonlocal k
+        block = parse_block(name, data, first_line, code, hashing.mask, hashing.noconstant,
+                            hashing.hash_seed, mode, ends=ends, out=outputs[k % RING])
+        k += 1
+        if cache is not None:
+            cache.write(block)
+        return block
+
+    for path in sources:
+        source = Source(path)
+        code = None if fmt == "auto" else FORMATS[fmt]
+        pending = []   # blocks read before a line decided the format (blank or comment lines)
+        for data, ends, first_line in read_blocks(source, block_size, RING, on_error):
+            if code is None:
+                code = detect_format(data)
+                if code is None:
+                    pending.append((data.copy(), ends.copy(), first_line))
+                    continue
+                for item in pending:
+                    yield parse(source.name, *item, code)
+                pending = []
+            yield parse(source.name, data, ends, first_line, code)
+        for item in pending:
+            yield parse(source.name, *item, FMT_VW)
+
+
+def pipelined(blocks):
+    """Iterate ``blocks`` with the next item produced on a worker thread while the caller works."""
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="streamlearn-parse")
+    fut = pool.submit(next, blocks, None)
+    try:
+        while True:
+            item = fut.result()
+            if item is None:
+                return
+            fut = pool.submit(next, blocks, None)
+            yield item
+    finally:
+        try:
+            fut.result()
+        except BaseException:
+            pass
+        blocks.close()
+        pool.shutdown(wait=True)
