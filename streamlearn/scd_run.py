@@ -24,14 +24,14 @@ from streamlearn.kernels import state as S
 from streamlearn.model_io import restore_model, save_outputs
 from streamlearn.report import Reporter
 from streamlearn.session import Run, allocate_table, preamble
-from streamlearn.stream import Hashing, pipelined, text_blocks
+from streamlearn.stream import Hashing, hashing_of, pipelined, text_blocks
 
 
 def train_scd(cfg: TrainConfig, model=None) -> dict:
     check_readable(cfg.sources + ((cfg.objective_data,) if cfg.objective_data else ()))
     started = time.perf_counter()
     learner = learners.get("scd")
-    hashing = Hashing(cfg.bits, cfg.noconstant, cfg.hash, cfg.hash_seed)
+    hashing = hashing_of(cfg)
     prm = learners.make_prm(cfg, train=False)
     table = allocate_table(cfg.bits, 1)
     st = learners.make_state(cfg, prm)

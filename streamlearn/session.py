@@ -27,7 +27,7 @@ from streamlearn.io.writers import PredictionWriter
 from streamlearn.kernels import state as S
 from streamlearn.model_io import model_options, restore_model, save_outputs
 from streamlearn.report import Reporter, best_constant, next_dump
-from streamlearn.stream import Hashing, pipelined, text_blocks
+from streamlearn.stream import Hashing, hashing_of, pipelined, text_blocks
 
 
 @dataclass
@@ -193,7 +193,7 @@ def train(cfg: TrainConfig, model=None) -> dict:
     Python API)."""
     check_readable(cfg.sources + ((cfg.objective_data,) if cfg.objective_data else ()))
     learner = learners.get(cfg.algo)
-    hashing = Hashing(cfg.bits, cfg.noconstant, cfg.hash, cfg.hash_seed)
+    hashing = hashing_of(cfg)
     holdout = cfg.holdout
     prm = learners.make_prm(cfg, train=True, holdout=holdout)
     table = allocate_table(cfg.bits, learners.layout(cfg).columns)
@@ -331,7 +331,7 @@ def predict(cfg: PredictConfig) -> dict:
     # saved weights are final (lazy learners caught up before saving), so every model predicts
     # with the plain linear kernel in predict-only mode
     learner = learners.get("sgd")
-    hashing = Hashing(mcfg.bits, mcfg.noconstant, mcfg.hash, mcfg.hash_seed)
+    hashing = hashing_of(mcfg)
     prm = learners.make_prm(mcfg, train=False)
     prm[S.P_ALGO] = S.A_SGD
     table = allocate_table(mcfg.bits, 1)

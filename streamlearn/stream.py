@@ -10,26 +10,46 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+import numpy as np
+
 from streamlearn.hashing import HASH_MODES
 from streamlearn.io.blocks import FMT_VW, FORMATS, Outputs, detect_format, parse_block
 from streamlearn.io.cache import CacheWriter
+from streamlearn.io.expand import ExpandedOutputs, make_expander
 from streamlearn.io.reader import RING, Source, read_blocks
 
 
 @dataclass(frozen=True)
 class Hashing:
+    """How text becomes features: VW's hashing options and the feature expansion (a
+    ``streamlearn.expansion.FeatureSpec``; None or an identity spec: the parsed features as they are)."""
+
     bits: int
     noconstant: bool
     hash: str
     hash_seed: int
+    features: object = None
 
     @property
     def mask(self) -> int:
         return (1 << self.bits) - 1
 
+    @property
+    def expands(self) -> bool:
+        return self.features is not None and not self.features.is_identity
+
     def as_dict(self) -> dict:
-        return {"bits": self.bits, "noconstant": self.noconstant, "hash": self.hash,
-                "hash_seed": self.hash_seed}
+        d = {"bits": self.bits, "noconstant": self.noconstant, "hash": self.hash,
+             "hash_seed": self.hash_seed}
+        if self.expands:
+            d["features"] = self.features.to_dict()
+        return d
+
+
+def hashing_of(cfg) -> Hashing:
+    """The Hashing of a run's configuration."""
+    return Hashing(cfg.bits, cfg.noconstant, cfg.hash, cfg.hash_seed,
+                   cfg.feature_spec() if cfg.expands else None)
 
 
 def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: CacheWriter | None = None,
@@ -41,11 +61,18 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
     mode = HASH_MODES[hashing.hash]
     outputs = [Outputs() for _ in range(RING)]
     k = 0
+    expander = redefine = None
+    if hashing.expands:
+        expander = make_expander(hashing.features, hashing.mask)
+        redefine = np.array(hashing.features.redefine_map, np.uint8)
+        expanded = [ExpandedOutputs() for _ in range(RING)]
 
     def parse(name, data, ends, first_line, code):
         nonlocal k
         block = parse_block(name, data, first_line, code, hashing.mask, hashing.noconstant,
-                            hashing.hash_seed, mode, ends=ends, out=outputs[k % RING])
+                            hashing.hash_seed, mode, ends=ends, out=outputs[k % RING], redefine=redefine)
+        if expander is not None:
+            block = expander.expand(block, expanded[k % RING])
         k += 1
         if cache is not None:
             cache.write(block)

@@ -21,9 +21,10 @@ from streamlearn.io.blocks import Outputs, ParsedBlock
 from streamlearn.io.reader import RING
 
 MAGIC = b"SLCACHE\x00"
-VERSION = 2
+VERSION = 3
 _BLOCK = struct.Struct("<QQQQ")
 _HAS_TAGS = 1
+_HAS_COUNTS = 2      # per-example feature counts that differ from the row lengths (feature expansion)
 
 
 def _header_bytes(options: dict) -> bytes:
@@ -56,9 +57,12 @@ class CacheWriter:
         else:
             tag_bytes = b""
         f = self.f
-        f.write(_BLOCK.pack(n, b.idx.shape[0], len(tag_bytes), _HAS_TAGS if has_tags else 0))
+        flags = (_HAS_TAGS if has_tags else 0) | (_HAS_COUNTS if b.counts is not None else 0)
+        f.write(_BLOCK.pack(n, b.idx.shape[0], len(tag_bytes), flags))
         for a in (b.labels, b.weights, b.bases, b.lines, b.indptr, b.idx, b.val):
             f.write(np.ascontiguousarray(a).tobytes())
+        if b.counts is not None:
+            f.write(np.ascontiguousarray(b.counts, np.int64).tobytes())
         if has_tags:
             f.write(tag_s.tobytes())
             f.write(tag_e.tobytes())
@@ -107,6 +111,7 @@ def read_cache(path: str, source_name: str):
         raise InputError(f"cannot read cache {path}: {exc.strerror or exc}") from None
     outputs = [Outputs() for _ in range(RING)]
     tag_bufs = [np.empty(0, np.uint8) for _ in range(RING)]
+    count_bufs = [np.empty(0, np.int64) for _ in range(RING)]
     k = 0
     with f:
         head = f.read(16)
@@ -124,6 +129,12 @@ def read_cache(path: str, source_name: str):
             for a in (out.labels[:n], out.weights[:n], out.bases[:n], out.lines[:n], out.indptr[:n + 1],
                       out.idx[:nf], out.val[:nf]):
                 _read_into(f, a, path)
+            counts = None
+            if flags & _HAS_COUNTS:
+                if count_bufs[k % RING].size < n:
+                    count_bufs[k % RING] = np.empty(max(n, 2 * count_bufs[k % RING].size), np.int64)
+                counts = count_bufs[k % RING][:n]
+                _read_into(f, counts, path)
             tag_buf = tag_bufs[k % RING]
             if flags & _HAS_TAGS:
                 _read_into(f, out.tag_s[:n], path)
@@ -135,4 +146,6 @@ def read_cache(path: str, source_name: str):
                 out.tag_s[:n] = 0
                 out.tag_e[:n] = 0
             k += 1
-            yield out.block(source_name, n, nf, 0, tag_buf)
+            block = out.block(source_name, n, nf, 0, tag_buf)
+            block.counts = counts
+            yield block

@@ -351,3 +351,16 @@ class ExpandedOutputs:
         idx[:keep] = self.idx[:keep]
         val[:keep] = self.val[:keep]
         self.idx, self.val = idx, val
+
+
+def make_expander(spec, mask: int) -> Expander:
+    """The Expander for a ``streamlearn.expansion.FeatureSpec``. The constant (index 128) is never
+    dropped (VW adds it after --ignore/--keep) and never n-grammed."""
+    keep = 1 - np.array(spec.ignore_mask, np.uint8)
+    keep[128] = 1
+    linear = 1 - np.array(spec.ignore_linear_mask, np.uint8)
+    ngram = np.array(spec.ngram_table, np.int64)
+    ngram[128] = 0
+    skips = np.array(spec.skip_table, np.int64)
+    wildcard = spec.expand_terms if spec.wildcards else None
+    return Expander(mask, keep, linear, ngram, skips, spec.terms, spec.permutations, wildcard)
