@@ -96,7 +96,7 @@ def save_outputs(cfg: TrainConfig, run, snapshot: bool = False) -> int:
         learner.finalize(table, run.prm, st)
     lay = learners.layout(cfg)
     plain = cfg.algo in ("sgd", "tg") and lay.pen < 0      # the weight column is in force
-    if plain and not (cfg.final_model or cfg.readable_model):
+    if plain and not (cfg.final_model or cfg.readable_model or cfg.invert_hash):
         return int(count_nonzero(table))
     touched = nonzero_rows(table, lay.saved)     # rows with a weight or saved state that is not 0
     in_force = learners.weights_in_force(cfg, table, st, touched)
@@ -111,6 +111,18 @@ def save_outputs(cfg: TrainConfig, run, snapshot: bool = False) -> int:
             rows = touched
             values = np.column_stack([in_force] + [table[touched, col] for _, col in extra])
         save_model(cfg.final_model, _model_header(cfg, st, names), rows, values)
-    if cfg.readable_model:
-        write_readable_model(cfg.readable_model, _readable_header(cfg, index.shape[0]), index, weights)
+    if cfg.readable_model or cfg.invert_hash:
+        # VW's weight lines: with the per-feature state (save_resume) every row with a weight or a
+        # G/N that is not 0, as "slot:w G N"; weights only (--predict-only-model, -t) "slot:w", w != 0
+        if cfg.predict_only_model or cfg.testonly:
+            rows, values = index, weights[:, None]
+        else:
+            rows = touched
+            values = np.column_stack([in_force] + [table[touched, c] for c in (lay.g, lay.n) if c >= 0])
+        header = _readable_header(cfg, index.shape[0])
+        if cfg.readable_model:
+            write_readable_model(cfg.readable_model, header, rows, values)
+        if cfg.invert_hash:
+            names = run.names.names if run.names is not None else {}
+            write_readable_model(cfg.invert_hash, header, rows, values, names)
     return int(index.shape[0])

@@ -28,6 +28,7 @@ from streamlearn.kernels import state as S
 from streamlearn.model_io import model_options, restore_model, save_outputs
 from streamlearn.report import Reporter, best_constant, next_dump
 from streamlearn.stream import Hashing, hashing_of, pipelined, text_blocks
+from streamlearn.audit import FeatureNames, audit_features, audit_prediction, write as write_audit
 
 
 @dataclass
@@ -44,6 +45,8 @@ class Run:
     writer: PredictionWriter | None = None
     strict: bool = False
     holding_out: bool = False
+    names: object = None     # streamlearn.audit.FeatureNames when --invert_hash or --audit
+    audit_g: int | None = None   # --audit: None = off, else the table column of G printed (-1: none)
     malformed: int = 0
     read_errors: int = 0
     examples: int = 0
@@ -83,14 +86,25 @@ class Run:
         st = self.st
         pos = 0
         kernel = self.learner.kernel
+        counts = block.feature_counts()
+        entries = None
+        if self.names is not None and block.text_lines is not None:
+            entries = self.names.entries(block)
+        audit = self.audit_g is not None and entries is not None
+        tags = block.tag_list() if audit else None
         while pos < n:
+            end = pos + 1 if audit else n       # --audit: one example at a time, weights before learning
+            if audit:
+                features = audit_features(entries[pos], self.table, self.audit_g)
+            first = pos
             pos = kernel(block.indptr, block.idx, block.val, block.labels, block.weights, block.bases,
-                         pos, n, self.table, self.prm, st, preds)
+                         pos, end, self.table, self.prm, st, preds)
+            if audit:
+                write_audit([audit_prediction(preds[first], tags[first]), features])
             if st[S.S_W_LABELED] + st[S.S_W_UNLABELED] >= st[S.S_DUMP]:
                 e = pos - 1
                 shown = self.shown(preds[e:e + 1])[0]
-                self.reporter.row(st, self.holding_out, block.labels[e], shown,
-                                  int(block.indptr[e + 1] - block.indptr[e]))
+                self.reporter.row(st, self.holding_out, block.labels[e], shown, int(counts[e]))
                 next_dump(st)
         if self.writer is not None:
             self.writer.write(self.shown(preds), block)
@@ -130,6 +144,14 @@ def prepare_train(explicit: dict) -> tuple[TrainConfig, tuple | None]:
 
 
 def preamble(cfg: TrainConfig, rep: Reporter, learner, cache_note: str | None) -> None:
+    if cfg.expands:             # VW's start-up lines for the feature options ([info]/[warning] on stdout)
+        for stream, text in cfg.feature_spec().messages(cfg.quiet):
+            if stream == "stderr":
+                rep.line(text)
+            else:
+                print(text, flush=True)
+    if cfg.testonly:
+        rep.line("only testing")
     if cfg.final_model:
         rep.line(f"final_regressor = {cfg.final_model}")
     if cfg.predictions:
@@ -195,7 +217,7 @@ def train(cfg: TrainConfig, model=None) -> dict:
     learner = learners.get(cfg.algo)
     hashing = hashing_of(cfg)
     holdout = cfg.holdout
-    prm = learners.make_prm(cfg, train=True, holdout=holdout)
+    prm = learners.make_prm(cfg, train=not cfg.testonly, holdout=holdout)
     table = allocate_table(cfg.bits, learners.layout(cfg).columns)
     st = restore_model(cfg, table, model, prm) if model is not None else learners.make_state(cfg, prm)
     if model is not None:
@@ -228,6 +250,10 @@ def train(cfg: TrainConfig, model=None) -> dict:
 
     writer = PredictionWriter(cfg.predictions) if cfg.predictions else None
     run = Run(learner, table, prm, st, rep, cfg.link, cfg.binary, writer, cfg.strict)
+    if cfg.invert_hash or cfg.audit:
+        run.names = FeatureNames(hashing.features, cfg.bits, cfg.noconstant, cfg.hash_seed, cfg.hash)
+        if cfg.audit:     # G is shown while learning with adaptive rates, as VW does
+            run.audit_g = learners.layout(cfg).g if cfg.adaptive and not cfg.testonly else -1
     best_holdout = None
     no_win = 0
     passes_done = 0
@@ -247,7 +273,7 @@ def train(cfg: TrainConfig, model=None) -> dict:
                 if use_cache:
                     cache_writer = CacheWriter(cache_path, cache_opts)
                 blocks = text_blocks(cfg.sources, cfg.format, hashing, cfg.block_size, cache_writer,
-                                     run.read_error)
+                                     run.read_error, with_text=run.names is not None)
             elif cfg.shuffle:
                 if shuffled is None:
                     shuffled = ShuffledExamples(read_cache(cache_path, source_name), source_name)
@@ -265,6 +291,8 @@ def train(cfg: TrainConfig, model=None) -> dict:
             if cache_writer is not None:
                 cache_writer.commit()
             passes_done += 1
+            if run.names is not None:       # names come from the first pass (every pass with -t)
+                run.names.collecting = cfg.testonly
             if cfg.objective:
                 objectives.append(_objective(cfg, run, hashing, cache_path, passes_done))
             st[S.S_ETA] *= cfg.decay_learning_rate

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from streamlearn.hashing import HASH_MODES
-from streamlearn.io.blocks import FMT_VW, FORMATS, Outputs, detect_format, parse_block
+from streamlearn.io.blocks import FMT_VW, FORMATS, Outputs, detect_format, example_texts, parse_block
 from streamlearn.io.cache import CacheWriter
 from streamlearn.io.expand import ExpandedOutputs, make_expander
 from streamlearn.io.reader import RING, Source, read_blocks
@@ -53,8 +53,9 @@ def hashing_of(cfg) -> Hashing:
 
 
 def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: CacheWriter | None = None,
-                on_error=None):
-    """Parsed blocks of the text sources, in order (format detected per source with 'auto').
+                on_error=None, with_text: bool = False):
+    """Parsed blocks of the text sources, in order (format detected per source with 'auto'). With
+    ``with_text`` every block also carries its examples' lines (``text_lines``, for feature names).
 
     Blocks are parsed into a ring of reusable output arrays (see streamlearn.io.reader for the
     lifetime rule: the consumer is done with a block before it asks for the next one)."""
@@ -73,6 +74,9 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
                             hashing.hash_seed, mode, ends=ends, out=outputs[k % RING], redefine=redefine)
         if expander is not None:
             block = expander.expand(block, expanded[k % RING])
+        if with_text:
+            buf = np.frombuffer(data, np.uint8) if isinstance(data, (bytes, bytearray)) else data
+            block.text_lines = example_texts(buf, ends, first_line, block.lines)
         k += 1
         if cache is not None:
             cache.write(block)

@@ -120,10 +120,13 @@ def test_readable_model(tmp_path):
     assert lines[4].startswith("options: -b 18 ") and "--l1 0.01" in lines[4]
     n = int(lines[5].split(": ")[1])
     body = lines[6:]
-    assert len(body) == n
+    # VW's save_resume weight lines "index:w G N": every row with a weight, G or N that is not 0
     index = [int(l.split(":")[0]) for l in body]
-    weights = [float(l.split(":")[1]) for l in body]
-    assert index == sorted(index) and all(w != 0 for w in weights)
+    values = [[float(v) for v in l.split(":")[1].split()] for l in body]
+    assert index == sorted(index) and all(len(v) == 3 for v in values)
+    assert sum(v[0] != 0 for v in values) == n
     _, i2, r2 = load_model(str(model))
-    nonzero = r2[:, 0] != 0       # the model also keeps rows whose weight fell to 0 (their G and N)
-    assert index == i2[nonzero].tolist() and weights == r2[nonzero, 0].tolist()   # exact round trip
+    assert index == i2.tolist()
+    assert [v[0] for v in values] == r2[:, 0].tolist()           # exact round trip of the weights
+    cols = load_model(str(model))[0]["column_names"]
+    assert [v[1:] for v in values] == r2[:, [cols.index("g"), cols.index("n")]].tolist()

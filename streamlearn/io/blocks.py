@@ -74,6 +74,8 @@ class ParsedBlock:
     counts: np.ndarray | None = None
     #: uint8 namespace index of every feature (only when feature expansion asked the parser for it)
     ns: np.ndarray | None = None
+    #: the text of every example's line (only when feature names are wanted: --audit, --invert_hash)
+    text_lines: list | None = None
 
     @property
     def n(self) -> int:
@@ -101,6 +103,17 @@ class ParsedBlock:
             template, consequence = FAULTS[int(code)]
             out.append((int(self.lines[ex]), template.format(text=quote_bytes(raw)), consequence))
         return out
+
+
+def example_texts(buf: np.ndarray, ends: np.ndarray, first_line: int, lines: np.ndarray) -> list[bytes]:
+    """The text of each example's line (without its newline) in a block that starts at line
+    ``first_line``; ``lines`` are the examples' line numbers."""
+    out = []
+    for line in lines.tolist():
+        li = line - first_line
+        s = int(ends[li - 1]) + 1 if li > 0 else 0
+        out.append(buf[s:int(ends[li])].tobytes())
+    return out
 
 
 def line_ends(buf: np.ndarray) -> np.ndarray:

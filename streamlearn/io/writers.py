@@ -66,15 +66,27 @@ class PredictionWriter:
             self.f.close()
 
 
-def write_readable_model(path: str, header: list[str], index: np.ndarray, weights: np.ndarray) -> None:
-    """A short header, then ``index:weight`` for the non-zero weights in increasing index order.
+def write_readable_model(path: str, header: list[str], index: np.ndarray, values: np.ndarray,
+                         names: dict | None = None) -> None:
+    """A short header, then VW's weight lines in increasing index order: ``index:w`` or, with the
+    per-feature state, ``index:w G N`` (``values`` holds one row per index, the weight first). With
+    ``names`` (--invert_hash) a line whose weight is not 0 starts with the name of its feature.
 
-    Weights are printed with Python's shortest round-trip representation, so they are exact."""
+    Numbers are printed with Python's shortest round-trip representation, so they are exact."""
+    if values.ndim == 1:
+        values = values[:, None]
+
     def chunks():
         yield ("\n".join(header) + "\n").encode()
         step = 65536
         for s in range(0, index.shape[0], step):
             part = index[s:s + step].tolist()
-            ws = weights[s:s + step].tolist()
-            yield "".join(f"{i}:{w!r}\n" for i, w in zip(part, ws)).encode()
+            rows = values[s:s + step].tolist()
+            lines = []
+            for i, row in zip(part, rows):
+                text = f"{i}:" + " ".join(repr(v) for v in row)
+                if names is not None and row[0] != 0.0 and i in names:
+                    text = f"{names[i]}:{text}"
+                lines.append(text + "\n")
+            yield "".join(lines).encode()
     write_atomic(path, chunks())

@@ -1,0 +1,78 @@
+"""Feature names for ``--invert_hash`` and ``--audit`` (vw-spec-2.md §2d).
+
+Names cost a slow, plain-Python expansion of every line (``streamlearn.names``), so they are
+collected only when one of these options is given; the default path pays nothing. As in VW, the
+first name seen for a weight wins (with hash collisions the later names are lost), names are
+collected in the first pass (in every pass with ``-t``), and ``--audit`` prints, for every example
+and before it is learned, its prediction (as ``-p`` writes it, before the link function) and its
+features ``name:slot:value:weight[@G]`` stable-sorted by |w x| (largest first).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from streamlearn.expansion import FeatureSpec
+from streamlearn.io.writers import format_predictions
+from streamlearn.names import expand_line
+
+
+class FeatureNames:
+    """Expands the text of each example with names; keeps the first name of every weight."""
+
+    def __init__(self, spec: FeatureSpec | None, bits: int, noconstant: bool, hash_seed: int, hash_mode: str):
+        self.spec = spec if spec is not None else FeatureSpec.from_options()
+        self.bits = bits
+        self.noconstant = noconstant
+        self.hash_seed = hash_seed
+        self.hash_mode = hash_mode
+        self.seen: set[int] = set()
+        self.names: dict[int, str] = {}
+        self.collecting = True
+
+    def entries(self, block) -> list[list[tuple]]:
+        """Per example of the block: its ``streamlearn.names.Entry`` list (name, index, value, kind)
+        in VW's order."""
+        out = []
+        names = self.names
+        for line in block.text_lines:
+            expanded = expand_line(line, self.spec, self.bits, self.noconstant, self.hash_seed,
+                                   self.hash_mode, self.seen)
+            entries = expanded.entries if expanded is not None else []
+            if self.collecting:
+                for entry in entries:
+                    if entry.index not in names:
+                        names[entry.index] = entry.name
+            out.append(entries)
+        return out
+
+
+def _num(x: float) -> str:
+    """A number as VW's ostream prints it (6 significant digits)."""
+    return f"{x:g}"
+
+
+def audit_features(entries, table: np.ndarray, g_col: int) -> str:
+    """The TAB-led line of an example's features with the weights they are predicted with (read
+    before the example is learned), stable-sorted by |w x| descending."""
+    items = []
+    for entry in entries:
+        slot, value = entry.index, entry.value
+        w = float(table[slot, 0])
+        text = f"{entry.name}:{slot}:{_num(value)}:{_num(w)}"
+        if g_col >= 0:
+            text += f"@{_num(float(table[slot, g_col]))}"
+        items.append((-abs(w * value), text))
+    items.sort(key=lambda item: item[0])
+    return "\t" + "\t".join(text for _, text in items)
+
+
+def audit_prediction(p: float, tag: bytes) -> str:
+    text = format_predictions(np.array([p]))[0]
+    return text + (" " + tag.decode("utf-8", "replace") if tag else "")
+
+
+def write(lines: list[str]) -> None:
+    sys.stdout.write("".join(line + "\n" for line in lines))
