@@ -76,7 +76,8 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
             block = expander.expand(block, expanded[k % RING])
         if with_text:
             buf = np.frombuffer(data, np.uint8) if isinstance(data, (bytes, bytearray)) else data
-            block.text_lines = example_texts(buf, ends, first_line, block.lines)
+            texts = example_texts(buf, ends, first_line, block.lines)
+            block.text_lines = texts if code == FMT_VW else [libsvm_as_vw(t) for t in texts]
         k += 1
         if cache is not None:
             cache.write(block)
@@ -98,6 +99,15 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
             yield parse(source.name, data, ends, first_line, code)
         for item in pending:
             yield parse(source.name, *item, FMT_VW)
+
+
+def libsvm_as_vw(line: bytes) -> bytes:
+    """A LIBSVM line as the VW line with the same features: ``label | index:value ...`` (the
+    comment and qid tokens dropped), for the names of --audit / --invert_hash."""
+    tokens = line.split(b"#", 1)[0].split()
+    if not tokens:
+        return b""
+    return tokens[0] + b" | " + b" ".join(t for t in tokens[1:] if not t.startswith(b"qid:"))
 
 
 def pipelined(blocks):
