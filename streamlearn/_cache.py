@@ -118,7 +118,7 @@ def _cache_files(package: str, rels) -> list[str]:
         by_dir.setdefault(d, set()).add(name[:-3])
     out = []
     for d, stems in by_dir.items():
-        cache_dir = os.path.join(package, *d.split("/"), "__pycache__") if d else os.path.join(package, "__pycache__")
+        cache_dir = os.path.join(package, *(d.split("/") if d else []), "__pycache__")
         try:
             names = os.listdir(cache_dir)
         except OSError:
