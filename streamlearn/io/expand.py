@@ -95,149 +95,193 @@ def expand_block(indptr, idx, val, ns, n, start, keep, linear, ngram, skips, ter
     gid = np.full(256, -1, np.int64)
     gorder = np.empty(256, np.int64)
     gsize = np.zeros(256, np.int64)
+    gfirst = np.zeros(256, np.int64)
     gstart = np.zeros(257, np.int64)
+    gend = np.zeros(257, np.int64)
     fill = np.zeros(256, np.int64)
     nt = term_ptr.shape[0] - 1
-    maxlen = 0
+    maxlen = 1
     for t in range(nt):
-        if term_ptr[t + 1] - term_ptr[t] > maxlen:
-            maxlen = term_ptr[t + 1] - term_ptr[t]
-    lo = np.zeros(max(maxlen, 1), np.int64)
-    hi = np.zeros(max(maxlen, 1), np.int64)
-    at = np.zeros(max(maxlen, 1), np.int64)
-    hpart = np.zeros(max(maxlen, 1), np.uint64)
-    vpart = np.zeros(max(maxlen, 1), np.float32)
-    cap = out_idx.shape[0]
+        maxlen = max(maxlen, term_ptr[t + 1] - term_ptr[t])
+    work = np.zeros((4, maxlen), np.int64)        # per loop level: start, end, position
+    hpart = np.zeros(maxlen, np.uint64)
+    vpart = np.zeros(maxlen, np.float32)
     scap = sidx.shape[0]
     nf = out_indptr[start]
     for e in range(start, n):
         s = indptr[e]
         f = indptr[e + 1]
-        # 1. groups in order of first appearance
+        # 1. groups in order of first appearance; are they contiguous runs of the input?
         ng = 0
+        contiguous = True
+        grams = False
+        prev = -1
         for q in range(s, f):
             g = ns[q]
-            if keep[g] == 0:
-                continue
-            if gid[g] < 0:
-                gid[g] = ng
-                gorder[ng] = g
-                gsize[ng] = 0
-                ng += 1
-            gsize[gid[g]] += 1
-        # base features of each group, grouped, at the end of the scratch; groups with their
-        # n-grams from the start of it
-        nbase = 0
-        for j in range(ng):
-            nbase += gsize[j]
-        tail = scap - nbase
-        if tail < 0:
-            _reset(gid, gorder, ng)
-            return ST_SCRATCH, e, nf
-        pos = tail
-        for j in range(ng):
-            fill[j] = pos
-            pos += gsize[j]
-        for q in range(s, f):
-            g = ns[q]
-            if keep[g] == 0:
-                continue
-            j = gid[g]
-            sidx[fill[j]] = idx[q]
-            sval[fill[j]] = val[q]
-            fill[j] += 1
-        pos = 0
-        src = tail
-        for j in range(ng):
-            gstart[j] = pos
-            length = gsize[j]
-            if pos + length > src:          # the grouped groups would overrun the bases still unread
+            if keep[g] != 0:
+                j = gid[g]
+                if j < 0:
+                    j = ng
+                    gid[g] = j
+                    gorder[j] = g
+                    gsize[j] = 0
+                    gfirst[j] = q
+                    ng += 1
+                    if ngram[g] > 1:
+                        grams = True
+                elif prev != g:
+                    contiguous = False
+                gsize[j] += 1
+            prev = g
+        total = 0
+        if contiguous and not grams:
+            # the common case: every group is one run of the parsed features, used where it is
+            for j in range(ng):
+                gstart[j] = gfirst[j]
+                gend[j] = gfirst[j] + gsize[j]
+                total += gsize[j]
+            status, nf, total = _emit(idx, val, gstart, gend, gorder, gid, ng, total, linear, terms,
+                                      term_ptr, permutations, mask, limit, out_idx, out_val, nf,
+                                      work, hpart, vpart)
+        else:
+            # 2. the groups in the scratch: their base features (gathered at the end of it), each
+            # followed by its n-grams
+            nbase = 0
+            for j in range(ng):
+                nbase += gsize[j]
+            tail = scap - nbase
+            if tail < 0:
                 _reset(gid, gorder, ng)
                 return ST_SCRATCH, e, nf
-            for q in range(length):
-                sidx[pos + q] = sidx[src + q]
-                sval[pos + q] = sval[src + q]
-            base = pos
-            pos += length
-            src += length
-            g = gorder[j]
-            if ngram[g] > 1 and length > 0:
-                # n-grams may fill the scratch up to the bases of the groups not copied yet
-                pos = _grams(sidx, sval, base, length, ngram[g], skips[g], pos,
-                             src if j < ng - 1 else scap, mask)
-                if pos < 0:
-                    _reset(gid, gorder, ng)
-                    return ST_SCRATCH, e, nf
-        gstart[ng] = pos
-        total = pos
-        # 3. linear terms
-        row = nf
-        for j in range(ng):
-            if linear[gorder[j]] == 0:
-                continue
-            for q in range(gstart[j], gstart[j + 1]):
-                if nf >= cap:
-                    _reset(gid, gorder, ng)
-                    out_indptr[e] = row
-                    return ST_FULL, e, row
-                out_idx[nf] = sidx[q]
-                out_val[nf] = sval[q]
-                nf += 1
-        # 4. interactions
-        for t in range(nt):
-            a = term_ptr[t]
-            m = term_ptr[t + 1] - a
-            present = True
-            for l in range(m):
-                j = gid[terms[a + l]]
-                if j < 0 or gstart[j + 1] == gstart[j]:
-                    present = False
-                    break
-                lo[l] = gstart[j]
-                hi[l] = gstart[j + 1]
-            if not present:
-                continue
-            level = 0
-            at[0] = lo[0]
-            while level >= 0:
-                if at[level] >= hi[level]:
-                    level -= 1
-                    if level >= 0:
-                        at[level] += 1
+            pos = tail
+            for j in range(ng):
+                fill[j] = pos
+                pos += gsize[j]
+            for q in range(s, f):
+                g = ns[q]
+                if keep[g] == 0:
                     continue
-                q = at[level]
-                if level == 0:
-                    hpart[0] = np.uint64(sidx[q])
-                    vpart[0] = sval[q]
-                else:
-                    hpart[level] = (FNV * hpart[level - 1]) ^ np.uint64(sidx[q])
-                    vpart[level] = np.float32(vpart[level - 1] * sval[q])
-                if level == m - 1:
-                    if total >= limit:
+                j = gid[g]
+                sidx[fill[j]] = idx[q]
+                sval[fill[j]] = val[q]
+                fill[j] += 1
+            pos = 0
+            src = tail
+            for j in range(ng):
+                gstart[j] = pos
+                length = gsize[j]
+                for q in range(length):       # pos <= src: copying forward never overwrites unread bases
+                    sidx[pos + q] = sidx[src + q]
+                    sval[pos + q] = sval[src + q]
+                base = pos
+                pos += length
+                src += length
+                g = gorder[j]
+                if ngram[g] > 1 and length > 0:
+                    # n-grams may fill the scratch up to the bases of the groups not copied yet
+                    pos = _grams(sidx, sval, base, length, ngram[g], skips[g], pos,
+                                 src if j < ng - 1 else scap, mask)
+                    if pos < 0:
                         _reset(gid, gorder, ng)
-                        return ST_TOO_MANY, e, nf
-                    if nf >= cap:
-                        _reset(gid, gorder, ng)
-                        out_indptr[e] = row
-                        return ST_FULL, e, row
-                    out_idx[nf] = np.uint32(hpart[level] & mask)
-                    out_val[nf] = vpart[level]
-                    nf += 1
-                    total += 1
-                    at[level] += 1
-                else:
-                    level += 1
-                    if not permutations and terms[a + level] == terms[a + level - 1]:
-                        at[level] = at[level - 1]        # self-interaction: i <= j
-                    else:
-                        at[level] = lo[level]
-        if total > limit:
-            _reset(gid, gorder, ng)
-            return ST_TOO_MANY, e, nf
+                        return ST_SCRATCH, e, nf
+                gend[j] = pos
+            total = pos
+            status, nf, total = _emit(sidx, sval, gstart, gend, gorder, gid, ng, total, linear, terms,
+                                      term_ptr, permutations, mask, limit, out_idx, out_val, nf,
+                                      work, hpart, vpart)
+        _reset(gid, gorder, ng)
+        if status != ST_DONE:
+            return status, e, out_indptr[e]
         counts[e] = total
         out_indptr[e + 1] = nf
-        _reset(gid, gorder, ng)
     return ST_DONE, n, nf
+
+
+@njit(cache=True, nogil=True)
+def _emit(src_idx, src_val, gstart, gend, gorder, gid, ng, total, linear, terms, term_ptr,
+          permutations, mask, limit, out_idx, out_val, nf, work, hpart, vpart):
+    """Write one example's linear terms (step 3) and interactions (step 4) from its groups
+    src[gstart[j]:gend[j]] to out_* from ``nf``. Returns (status, new nf, the example's feature
+    count): ST_FULL when the outputs are full (nf is then the example's first position), ST_TOO_MANY
+    past the limit."""
+    row = nf
+    cap = out_idx.shape[0]
+    for j in range(ng):
+        if linear[gorder[j]] == 0:
+            continue
+        if nf + gend[j] - gstart[j] > cap:
+            return ST_FULL, row, total
+        for q in range(gstart[j], gend[j]):
+            out_idx[nf] = src_idx[q]
+            out_val[nf] = src_val[q]
+            nf += 1
+    lo = work[0]
+    hi = work[1]
+    at = work[2]
+    for t in range(term_ptr.shape[0] - 1):
+        a = term_ptr[t]
+        m = term_ptr[t + 1] - a
+        present = True
+        for l in range(m):
+            j = gid[terms[a + l]]
+            if j < 0 or gend[j] == gstart[j]:
+                present = False
+                break
+            lo[l] = gstart[j]
+            hi[l] = gend[j]
+        if not present:
+            continue
+        if m == 2:          # the common -q: two plain loops
+            same = not permutations and terms[a] == terms[a + 1]
+            for i in range(lo[0], hi[0]):
+                h1 = FNV * np.uint64(src_idx[i])
+                v1 = src_val[i]
+                first = i if same else lo[1]
+                k = hi[1] - first
+                if total + k > limit:
+                    return ST_TOO_MANY, nf, total
+                if nf + k > cap:
+                    return ST_FULL, row, total
+                for q in range(first, hi[1]):
+                    out_idx[nf] = np.uint32((h1 ^ np.uint64(src_idx[q])) & mask)
+                    out_val[nf] = np.float32(v1 * src_val[q])
+                    nf += 1
+                total += k
+            continue
+        level = 0
+        at[0] = lo[0]
+        while level >= 0:
+            if at[level] >= hi[level]:
+                level -= 1
+                if level >= 0:
+                    at[level] += 1
+                continue
+            q = at[level]
+            if level == 0:
+                hpart[0] = np.uint64(src_idx[q])
+                vpart[0] = src_val[q]
+            else:
+                hpart[level] = (FNV * hpart[level - 1]) ^ np.uint64(src_idx[q])
+                vpart[level] = np.float32(vpart[level - 1] * src_val[q])
+            if level == m - 1:
+                if total >= limit:
+                    return ST_TOO_MANY, nf, total
+                if nf >= cap:
+                    return ST_FULL, row, total
+                out_idx[nf] = np.uint32(hpart[level] & mask)
+                out_val[nf] = vpart[level]
+                nf += 1
+                total += 1
+                at[level] += 1
+            else:
+                level += 1
+                if not permutations and terms[a + level] == terms[a + level - 1]:
+                    at[level] = at[level - 1]        # self-interaction: i <= j
+                else:
+                    at[level] = lo[level]
+    if total > limit:
+        return ST_TOO_MANY, nf, total
+    return ST_DONE, nf, total
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -1,0 +1,156 @@
+"""Feature-expansion benchmark: ``streamlearn train`` against VW 9.11.9, like with like, on the core
+benchmark file, plain and with a quadratic interaction (issue 10).
+
+Configurations (logistic loss, ``-b 20``, ``--l1 1e-7``; the same rule and the same ``-q`` for both
+tools):
+
+* ``sgd``: truncated gradient with plain SGD (streamlearn ``--algo tg --sgd --l1``; VW ``--sgd --l1``);
+* ``default``: the default rule (adaptive, normalized, invariant) with ``--l1`` (streamlearn's tg with
+  its defaults; VW's default learner with ``--l1``);
+
+each plain and with ``-q ut`` (the user namespace times the ~22 tokens of each line: the feature count
+doubles, 30 -> ~52 per line).
+
+Method: every command runs as a child process (bench_core.run_once: wall time from start to reap,
+peak RSS from wait4); each tool runs once untimed as a warm-up (numba cache filled, file in the page
+cache), then ``--runs`` rounds alternate the tools, the first tool alternating from round to round.
+Reported per tool: the fastest and the median run; the ratio streamlearn / VW is judged on the
+fastest runs, because VW's wall time on these machines is bimodal from run to run.
+
+With ``--baseline DIR`` (a checkout of an earlier streamlearn, e.g. ``git worktree add DIR REV``)
+the earlier code runs the plain configurations too, in the same rounds, to check that the change
+made nothing slower.
+
+Results go to the section between ``<!-- bench_expansion:start -->`` and
+``<!-- bench_expansion:end -->`` of ``bench/RESULTS.md``.
+
+Usage: ``python bench/bench_expansion.py [--lines N] [--runs R] [--baseline DIR] [--only NAME]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import shlex
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_core import (  # noqa: E402
+    DEFAULT_OUT, DEFAULT_SEED, REPO, ensure_data, machine_facts, read_through, run_once, say,
+    streamlearn_base, vw_available, write_section,
+)
+
+MARK_START = "<!-- bench_expansion:start -->"
+MARK_END = "<!-- bench_expansion:end -->"
+BITS = 20
+L1 = 1e-7
+Q = "ut"
+
+
+def configs(path: Path) -> list[tuple[str, list[str], list[str]]]:
+    """(name, streamlearn arguments after `train`, VW arguments)."""
+    common_sl = ["-d", str(path), "--loss", "logistic", "-b", str(BITS), "--quiet"]
+    common_vw = ["-d", str(path), "--loss_function", "logistic", "-b", str(BITS), "--quiet"]
+    out = []
+    for q in ([], ["-q", Q]):
+        tag = f" -q {Q}" if q else ""
+        out.append((f"sgd{tag}", common_sl + ["--algo", "tg", "--sgd", "--l1", repr(L1)] + q,
+                    common_vw + ["--sgd", "--l1", repr(L1)] + q))
+        out.append((f"default{tag}", common_sl + ["--l1", repr(L1)] + q,
+                    common_vw + ["--l1", repr(L1)] + q))
+    return out
+
+
+def vw_base() -> list[str]:
+    return [sys.executable, "-m", "vowpalwabbit"]
+
+
+def baseline_base(directory: Path) -> list[str]:
+    return ["env", f"PYTHONPATH={directory}", sys.executable, "-m", "streamlearn"]
+
+
+def stats(walls: list[float]) -> tuple[float, float]:
+    return min(walls), statistics.median(walls)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--lines", type=int, default=2_000_000)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--baseline", type=Path, default=None,
+                    help="checkout of an earlier streamlearn to time on the plain configurations")
+    ap.add_argument("--only", default=None, help="run only the configurations whose name contains this")
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    args = ap.parse_args(argv)
+    if not vw_available():
+        raise SystemExit("vowpalwabbit cannot be imported: install the [vw] extra")
+    path, _ = ensure_data(args.lines, DEFAULT_SEED)
+    read_through(path)
+    results = []
+    for name, sl_args, vw_args in configs(path):
+        if args.only and args.only not in name:
+            continue
+        tools = {"streamlearn": streamlearn_base() + ["train"] + sl_args, "VW": vw_base() + vw_args}
+        if args.baseline is not None and "-q" not in sl_args:
+            tools["before (baseline)"] = baseline_base(args.baseline) + ["train"] + sl_args
+        names = list(tools)
+        for tool in names:                         # warm-up: compile caches, page cache
+            run_once(tools[tool])
+        runs = {tool: [] for tool in names}
+        for i in range(args.runs):
+            order = names if i % 2 == 0 else names[::-1]
+            line = []
+            for tool in order:
+                r = run_once(tools[tool])
+                runs[tool].append(r)
+                line.append(f"{tool} {r.wall:.3f} s")
+            say(f"  {name} round {i + 1}/{args.runs}: " + ", ".join(line))
+        results.append((name, tools, runs))
+    section = render(results, args)
+    write_section(REPO / args.out, section, MARK_START, MARK_END)
+    say(section)
+
+
+def render(results, args) -> str:
+    m = machine_facts()
+    lines = [MARK_START, "", "## Feature expansion: streamlearn vs VW, like with like (issue 10)", "",
+             f"Run {dt.date.today().isoformat()} on {m['cpu']} ({m['nproc']} cores), Python {m['python']}, "
+             f"vowpalwabbit {m['vowpalwabbit']}, streamlearn commit {m['commit']}.",
+             f"Command: `python bench/bench_expansion.py --lines {args.lines} --runs {args.runs}"
+             + (f" --baseline {args.baseline}" if args.baseline else "") + "`. "
+             f"{args.runs} alternating rounds after one warm-up run of each tool; wall time of the whole "
+             "process; ratio on the fastest runs.", "",
+             "| configuration | streamlearn fastest / median | VW fastest / median | ratio (fastest) |"
+             + (" before this issue fastest / median | now / before (fastest) |" if args.baseline else ""),
+             "|---|---|---|---|" + ("---|---|" if args.baseline else "")]
+    for name, tools, runs in results:
+        sl = stats([r.wall for r in runs["streamlearn"]])
+        vw = stats([r.wall for r in runs["VW"]])
+        row = f"| `{name}` | {sl[0]:.2f} / {sl[1]:.2f} s | {vw[0]:.2f} / {vw[1]:.2f} s | {sl[0] / vw[0]:.2f} |"
+        if args.baseline:
+            if "before (baseline)" in runs:
+                b = stats([r.wall for r in runs["before (baseline)"]])
+                row += f" {b[0]:.2f} / {b[1]:.2f} s | {sl[0] / b[0]:.2f} |"
+            else:
+                row += " – | – |"
+        lines.append(row)
+    lines += ["", "Peak RSS (MiB, median): " + "; ".join(
+        f"`{name}` streamlearn {statistics.median(r.rss_mib for r in runs['streamlearn']):.0f}, "
+        f"VW {statistics.median(r.rss_mib for r in runs['VW']):.0f}" for name, _, runs in results) + ".", "",
+        "Commands:", ""]
+    for name, tools, _ in results:
+        for tool, cmd in tools.items():
+            lines.append(f"- `{name}`, {tool}: `{shlex.join(cmd).replace(str(REPO) + '/', '')}`")
+    lines += ["", "Raw runs (s):", ""]
+    for name, _, runs in results:
+        lines.append(f"- `{name}`: " + "; ".join(
+            f"{tool} " + ", ".join(f"{r.wall:.3f}" for r in rs) for tool, rs in runs.items()))
+    lines += ["", MARK_END]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()
