@@ -19,6 +19,6 @@ from streamlearn.stream import Hashing, pipelined, text_blocks  # noqa: F401
 def train(cfg: TrainConfig, model=None) -> dict:
     """Train as configured (the online session, or the batch flow of a batch learner). Returns a small
     dict of results (for tests and the Python API)."""
-    if learners.get(cfg.algo).batch:
+    if learners.get(cfg.algo).batch and not cfg.testonly:   # -t learns nothing: the online session predicts
         return scd_run.train_scd(cfg, model)
     return session.train(cfg, model)

@@ -195,10 +195,7 @@ def test_predict_never_changes_the_model(data, algo):
 
 
 #: known failures of the contract, as of the commit that added this file
-XFAILS = {
-    ("testonly", "scd"): "the scd flow ignores -t: train -t -i MODEL runs coordinate descent over the "
-                         "data (its predictions are not predict's)",
-}
+XFAILS = {}
 
 
 def params(check):
