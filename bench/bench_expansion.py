@@ -21,10 +21,17 @@ With ``--baseline DIR`` (a checkout of an earlier streamlearn, e.g. ``git worktr
 the earlier code runs the plain configurations too, in the same rounds, to check that the change
 made nothing slower.
 
+With ``--where``, the script instead compares the two places expansion could run, in-process (no
+start-up in the times): in the parsing thread (what streamlearn does: the parser thread parses and
+expands the next block while the learner works) and in the learner thread (the parser only parses;
+the expansion of a block runs on the learner's thread just before the learner, which is what
+expanding on the fly in the example loop costs, without its fusion). The second variant is made by
+patching streamlearn's stream and session for the benchmark only.
+
 Results go to the section between ``<!-- bench_expansion:start -->`` and
 ``<!-- bench_expansion:end -->`` of ``bench/RESULTS.md``.
 
-Usage: ``python bench/bench_expansion.py [--lines N] [--runs R] [--baseline DIR] [--only NAME]``.
+Usage: ``python bench/bench_expansion.py [--lines N] [--runs R] [--baseline DIR] [--only NAME] [--where]``.
 """
 
 from __future__ import annotations
@@ -45,6 +52,8 @@ from bench_core import (  # noqa: E402
 
 MARK_START = "<!-- bench_expansion:start -->"
 MARK_END = "<!-- bench_expansion:end -->"
+WHERE_START = "<!-- bench_expansion_where:start -->"
+WHERE_END = "<!-- bench_expansion_where:end -->"
 BITS = 20
 L1 = 1e-7
 Q = "ut"
@@ -76,6 +85,51 @@ def stats(walls: list[float]) -> tuple[float, float]:
     return min(walls), statistics.median(walls)
 
 
+def where_runs(path: Path, runs: int) -> list[str]:
+    """In-process: expansion in the parsing thread vs in the learner thread (module docstring)."""
+    import time
+
+    from streamlearn import driver, session, stream
+    from streamlearn.io import expand
+
+    class PassThrough:
+        def expand(self, block, out):
+            return block
+
+    def run(args, where):
+        cfg, model = driver.prepare_train(args)
+        real = expand.make_expander(cfg.feature_spec(), (1 << cfg.bits) - 1)
+        outs = expand.ExpandedOutputs()
+        original = session.Run.process
+        if where == "learner thread":
+            stream.make_expander = lambda spec, mask: PassThrough()
+            session.Run.process = lambda self, block: original(self, real.expand(block, outs))
+        try:
+            t0 = time.perf_counter()
+            driver.train(cfg, model)
+            return time.perf_counter() - t0
+        finally:
+            stream.make_expander = expand.make_expander
+            session.Run.process = original
+
+    lines = []
+    for name, extra in (("sgd -q ut", {"algo": "tg", "sgd": True}), ("default -q ut", {})):
+        args = dict(sources=(str(REPO / path),), loss="logistic", bits=BITS, l1=L1, quadratic=(Q,),
+                    quiet=True, **extra)
+        places = ["parsing thread", "learner thread"]
+        for where in places:
+            run(args, where)                             # warm-up
+        times = {w: [] for w in places}
+        for i in range(runs):
+            for where in (places if i % 2 == 0 else places[::-1]):
+                times[where].append(run(args, where))
+            say(f"  where {name} round {i + 1}/{runs}: " + ", ".join(
+                f"{w} {times[w][-1]:.3f} s" for w in places))
+        lines.append(f"| `{name}` | " + " | ".join(
+            f"{min(times[w]):.2f} / {statistics.median(times[w]):.2f} s" for w in places) + " |")
+    return lines
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lines", type=int, default=2_000_000)
@@ -84,7 +138,22 @@ def main(argv=None) -> None:
                     help="checkout of an earlier streamlearn to time on the plain configurations")
     ap.add_argument("--only", default=None, help="run only the configurations whose name contains this")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--where", action="store_true",
+                    help="compare expansion in the parsing thread with expansion in the learner thread")
     args = ap.parse_args(argv)
+    if args.where:
+        path, _ = ensure_data(args.lines, DEFAULT_SEED)
+        read_through(path)
+        rows = where_runs(path, args.runs)
+        section = "\n".join([
+            WHERE_START, "", "### Where expansion runs (in-process, no start-up)", "",
+            f"Command: `python bench/bench_expansion.py --where --lines {args.lines} --runs {args.runs}`; "
+            "fastest / median of the alternating runs.", "",
+            "| configuration | in the parsing thread (streamlearn) | in the learner thread |",
+            "|---|---|---|", *rows, "", WHERE_END]) + "\n"
+        write_section(REPO / args.out, section, WHERE_START, WHERE_END)
+        say(section)
+        return
     if not vw_available():
         raise SystemExit("vowpalwabbit cannot be imported: install the [vw] extra")
     path, _ = ensure_data(args.lines, DEFAULT_SEED)
