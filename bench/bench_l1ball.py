@@ -82,28 +82,30 @@ def kernel_time(path: Path, bits: int, projection: str, radius: float, pretouch:
 
     import numpy as np
 
-    from streamlearn import driver, learners
+    from streamlearn import learners, session, stream
     from streamlearn.config import train_config
     from streamlearn.kernels import state as S
 
     opts = {"bits": bits, "loss": "logistic", "learning_rate": 1.0, "sources": (str(path),)}
     opts.update({"sgd": True} if projection == "none" else {"radius": radius, "projection": projection})
     cfg = train_config(opts)
-    hashing = driver.Hashing(cfg.bits, cfg.noconstant, cfg.hash, cfg.hash_seed)
+    hashing = stream.hashing_of(cfg)
     fields = ("indptr", "idx", "val", "labels", "weights", "bases")
-    blocks = [tuple(getattr(b, f).copy() for f in fields)
-              for b in driver.text_blocks([str(REPO / path)], "vw", hashing, cfg.block_size)]
+    blocks = [tuple(getattr(b, f).copy() for f in fields) + (b.feature_counts().copy(),)
+              for b in stream.text_blocks([str(REPO / path)], "vw", hashing, cfg.block_size)]
     learner = learners.get(cfg.algo)
-    prm = learners.make_prm(cfg, train=True)
+    prm, iprm = learners.make_settings(cfg, train=True)
     st = learners.make_state(cfg, prm)
-    st[S.S_DUMP] = float("inf")
-    table = driver.allocate_table(bits, learners.layout(cfg).columns)
+    ctr = learners.make_counters()
+    ctr[S.C_DUMP] = float("inf")
+    table = session.allocate_table(bits, learners.layout(cfg).columns)
     if pretouch:
         table[:] = 0.0
     start = time.perf_counter()
-    for indptr, idx, val, labels, weights, bases in blocks:
+    for indptr, idx, val, labels, weights, bases, nfeat in blocks:
         preds = np.empty(labels.shape[0])
-        learner.kernel(indptr, idx, val, labels, weights, bases, 0, labels.shape[0], table, prm, st, preds)
+        learner.kernel(indptr, idx, val, labels, weights, bases, nfeat, 0, labels.shape[0], table, prm, iprm,
+                       st, ctr, preds)
     return time.perf_counter() - start
 
 

@@ -89,13 +89,12 @@ def save_outputs(cfg: TrainConfig, run, snapshot: bool = False) -> int:
 
     A ``snapshot`` (the best pass so far, while training goes on) of a learner with mini-batches is
     taken from a copy, so that applying the open batch does not change the run."""
-    learner, table, st = run.learner, run.table, run.st
+    table, st = run.table, run.st
     if snapshot and cfg.batch_size > 1:
         table, st = table.copy(), st.copy()
-    if learner.finalize is not None:
-        learner.finalize(table, run.prm, st)
+    learners.finalize(cfg, table, run.prm, run.iprm, st)
     lay = learners.layout(cfg)
-    plain = cfg.algo in ("sgd", "tg") and lay.pen < 0      # the weight column is in force
+    plain = learners.weights_in_column(cfg)      # the weight column is in force
     if plain and not (cfg.final_model or cfg.readable_model or cfg.invert_hash):
         return int(count_nonzero(table))
     touched = nonzero_rows(table, lay.saved)     # rows with a weight or saved state that is not 0

@@ -17,23 +17,11 @@ from streamlearn.kernels.table import nonzero_rows
 
 
 def regularizer(cfg, w: np.ndarray) -> tuple[float, str]:
-    """The regularizer of the learner's objective at weights ``w`` and how it reads: lambda ||w||_1
-    for the L1 learners (tg's gravity stands for its lambda), FOBOS's other norms, nothing for the
-    constrained learners (l1ball, eg: the constraint ||w||_1 <= radius holds instead) and the
-    unregularized ones."""
-    a = np.abs(w)
-    if cfg.algo in ("tg", "smidas", "subgradient", "scd") or (cfg.algo == "fobos" and cfg.reg == "l1"):
-        return cfg.l1 * float(a.sum()), f"{cfg.l1:g} ||w||_1"
-    if cfg.algo == "fobos" and cfg.reg == "l2sq":
-        return cfg.l2 / 2 * float(np.dot(w, w)), f"{cfg.l2:g}/2 ||w||_2^2"
-    if cfg.algo == "fobos" and cfg.reg == "elastic":
-        return (cfg.l1 * float(a.sum()) + cfg.l2 / 2 * float(np.dot(w, w)),
-                f"{cfg.l1:g} ||w||_1 + {cfg.l2:g}/2 ||w||_2^2")
-    if cfg.algo == "fobos" and cfg.reg == "l2":
-        return cfg.lam * math.sqrt(float(np.dot(w, w))), f"{cfg.lam:g} ||w||_2"
-    if cfg.algo == "fobos" and cfg.reg == "linf":
-        return cfg.lam * float(a.max(initial=0.0)), f"{cfg.lam:g} ||w||_inf"
-    return 0.0, "0"
+    """The regularizer of the learner's objective at weights ``w`` and how it reads (the learner's
+    spec): lambda ||w||_1 for the L1 learners (tg's gravity stands for its lambda), FOBOS's other
+    norms, nothing for the constrained learners (l1ball, eg: the constraint ||w||_1 <= radius holds
+    instead) and the unregularized ones."""
+    return learners.get(cfg.algo).regularizer(cfg, w)
 
 
 def evaluate(cfg, run, blocks, allocate) -> dict:
@@ -43,8 +31,7 @@ def evaluate(cfg, run, blocks, allocate) -> dict:
     table, st = run.table, run.st
     if cfg.batch_size > 1:
         table, st = table.copy(), st.copy()
-    if run.learner.finalize is not None:
-        run.learner.finalize(table, run.prm, st)
+    learners.finalize(cfg, table, run.prm, run.iprm, st)
     rows = nonzero_rows(table, learners.layout(cfg).saved)
     w = learners.weights_in_force(cfg, table, st, rows)
     rows, w = rows[w != 0.0], w[w != 0.0]

@@ -46,7 +46,7 @@ class Reporter:
         self.out.write(f"streamlearn: warning: {text}\n")
         self.out.flush()
 
-    def row(self, st, holding_out: bool, label: float, pred: float, nfeat: int) -> None:
+    def row(self, ctr, holding_out: bool, label: float, pred: float, nfeat: int) -> None:
         """One progress row for the example just processed; resets the since-last sums."""
         if self.quiet:
             return
@@ -54,19 +54,19 @@ class Reporter:
             self.out.write(HEADER)
             self.header_done = True
         if holding_out:
-            w, l = st[S.S_HO_W], st[S.S_HO_LOSS]
+            w, l = ctr[S.C_HO_W], ctr[S.C_HO_LOSS]
             avg = "unknown" if w == 0 and l == 0 else f"{l / w:.6f}"
-            ws, ls = st[S.S_HO_W_SINCE], st[S.S_HO_LOSS_SINCE]
+            ws, ls = ctr[S.C_HO_W_SINCE], ctr[S.C_HO_LOSS_SINCE]
             since = "unknown" if ws == 0 and ls == 0 else f"{ls / ws:.6f}"
-            st[S.S_HO_W_SINCE] = 0.0
-            st[S.S_HO_LOSS_SINCE] = 0.0
+            ctr[S.C_HO_W_SINCE] = 0.0
+            ctr[S.C_HO_LOSS_SINCE] = 0.0
         else:
-            wl = st[S.S_W_LABELED]
-            avg = f"{st[S.S_SUM_LOSS] / wl:.6f}" if wl > 0 else "n.a."
-            dw = wl - st[S.S_OLD_W_LABELED]
-            since = "n.a." if dw == 0 else f"{st[S.S_SUM_LOSS_SINCE] / dw:.6f}"
-        weighted = st[S.S_W_LABELED] + st[S.S_W_UNLABELED]
-        text = format_row((avg, since, str(int(st[S.S_EXAMPLES])), f"{weighted:.1f}",
+            wl = ctr[S.C_W_LABELED]
+            avg = f"{ctr[S.C_SUM_LOSS] / wl:.6f}" if wl > 0 else "n.a."
+            dw = wl - ctr[S.C_OLD_W_LABELED]
+            since = "n.a." if dw == 0 else f"{ctr[S.C_SUM_LOSS_SINCE] / dw:.6f}"
+        weighted = ctr[S.C_W_LABELED] + ctr[S.C_W_UNLABELED]
+        text = format_row((avg, since, str(int(ctr[S.C_EXAMPLES])), f"{weighted:.1f}",
                            "unknown" if label != label else f"{label:.4f}", f"{pred:.4f}", str(nfeat)))
         self.out.write(text + (" h\n" if holding_out else "\n"))
         self.out.flush()
@@ -80,31 +80,31 @@ class Reporter:
         self.out.flush()
 
 
-def next_dump(st) -> None:
+def next_dump(ctr) -> None:
     """After a row: the next one comes when the weighted example count doubles (VW's default)."""
-    st[S.S_SUM_LOSS_SINCE] = 0.0
-    st[S.S_OLD_W_LABELED] = st[S.S_W_LABELED]
-    st[S.S_DUMP] = 2.0 * (st[S.S_W_LABELED] + st[S.S_W_UNLABELED])
+    ctr[S.C_SUM_LOSS_SINCE] = 0.0
+    ctr[S.C_OLD_W_LABELED] = ctr[S.C_W_LABELED]
+    ctr[S.C_DUMP] = 2.0 * (ctr[S.C_W_LABELED] + ctr[S.C_W_UNLABELED])
 
 
-def best_constant(st, loss: str, tau: float):
+def best_constant(ctr, st, loss: str, tau: float):
     """(best constant, its loss or None) as VW computes them (best_constant.cc), or None."""
-    if st[S.S_HAVE_LABEL1] == 0:
+    if ctr[S.C_HAVE_LABEL1] == 0:
         return None
-    l1 = st[S.S_LABEL1]
-    l2 = st[S.S_LABEL2] if st[S.S_HAVE_LABEL2] else 0.0
+    l1 = ctr[S.C_LABEL1]
+    l2 = ctr[S.C_LABEL2] if ctr[S.C_HAVE_LABEL2] else 0.0
     if l1 > l2:
         l1, l2 = l2, l1
     if l1 == l2:
         return None
-    wl = st[S.S_W_LABELED]
-    c1 = (st[S.S_W_LABELS] - l2 * wl) / (l1 - l2)
+    wl = ctr[S.C_W_LABELED]
+    c1 = (ctr[S.C_W_LABELS] - l2 * wl) / (l1 - l2)
     c2 = wl - c1
     if c1 + c2 <= 0:
         return None
-    many = st[S.S_MANY_LABELS] != 0
+    many = ctr[S.C_MANY_LABELS] != 0
     if loss == "squared":
-        best = st[S.S_W_LABELS] / wl
+        best = ctr[S.C_W_LABELS] / wl
     elif many:
         return None
     elif loss == "hinge":
@@ -121,7 +121,7 @@ def best_constant(st, loss: str, tau: float):
     if many:
         return best, None
     code = LOSSES[loss]
-    lo, hi = st[S.S_MIN_LABEL], st[S.S_MAX_LABEL]
+    lo, hi = st[S.S_MIN_LABEL], st[S.S_MAX_LABEL]   # the learner's prediction bounds
     bl = 0.0
     if c1 > 0:
         bl += loss_value(code, best, l1, tau, lo, hi) * c1

@@ -30,9 +30,9 @@ from streamlearn.stream import Hashing, hashing_of, pipelined, text_blocks
 def train_scd(cfg: TrainConfig, model=None) -> dict:
     check_readable(cfg.sources + ((cfg.objective_data,) if cfg.objective_data else ()))
     started = time.perf_counter()
-    learner = learners.get("scd")
+    learner = learners.get(cfg.algo)
     hashing = hashing_of(cfg)
-    prm = learners.make_prm(cfg, train=False)
+    prm, iprm = learners.make_settings(cfg, train=False)
     table = allocate_table(cfg.bits, 1)
     st = learners.make_state(cfg, prm)
     init = None
@@ -41,8 +41,9 @@ def train_scd(cfg: TrainConfig, model=None) -> dict:
         rows = np.flatnonzero(table[:, 0])
         init = (rows, table[rows, 0].copy())
     rep = Reporter(cfg.quiet)
-    st[S.S_DUMP] = math.inf
-    run = Run(learner, table, prm, st, rep, cfg.link, cfg.binary, None, cfg.strict)
+    ctr = learners.make_counters()
+    ctr[S.C_DUMP] = math.inf
+    run = Run(learner, table, prm, st, rep, cfg.link, cfg.binary, None, cfg.strict, iprm=iprm, ctr=ctr)
     preamble(cfg, rep, learner, None)
 
     fd, cache_path = tempfile.mkstemp(prefix="streamlearn-scd-", suffix=".cache")
@@ -91,7 +92,7 @@ def train_scd(cfg: TrainConfig, model=None) -> dict:
         table[:, 0] = 0.0
         table[index, 0] = values
         if cfg.predictions:
-            _predict(cfg, table, prm, st, rep, read_cache(cache_path, source_name))
+            _predict(cfg, table, st, rep, read_cache(cache_path, source_name))
         nonzero = save_outputs(cfg, run)
     finally:
         try:
@@ -108,10 +109,12 @@ def train_scd(cfg: TrainConfig, model=None) -> dict:
             "passes": cfg.passes, "objectives": objectives, "info": info}
 
 
-def _predict(cfg, table, prm, st, rep, blocks) -> None:
+def _predict(cfg, table, st, rep, blocks) -> None:
     """The final model's predictions for the training examples (-p)."""
     writer = PredictionWriter(cfg.predictions)
-    run = Run(learners.get("sgd"), table, prm, st, Reporter(True), cfg.link, cfg.binary, writer)
+    predictor = learners.predictor()
+    prm, iprm = learners.make_settings(cfg, train=False, algo=predictor.name)
+    run = Run(predictor, table, prm, st, Reporter(True), cfg.link, cfg.binary, writer, iprm=iprm)
     try:
         for block in blocks:
             run.process(block)

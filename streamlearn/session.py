@@ -52,6 +52,8 @@ class Run:
     examples: int = 0
     entries: int = 0         # feature entries x_ij read by the learner (the data accesses)
     started: float = field(default_factory=time.perf_counter)
+    iprm: np.ndarray | None = None     # integer settings (streamlearn.kernels.state)
+    ctr: np.ndarray = field(default_factory=learners.make_counters)   # progress and summary counters
 
     def shown(self, p: np.ndarray) -> np.ndarray:
         """Predictions as written and shown: after --binary or the link function."""
@@ -83,7 +85,7 @@ class Run:
         self.examples += n
         self.entries += int(block.indptr[n])
         preds = np.empty(n)
-        st = self.st
+        ctr = self.ctr
         pos = 0
         kernel = self.learner.kernel
         counts = block.feature_counts()
@@ -98,14 +100,14 @@ class Run:
                 features = audit_features(entries[pos], self.table, self.audit_g)
             first = pos
             pos = kernel(block.indptr, block.idx, block.val, block.labels, block.weights, block.bases,
-                         pos, end, self.table, self.prm, st, preds)
+                         counts, pos, end, self.table, self.prm, self.iprm, self.st, ctr, preds)
             if audit:
                 write_audit([audit_prediction(preds[first], tags[first]), features])
-            if st[S.S_W_LABELED] + st[S.S_W_UNLABELED] >= st[S.S_DUMP]:
+            if ctr[S.C_W_LABELED] + ctr[S.C_W_UNLABELED] >= ctr[S.C_DUMP]:
                 e = pos - 1
                 shown = self.shown(preds[e:e + 1])[0]
-                self.reporter.row(st, self.holding_out, block.labels[e], shown, int(counts[e]))
-                next_dump(st)
+                self.reporter.row(ctr, self.holding_out, block.labels[e], shown, int(counts[e]))
+                next_dump(ctr)
         if self.writer is not None:
             self.writer.write(self.shown(preds), block)
 
@@ -162,7 +164,7 @@ def preamble(cfg: TrainConfig, rep: Reporter, learner, cache_note: str | None) -
         rep.line(f"Reading datafile = {'stdin' if path == '-' else path}")
     rep.line(f"num sources = {len(cfg.sources)}")
     rep.line(f"Num weight bits = {cfg.bits}")
-    if cfg.algo != "scd":                     # a batch method with exact coordinate steps
+    if not learner.batch:                     # a batch method has exact coordinate steps
         rep.line(f"learning rate = {learners.rate_scale(cfg):g}")
         rep.line(f"initial_t = {cfg.initial_t:g}")
         rep.line(f"power_t = {cfg.power_t:g}")
@@ -174,31 +176,31 @@ def preamble(cfg: TrainConfig, rep: Reporter, learner, cache_note: str | None) -
 
 def _summary_lines(run: Run, loss: str, tau: float, passes: int, holdout: int, best_holdout,
                    nonzero: int | None, bits: int) -> list[str]:
-    st = run.st
+    ctr = run.ctr
     lines = []
-    n = int(st[S.S_EXAMPLES])
+    n = int(ctr[S.C_EXAMPLES])
     if passes <= 1:
         lines.append(f"number of examples = {n}")
     else:
         lines.append(f"number of examples per pass = {n // passes}")
         lines.append(f"passes used = {passes}")
-    lines.append(f"weighted example sum = {st[S.S_W_LABELED] + st[S.S_W_UNLABELED]:f}")
-    lines.append(f"weighted label sum = {st[S.S_W_LABELS]:f}")
+    lines.append(f"weighted example sum = {ctr[S.C_W_LABELED] + ctr[S.C_W_UNLABELED]:f}")
+    lines.append(f"weighted label sum = {ctr[S.C_W_LABELS]:f}")
     if holdout:
         if best_holdout is None:
             lines.append("average loss = undefined (no holdout)")
         else:
             lines.append(f"average loss = {best_holdout:f} h")
-    elif st[S.S_W_LABELED] > 0:
-        lines.append(f"average loss = {st[S.S_SUM_LOSS] / st[S.S_W_LABELED]:f}")
+    elif ctr[S.C_W_LABELED] > 0:
+        lines.append(f"average loss = {ctr[S.C_SUM_LOSS] / ctr[S.C_W_LABELED]:f}")
     else:
         lines.append("average loss = n.a.")
-    bc = best_constant(st, loss, tau)
+    bc = best_constant(ctr, run.st, loss, tau)
     if bc is not None:
         lines.append(f"best constant = {bc[0]:f}")
         if bc[1] is not None:
             lines.append(f"best constant's loss = {bc[1]:f}")
-    lines.append(f"total feature number = {int(st[S.S_FEATURES])}")
+    lines.append(f"total feature number = {int(ctr[S.C_FEATURES])}")
     if nonzero is not None:
         lines.append(f"non-zero weights = {nonzero} ({100.0 * nonzero / (1 << bits):.4g}% of 2^{bits})")
     wall = time.perf_counter() - run.started
@@ -217,14 +219,15 @@ def train(cfg: TrainConfig, model=None) -> dict:
     learner = learners.get(cfg.algo)
     hashing = hashing_of(cfg)
     holdout = cfg.holdout
-    prm = learners.make_prm(cfg, train=not cfg.testonly, holdout=holdout)
+    prm, iprm = learners.make_settings(cfg, train=not cfg.testonly, holdout=holdout)
     table = allocate_table(cfg.bits, learners.layout(cfg).columns)
     st = restore_model(cfg, table, model, prm) if model is not None else learners.make_state(cfg, prm)
     if model is not None:
-        learners.after_load(cfg, table, prm, st)
+        learners.after_load(cfg, table, prm, iprm, st)
     rep = Reporter(cfg.quiet)
+    ctr = learners.make_counters()
     if cfg.quiet:
-        st[S.S_DUMP] = math.inf
+        ctr[S.C_DUMP] = math.inf
 
     # where passes read their blocks from
     # the objective of the training examples reads them again after every pass: from the cache
@@ -249,7 +252,7 @@ def train(cfg: TrainConfig, model=None) -> dict:
     preamble(cfg, rep, learner, cache_note)
 
     writer = PredictionWriter(cfg.predictions) if cfg.predictions else None
-    run = Run(learner, table, prm, st, rep, cfg.link, cfg.binary, writer, cfg.strict)
+    run = Run(learner, table, prm, st, rep, cfg.link, cfg.binary, writer, cfg.strict, iprm=iprm, ctr=ctr)
     if cfg.invert_hash or cfg.audit:
         run.names = FeatureNames(hashing.features, cfg.bits, cfg.noconstant, cfg.hash_seed, cfg.hash)
         if cfg.audit:     # G is shown while learning with adaptive rates, as VW does
@@ -265,9 +268,9 @@ def train(cfg: TrainConfig, model=None) -> dict:
     try:
         for p in range(cfg.passes):
             run.holding_out = holdout > 0 and p >= 1
-            st[S.S_PASS_EX] = 0.0
-            st[S.S_HO_W_PASS] = 0.0
-            st[S.S_HO_LOSS_PASS] = 0.0
+            ctr[S.C_PASS_EX] = 0.0
+            ctr[S.C_HO_W_PASS] = 0.0
+            ctr[S.C_HO_LOSS_PASS] = 0.0
             cache_writer = None
             if p == 0 and not reuse:
                 if use_cache:
@@ -297,9 +300,9 @@ def train(cfg: TrainConfig, model=None) -> dict:
                 objectives.append(_objective(cfg, run, hashing, cache_path, passes_done))
             st[S.S_ETA] *= cfg.decay_learning_rate
             if holdout:
-                w = st[S.S_HO_W_PASS]
+                w = ctr[S.C_HO_W_PASS]
                 if w > 0:
-                    loss = st[S.S_HO_LOSS_PASS] / w
+                    loss = ctr[S.C_HO_LOSS_PASS] / w
                     if best_holdout is None or loss < best_holdout:
                         # like VW, the model files hold the best pass if training stops early
                         best_holdout = loss
@@ -321,11 +324,11 @@ def train(cfg: TrainConfig, model=None) -> dict:
                 os.unlink(cache_path)
             except OSError:
                 pass
-    if st[S.S_NONFINITE]:
+    if ctr[S.C_NONFINITE]:
         rep.warn("some predictions were not finite (the weights diverged); try a smaller -l/--learning-rate")
     rep.summary(_summary_lines(run, cfg.loss, cfg.quantile_tau, passes_done, holdout, best_holdout,
                                nonzero, cfg.bits))
-    return {"state": st, "table": table, "nonzero": nonzero, "malformed": run.malformed,
+    return {"state": st, "counters": ctr, "table": table, "nonzero": nonzero, "malformed": run.malformed,
             "passes": passes_done, "best_holdout": best_holdout, "early_stop": early_stop,
             "objectives": objectives}
 
@@ -358,29 +361,29 @@ def predict(cfg: PredictConfig) -> dict:
                        binary=mcfg.binary if cfg.binary is None else cfg.binary)
     # saved weights are final (lazy learners caught up before saving), so every model predicts
     # with the plain linear kernel in predict-only mode
-    learner = learners.get("sgd")
+    learner = learners.predictor()
     hashing = hashing_of(mcfg)
-    prm = learners.make_prm(mcfg, train=False)
-    prm[S.P_ALGO] = S.A_SGD
+    prm, iprm = learners.make_settings(mcfg, train=False, algo=learner.name)
     table = allocate_table(mcfg.bits, 1)
     table[index.astype(np.int64), 0] = rows[:, 0]
     st = learners.make_state(mcfg, prm, header.get("state", {}))
     rep = Reporter(cfg.quiet)
+    ctr = learners.make_counters()
     if cfg.quiet:
-        st[S.S_DUMP] = math.inf
+        ctr[S.C_DUMP] = math.inf
     rep.line(f"only testing\nmodel = {cfg.initial_model}")
     for path in cfg.sources:
         rep.line(f"Reading datafile = {'stdin' if path == '-' else path}")
     rep.line(f"Num weight bits = {mcfg.bits}")
     writer = PredictionWriter(cfg.predictions)
-    run = Run(learner, table, prm, st, rep, mcfg.link, mcfg.binary, writer, cfg.strict)
+    run = Run(learner, table, prm, st, rep, mcfg.link, mcfg.binary, writer, cfg.strict, iprm=iprm, ctr=ctr)
     try:
         for block in pipelined(text_blocks(cfg.sources, cfg.format, hashing, cfg.block_size,
                                            on_error=run.read_error)):
             run.process(block)
     finally:
         writer.close()
-    if st[S.S_NONFINITE]:
+    if ctr[S.C_NONFINITE]:
         rep.warn("some predictions were not finite (the model holds non-finite weights)")
     rep.summary(_summary_lines(run, mcfg.loss, mcfg.quantile_tau, 1, 0, None, None, mcfg.bits))
-    return {"state": st, "malformed": run.malformed}
+    return {"state": st, "counters": ctr, "malformed": run.malformed}

@@ -19,6 +19,7 @@ from streamlearn.cli import main
 from streamlearn.config import train_config
 from streamlearn.kernels import eg
 from streamlearn.kernels import state as S
+from kernel_helpers import kernel_arrays, run_block
 from test_lazy_tg import streams
 
 LOSSES = ["squared", "logistic", "hinge", "quantile"]
@@ -29,11 +30,9 @@ def setup(bits, z, eta, loss, batch, saved=None):
     if batch > 1:
         opts["batch_size"] = batch
     cfg = train_config(opts)
-    prm = learners.make_prm(cfg, train=True)
-    stt = learners.make_state(cfg, prm, saved)
-    stt[S.S_DUMP] = math.inf
+    prm, iprm, stt, ctr = kernel_arrays(cfg, saved)
     table = np.zeros((1 << bits, learners.layout(cfg).columns))
-    return cfg, prm, stt, table
+    return cfg, (prm, iprm, ctr), stt, table
 
 
 def entries(table, z, stt):
@@ -58,7 +57,7 @@ def check_simplex(table, z, stt):
 def run_eg(examples, bits, z, eta, loss, batch=1, splits=(), start=0, state=None, check=False):
     """Run the kernel over examples[start:] in calls split at ``splits``, finalize; return
     (predictions, effective weights, table, state). ``state`` = (table, st) to continue from."""
-    cfg, prm, stt, table = setup(bits, z, eta, loss, batch)
+    cfg, (prm, iprm, ctr), stt, table = setup(bits, z, eta, loss, batch)
     if state is not None:
         table, stt = state
     learner = learners.get("eg")
@@ -68,11 +67,11 @@ def run_eg(examples, bits, z, eta, loss, batch=1, splits=(), start=0, state=None
     bounds = sorted({start, n, *[s for s in splits if start < s < n]})
     moved = [stt[S.S_EG_M]]
     for a, b in zip(bounds, bounds[1:]):
-        assert learner.kernel(indptr, idx, val, labels, weights, bases, a, b, table, prm, stt, preds) == b
+        assert run_block(learner, indptr, idx, val, labels, weights, bases, a, b, table, prm, iprm, stt, ctr, preds) == b
         moved.append(stt[S.S_EG_M])
         if check:
             check_simplex(table, z, stt)
-    learner.finalize(table, prm, stt)          # applies an open mini-batch
+    learners.finalize(cfg, table, prm, iprm, stt)          # applies an open mini-batch
     if check:
         check_simplex(table, z, stt)
     w = learners.weights_in_force(cfg, table, stt, np.arange(1 << bits))
@@ -94,7 +93,7 @@ def test_eg_equals_dense_eager_eg(data, loss, z, eta, batch):
 
 
 def test_eg_starts_at_the_centre_of_the_simplex():
-    cfg, prm, stt, table = setup(3, 2.0, 1.0, "squared", 1)
+    cfg, _, stt, table = setup(3, 2.0, 1.0, "squared", 1)
     wp, wn = entries(table, 2.0, stt)
     assert np.allclose(wp, 2.0 / 16) and np.allclose(wn, 2.0 / 16)
     assert np.array_equal(learners.weights_in_force(cfg, table, stt, np.arange(8)), np.zeros(8))
@@ -164,10 +163,10 @@ def test_eg_after_load_continues_exactly(data, loss, z, eta):
     preds, w, *_ = run_eg(examples, bits, z, eta, loss)
     _, _, table1, st1, _ = run_eg(examples[:half], bits, z, eta, loss)
     # a fresh table and state holding only what a model file keeps: the log-weights and the clock
-    cfg, prm, stt, table = setup(bits, z, eta, loss, 1, saved=learners.saved_state(st1))
+    cfg, (prm, iprm, ctr), stt, table = setup(bits, z, eta, loss, 1, saved=learners.saved_state(st1))
     table[:, :2] = table1[:, :2]
     assert stt[S.S_EG_M] == 0.0 and stt[S.S_EG_D] == 0.0
-    learners.after_load(cfg, table, prm, stt)
+    learners.after_load(cfg, table, prm, iprm, stt)
     preds2, w2, *_ = run_eg(examples, bits, z, eta, loss, start=half, state=(table, stt))
     assert np.allclose(preds2, preds[half:], rtol=1e-9, atol=1e-9), (preds2, preds[half:])
     assert np.allclose(w2, w, rtol=1e-9, atol=1e-9), (w2, w)
@@ -175,11 +174,11 @@ def test_eg_after_load_continues_exactly(data, loss, z, eta):
 
 def test_eg_after_load_rebuilds_the_normalizer():
     rng = np.random.default_rng(5)
-    cfg, prm, stt, table = setup(5, 3.0, 1.0, "squared", 1)
+    cfg, (prm, iprm, ctr), stt, table = setup(5, 3.0, 1.0, "squared", 1)
     table[:, 0] = rng.normal(0, 50, 32)
     table[:, 1] = -table[:, 0]
     table[::3, :2] = 0.0
-    eg.after_load(table, prm, stt)
+    eg.after_load(table, prm, iprm, stt)
     check_simplex(table, 3.0, stt)
     phi = np.concatenate([table[:, 0], table[:, 1]])
     w = 3.0 * np.exp(phi - phi.max()) / np.exp(phi - phi.max()).sum()
@@ -206,15 +205,15 @@ def test_eg_periodic_recompute_keeps_learning_exactly():
     """After max(d, 2^20) steps D is recomputed from scratch; forcing it midway changes nothing."""
     rng = np.random.default_rng(11)
     examples = stress_stream(rng, 50, 3)
-    cfg, prm, stt, table = setup(3, 1.0, 1.0, "logistic", 1)
+    cfg, (prm, iprm, ctr), stt, table = setup(3, 1.0, 1.0, "logistic", 1)
     indptr, idx, val, labels, weights, bases = to_csr(examples)
     preds = np.zeros(len(examples))
     learner = learners.get("eg")
-    learner.kernel(indptr, idx, val, labels, weights, bases, 0, 25, table, prm, stt, preds)
-    assert stt[S.S_SINCE] == 25
-    stt[S.S_SINCE] = eg.MIN_RECOMPUTE
-    learner.kernel(indptr, idx, val, labels, weights, bases, 25, 50, table, prm, stt, preds)
-    assert stt[S.S_SINCE] == 24                      # recomputed at step 26, then 24 more steps
+    run_block(learner, indptr, idx, val, labels, weights, bases, 0, 25, table, prm, iprm, stt, ctr, preds)
+    assert stt[S.S_EG_SINCE] == 25
+    stt[S.S_EG_SINCE] = eg.MIN_RECOMPUTE
+    run_block(learner, indptr, idx, val, labels, weights, bases, 25, 50, table, prm, iprm, stt, ctr, preds)
+    assert stt[S.S_EG_SINCE] == 24                      # recomputed at step 26, then 24 more steps
     check_simplex(table, 1.0, stt)
     ref_preds, ref_w = eager_eg(examples, 8, 1.0, loss="logistic", eta=1.0)
     assert np.allclose(preds, ref_preds, rtol=1e-12, atol=1e-14)

@@ -98,7 +98,7 @@ def test_elastic_rebase_keeps_lazy_equal_to_eager():
     examples = random_stream(600, 64, 4, 1)
     preds, w, stt = run_fobos(examples, 6, (97, 300), loss="logistic", l1=0.01, l2=2.0,
                               learning_rate=1.0, power_t=0.0, sgd=True)
-    assert stt[S.S_CUM] < fobos.ELASTIC_REBASE
+    assert stt[S.S_FOBOS_CUM] < fobos.ELASTIC_REBASE
     ref_preds, ref_w = eager_fobos(examples, 64, "elastic", 0.01, 2.0, loss="logistic", eta=1.0,
                                    power_t=0.0)
     assert close(preds, ref_preds) and close(w, ref_w)

@@ -1,7 +1,6 @@
 """Projected SGD onto the L1 ball (--algo l1ball) equals the dense eager reference, with each online
 projection method; the CLI trains, predicts and continues with it."""
 
-import math
 
 import numpy as np
 import pytest
@@ -14,7 +13,7 @@ from streamlearn import learners
 from streamlearn.cli import main
 from streamlearn.config import train_config
 from streamlearn.io.model_file import load_model
-from streamlearn.kernels import state as S
+from kernel_helpers import kernel_arrays, run_block
 from test_lazy_tg import streams, to_csr
 
 TRAIN = "data/samples/sparse.train.vw"
@@ -23,9 +22,7 @@ TRAIN = "data/samples/sparse.train.vw"
 def run_l1ball(examples, bits, splits=(), **opts):
     cfg = train_config(dict(opts, algo="l1ball", bits=bits, sources=("-",)))
     learner = learners.get("l1ball")
-    prm = learners.make_prm(cfg, train=True)
-    stt = learners.make_state(cfg, prm)
-    stt[S.S_DUMP] = math.inf
+    prm, iprm, stt, ctr = kernel_arrays(cfg)
     table = np.zeros((1 << bits, learners.layout(cfg).columns))
     indptr, idx, val, labels, weights, bases = to_csr(examples)
     preds = np.zeros(len(examples))
@@ -33,10 +30,11 @@ def run_l1ball(examples, bits, splits=(), **opts):
     norms = []
     for a, b in zip(bounds, bounds[1:]):
         for e in range(a, b):          # one example at a time, to check the norm after each
-            assert learner.kernel(indptr, idx, val, labels, weights, bases, e, e + 1, table, prm, stt, preds) == e + 1
+            assert run_block(learner, indptr, idx, val, labels, weights, bases, e, e + 1, table, prm, iprm, stt, ctr,
+                             preds) == e + 1
             w = learners.weights_in_force(cfg, table, stt, np.arange(1 << bits))
             norms.append(np.abs(w).sum())
-    learner.finalize(table, prm, stt)          # applies an open mini-batch
+    learners.finalize(cfg, table, prm, iprm, stt)          # applies an open mini-batch
     return preds, learners.weights_in_force(cfg, table, stt, np.arange(1 << bits)), norms
 
 

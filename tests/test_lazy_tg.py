@@ -14,6 +14,7 @@ from streamlearn.config import train_config
 from streamlearn.kernels import state as S
 from streamlearn.kernels.gd import finalize_tg
 from streamlearn.kernels.table import catch_up, truncate
+from kernel_helpers import kernel_arrays, run_block
 
 LOSSES = ["squared", "logistic", "hinge", "quantile"]
 
@@ -24,9 +25,7 @@ def run_kernel(examples, bits, splits=(), full=False, state=False, **opts):
     absent), or with ``state`` (predictions, weights, state array)."""
     cfg = train_config(dict(opts, bits=bits, sources=("-",)))
     learner = learners.get(cfg.algo)
-    prm = learners.make_prm(cfg, train=True)
-    stt = learners.make_state(cfg, prm)
-    stt[S.S_DUMP] = math.inf
+    prm, iprm, stt, ctr = kernel_arrays(cfg)
     lay = learners.layout(cfg)
     table = np.zeros((1 << bits, lay.columns))
     indptr, idx, val, labels, weights, bases = to_csr(examples)
@@ -34,9 +33,8 @@ def run_kernel(examples, bits, splits=(), full=False, state=False, **opts):
     preds = np.zeros(n)
     bounds = sorted({0, n, *[s for s in splits if 0 < s < n]})
     for a, b in zip(bounds, bounds[1:]):
-        assert learner.kernel(indptr, idx, val, labels, weights, bases, a, b, table, prm, stt, preds) == b
-    if learner.finalize is not None:
-        learner.finalize(table, prm, stt)
+        assert run_block(learner, indptr, idx, val, labels, weights, bases, a, b, table, prm, iprm, stt, ctr, preds) == b
+    learners.finalize(cfg, table, prm, iprm, stt)
     weights = learners.weights_in_force(cfg, table, stt, np.arange(1 << bits))
     if state:
         return preds, weights, stt
@@ -141,13 +139,14 @@ def test_catch_up_is_idempotent_and_composes():
     table[2, 0] = -0.5
     table[3, 0] = 0.9
     prm = np.zeros(S.N_PRM)
+    iprm = np.zeros(S.N_IPRM, np.int64)
     prm[S.P_THRESHOLD] = 0.6
-    prm[S.P_COL_LAST] = 1
-    prm[S.P_COL_G] = prm[S.P_COL_N] = prm[S.P_COL_PEN] = -1
+    iprm[S.I_COL_LAST] = 1
+    iprm[S.I_COL_G] = iprm[S.I_COL_N] = iprm[S.I_COL_PEN] = -1
     prm[S.P_POWER_T] = 0.5
     stt = np.zeros(S.N_ST)
-    stt[S.S_CUM] = 0.2
-    finalize_tg(table, prm, stt)     # |w| > theta: untouched; |w| <= theta: shrunk
+    stt[S.S_GRAVITY] = 0.2
+    finalize_tg(table, prm, iprm, stt)     # |w| > theta: untouched; |w| <= theta: shrunk
     assert table[2, 0] == pytest.approx(-0.3) and table[3, 0] == 0.9
     assert table[0, 1] == 0.0        # rows of zero weights are not written
 

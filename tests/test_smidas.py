@@ -16,6 +16,7 @@ from streamlearn import learners
 from streamlearn.config import train_config
 from streamlearn.kernels import state as S
 from test_fobos import random_stream
+from kernel_helpers import kernel_arrays, run_block
 from test_lazy_tg import close, run_kernel, streams, to_csr
 
 TRAIN = "data/samples/sparse.train.vw"
@@ -70,22 +71,20 @@ def test_after_load_continues_exactly():
     csr = to_csr(examples)
 
     def fresh():
-        prm = learners.make_prm(cfg, train=True)
-        stt = learners.make_state(cfg, prm)
-        stt[S.S_DUMP] = math.inf
-        return np.zeros((64, learners.layout(cfg).columns)), prm, stt
+        prm, iprm, stt, ctr = kernel_arrays(cfg)
+        return np.zeros((64, learners.layout(cfg).columns)), prm, iprm, stt, ctr
 
-    table, prm, stt = fresh()
+    table, prm, iprm, stt, ctr = fresh()
     preds = np.zeros(200)
-    learner.kernel(*csr, 0, 200, table, prm, stt, preds)
+    run_block(learner, *csr, 0, 200, table, prm, iprm, stt, ctr, preds)
     whole = learners.weights_in_force(cfg, table, stt, np.arange(64))
-    table, prm, stt = fresh()
-    learner.kernel(*csr, 0, 90, table, prm, stt, preds)
-    t2, prm2, st2 = fresh()
+    table, prm, iprm, stt, ctr = fresh()
+    run_block(learner, *csr, 0, 90, table, prm, iprm, stt, ctr, preds)
+    t2, prm2, iprm2, st2, ctr2 = fresh()
     t2[:, 0] = table[:, 0]
     st2[S.S_T], st2[S.S_NLEARN] = stt[S.S_T], stt[S.S_NLEARN]
-    learners.after_load(cfg, t2, prm2, st2)
-    learner.kernel(*csr, 90, 200, t2, prm2, st2, preds)
+    learners.after_load(cfg, t2, prm2, iprm2, st2)
+    run_block(learner, *csr, 90, 200, t2, prm2, iprm2, st2, ctr2, preds)
     assert close(learners.weights_in_force(cfg, t2, st2, np.arange(64)), whole)
 
 

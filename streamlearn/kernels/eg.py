@@ -33,12 +33,14 @@ import numpy as np
 
 from numba import njit
 
-from streamlearn.kernels.gd import begin_example, example_settings, finish_prediction
+from streamlearn.kernels.gd import step_scale
+from streamlearn.kernels.loop import example_loop
 from streamlearn.kernels.losses import loss_dloss, loss_positive
 from streamlearn.kernels.minibatch import pend
+from streamlearn.kernels.spec import Layout, LearnerSpec
 from streamlearn.kernels.state import (
-    P_BATCH, P_RADIUS, S_BATCH_EX, S_BATCH_ROWS, S_DUMP, S_EG_D, S_EG_M, S_ETA, S_MAX_LABEL,
-    S_MIN_LABEL, S_NLEARN, S_SINCE, S_T, S_W_LABELED, S_W_UNLABELED,
+    A_EG, I_BATCH, P_POWER_T, P_RADIUS, S_BATCH_EX, S_BATCH_ROWS, S_EG_D, S_EG_M, S_EG_SINCE,
+    S_MAX_LABEL, S_MIN_LABEL, S_NLEARN, S_T,
 )
 
 CP = 0      # phi+: log of w+ up to the common normalizer
@@ -77,7 +79,7 @@ def recompute(table, st):
     r = 2.0 * d * em + s                      # >= 1: the largest entry adds exp(0)
     st[S_EG_M] = m + math.log(r)
     st[S_EG_D] = s / r
-    st[S_SINCE] = 0.0
+    st[S_EG_SINCE] = 0.0
 
 
 @njit(cache=True, nogil=True)
@@ -105,10 +107,10 @@ def settle(table, st, peak):
     largest phi, was more than HIGH/LOW times the denominator), when it is not a positive number, or
     after max(d, 2^20) steps (amortized O(1) per step)."""
     d = table.shape[0]
-    st[S_SINCE] += 1.0
+    st[S_EG_SINCE] += 1.0
     r = denominator(d, st)
     if (not (r >= LOW and r < math.inf) or peak - st[S_EG_M] > math.log(r * (HIGH / LOW))
-            or st[S_SINCE] > max(d, MIN_RECOMPUTE)):
+            or st[S_EG_SINCE] > max(d, MIN_RECOMPUTE)):
         recompute(table, st)
     elif r > HIGH:
         st[S_EG_M] += math.log(r)
@@ -133,58 +135,70 @@ def flush_batch(table, st):
 
 
 @njit(cache=True, nogil=True)
-def finalize(table, prm, st):
+def finalize(table, prm, iprm, st):
     """Apply an open mini-batch of eq. (13) steps (Section 7) before saving."""
-    if int(prm[P_BATCH]) > 1:
+    if iprm[I_BATCH] > 1:
         flush_batch(table, st)
 
 
 @njit(cache=True, nogil=True)
-def learn_eg_block(indptr, idx, val, labels, weights, bases, start, end, table, prm, st, preds):
-    """Predict, score and (when training) learn examples start..end-1 with exponentiated gradient
-    over w+ and w- (Duchi et al. 2008, Section 7, eq. 13), O(k) per example; stops at the next
-    progress row like the other kernels."""
-    code, tau, power_t, holdout_period, train, bounds_follow, binary = example_settings(prm)
-    z = prm[P_RADIUS]
-    batch = int(prm[P_BATCH])
-    d = table.shape[0]
-    for e in range(start, end):
-        h = weights[e]
-        y, labeled, holdout = begin_example(st, code, labels[e], train, holdout_period, bounds_follow)
-        s = indptr[e]
-        f = indptr[e + 1]
-        m = st[S_EG_M]
-        acc = 0.0
-        for k in range(s, f):
-            i = idx[k]
-            acc += (math.exp(table[i, CP] - m) - math.exp(table[i, CN] - m)) * val[k]
-        raw = bases[e] + z * acc / denominator(d, st)
-        p = finish_prediction(st, preds, e, raw, code, y, tau, h, labeled, holdout, binary, f - s)
-        if train and labeled and h > 0.0 and not holdout:
-            t = st[S_T] + h
-            scale = st[S_ETA] * h * math.pow(t, -power_t)
-            if loss_positive(code, p, y, tau, st[S_MIN_LABEL], st[S_MAX_LABEL]):
-                u = -loss_dloss(code, p, y, tau) * scale      # -eta_t g_i = u x_i
-                if u != 0.0 and math.isfinite(u):
-                    if batch > 1:
-                        for k in range(s, f):
-                            pend(table, idx[k], u * val[k], st, CACC, CLIST)
-                    else:
-                        peak = -math.inf
-                        for k in range(s, f):
-                            i = idx[k]
-                            dlt = u * val[k]
-                            peak = max(peak, move(table, i, CP, dlt, st), move(table, i, CN, -dlt, st))
-                        settle(table, st, peak)
-            st[S_T] = t
-            st[S_NLEARN] += 1.0
+def eg_settings(prm, iprm):
+    """(the total z of w+ and w-, batch size, power_t)."""
+    return prm[P_RADIUS], iprm[I_BATCH], prm[P_POWER_T]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def eg_weight(table, i, cfg, st):
+    """(w+_i - w-_i) times the normalizer (2d exp(-M) + D) / z, which ``eg_end`` divides out."""
+    m = st[S_EG_M]
+    return math.exp(table[i, CP] - m) - math.exp(table[i, CN] - m)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def eg_start(base):
+    return 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def eg_end(acc, base, table, cfg, st):
+    """The score <w+ - w-, x> of eq. (13)'s weights (Section 7) plus the base."""
+    return base + cfg[0] * acc / denominator(table.shape[0], st)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def eg_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
+    """The multiplicative step of eq. (13) (Section 7) on the example's features, O(k); with
+    mini-batches the step is pended and a full batch applied."""
+    z, batch, power_t = cfg
+    t, scale = step_scale(st, h, power_t, False)
+    if loss_positive(code, p, y, tau, st[S_MIN_LABEL], st[S_MAX_LABEL]):
+        u = -loss_dloss(code, p, y, tau) * scale      # -eta_t g_i = u x_i
+        if u != 0.0 and math.isfinite(u):
             if batch > 1:
-                st[S_BATCH_EX] += 1.0
-                if int(st[S_BATCH_EX]) == batch:
-                    flush_batch(table, st)
-        if st[S_W_LABELED] + st[S_W_UNLABELED] >= st[S_DUMP]:
-            return e + 1
-    return end
+                for k in range(s, f):
+                    pend(table, idx[k], u * val[k], st, CACC, CLIST)
+            else:
+                peak = -math.inf
+                for k in range(s, f):
+                    i = idx[k]
+                    dlt = u * val[k]
+                    peak = max(peak, move(table, i, CP, dlt, st), move(table, i, CN, -dlt, st))
+                settle(table, st, peak)
+    st[S_T] = t
+    st[S_NLEARN] += 1.0
+    if batch > 1:
+        st[S_BATCH_EX] += 1.0
+        if int(st[S_BATCH_EX]) == batch:
+            flush_batch(table, st)
+
+
+@njit(cache=True, nogil=True)
+def learn_eg_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
+                   preds):
+    """Examples start..end-1 with exponentiated gradient over w+ and w- (Duchi et al. 2008, Section 7,
+    eq. 13) through the example loop, O(k) per example."""
+    return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
+                        ctr, preds, eg_settings(prm, iprm), eg_weight, eg_start, eg_end, eg_learn)
 
 
 @njit(cache=True, nogil=True)
@@ -201,6 +215,30 @@ def in_force(table, rows, z, st):
 
 
 @njit(cache=True, nogil=True)
-def after_load(table, prm, st):
+def after_load(table, prm, iprm, st):
     """Rebuild M and D of eq. (13)'s normalizer (Section 7) from loaded log-weights phi+, phi-."""
     recompute(table, st)
+
+
+# ----------------------------------------------------------------------------- spec
+
+def _settings(cfg, prm, iprm) -> None:
+    prm[P_RADIUS] = cfg.radius
+
+
+EG = LearnerSpec(
+    name="eg", code=A_EG, kernel=learn_eg_block, finalize=finalize, after_load=after_load,
+    describe=lambda c: (f"eg (exponentiated gradient, w+ and w-, {c.rule()}: radius = {c.radius:g}, "
+                        f"batch size = {c.batch_size})"),
+    # log-weights of w+ and w-; with mini-batches the pending step and row list
+    layout=lambda c: Layout(("ep", "en") + (("acc", "list") if c.batch_size > 1 else ()), 2),
+    settings=_settings,
+    in_force=lambda c, table, st, rows: in_force(table, rows, c.radius, st),
+    saved=lambda c: [("ep", CP), ("en", CN)],
+    resumes_from_weights=False,
+    slots=("S_EG_M", "S_EG_D", "S_EG_SINCE", "S_BATCH_EX", "S_BATCH_ROWS"),
+    options=("radius",),
+    plain_only=lambda c: "its update is multiplicative, with one rate for all weights",
+    takes_invariant=False,
+    takes_batches=True,
+)

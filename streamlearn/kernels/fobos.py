@@ -23,7 +23,7 @@ with strength ``eta_t lambda r_i``). The regularizers (``--reg``, Section 4):
 
 **Lazy catch-up (Section 5, Proposition 4).** The proximal steps of l1 and l2sq on a coordinate the
 example does not touch compose: k consecutive prox steps equal one with the summed strength (l1), or
-the product of the factors (l2sq). So the kernel keeps one cumulative scalar -- ``st[S_CUM]`` = the sum
+the product of the factors (l2sq). So the kernel keeps one cumulative scalar -- ``st[S_FOBOS_CUM]`` = the sum
 of ``lambda * scale`` (l1) or of ``log(1 + lambda * scale)`` (l2sq) over learned examples -- and each
 weight the value at its last touch (table column LAST), and pays the difference when it is next read
 or saved: O(1) per weight read, O(k) per example. With per-feature rates the weight's rate r_i is
@@ -33,7 +33,7 @@ function of one running sum; the kernel uses ``(1 + eta lambda)^(-r_i)`` instead
 (``exp(-r_i * owed)``), equals eq. 7 whenever r_i = 1 (the plain schedule) and agrees with it to first
 order in ``eta lambda r_i`` otherwise. The elastic net composes too: after shrinks a_s and scalings
 c_s, ``w_n = P_n (w - sum_s a_s / P_{s-1})`` with ``P_n = prod c_s``, so with ``L = -log P``
-(``st[S_CUM]``) and ``A = sum_s a_s exp(L_{s-1})`` (``st[S_CUM2]``) a weight last touched at (L0, A0)
+(``st[S_FOBOS_CUM]``) and ``A = sum_s a_s exp(L_{s-1})`` (``st[S_FOBOS_CUM2]``) a weight last touched at (L0, A0)
 is ``exp(-(L - L0)) * shrink(w, exp(-L0) (A - A0))``; A grows like exp(L), so everything is rebased
 (every weight caught up, L = A = 0) before L reaches ``ELASTIC_REBASE``. Elastic takes the plain
 schedule (with per-feature rates it does not compose).
@@ -58,17 +58,17 @@ import math
 import numpy as np
 from numba import njit
 
-from streamlearn.kernels.gd import (
-    begin_example, example_settings, finish_prediction, gradient_step, rule_settings,
-)
+from streamlearn.kernels.gd import gradient_step, rule_layout, rule_saved, rule_settings, step_scale
+from streamlearn.kernels.loop import base_start, example_loop, sum_end
 from streamlearn.kernels.minibatch import pend
 from streamlearn.kernels.nonzero_list import LIST, POS, list_add, list_rebuild
 from streamlearn.kernels.projection import pivot_seed, theta_pivot
+from streamlearn.kernels.spec import Layout, LearnerSpec, l1_regularizer
 from streamlearn.kernels.state import (
-    P_BATCH, P_SEED, P_COL_G, P_COL_LAST, P_COL_LAST2, P_COL_N, P_G0, P_L1, P_L2, P_LAMBDA, P_POWER_T,
-    P_REG, REG_ELASTIC, REG_L1, REG_L2, REG_L2SQ, REG_LINF, REG_SUBGRADIENT, S_BATCH_EX, S_BATCH_ROWS, S_BATCH_SCALE,
-    S_CUM, S_CUM2, S_DUMP, S_EPOCH, S_ETA, S_MULT, S_NLEARN, S_NNZ, S_SCALE, S_SINCE, S_SQNORM, S_T,
-    S_W_LABELED, S_W_UNLABELED,
+    A_FOBOS, A_SUBGRADIENT, I_BATCH, I_COL_G, I_COL_LAST, I_COL_LAST2, I_COL_N, I_REG, I_SEED, P_G0, P_L1,
+    P_L2, P_LAMBDA, P_POWER_T, REG_ELASTIC, REG_L1, REG_L2, REG_L2SQ, REG_LINF, REG_SUBGRADIENT,
+    S_BATCH_EX, S_BATCH_ROWS, S_BATCH_SCALE, S_EPOCH, S_FOBOS_CUM, S_FOBOS_CUM2, S_MULT, S_NLEARN,
+    S_NNZ, S_SCALE, S_SQNORM, S_SQPEAK, S_T,
 )
 from streamlearn.kernels.table import feature_rate, shrink
 
@@ -77,7 +77,6 @@ EP = 1              # l2: epoch of the stored value
 ELASTIC_REBASE = 300.0   # rebase the elastic cumulatives before exp(L) can overflow
 L2_MIN_SCALE = 1e-100    # fold sigma into the stored values below this
 L2_CANCEL = 1e-8         # recompute the squared norm when it falls below this fraction of its peak
-S_SQPEAK = S_SINCE       # l2: the squared norm when it was last recomputed, or its peak since
 
 
 # ----------------------------------------------------------------------------- lazy l1 / l2sq / elastic
@@ -117,37 +116,37 @@ def weight_rate(table, i, per_feature, cg, cn, g0, sqrt_rate, power_t):
 
 
 @njit(cache=True, nogil=True)
-def catch_up_all(table, prm, st):
+def catch_up_all(table, prm, iprm, st):
     """Catch every non-zero weight up (before saving, or before a rebase)."""
-    reg = int(prm[P_REG])
-    clast = int(prm[P_COL_LAST])
-    clast2 = int(prm[P_COL_LAST2])
-    cg = int(prm[P_COL_G])
-    cn = int(prm[P_COL_N])
+    reg = iprm[I_REG]
+    clast = iprm[I_COL_LAST]
+    clast2 = iprm[I_COL_LAST2]
+    cg = iprm[I_COL_G]
+    cn = iprm[I_COL_N]
     per_feature = cg >= 0 or cn >= 0
     g0 = prm[P_G0]
     power_t = prm[P_POWER_T]
     sqrt_rate = power_t == 0.5
-    cum = st[S_CUM]
-    cum2 = st[S_CUM2]
+    cum = st[S_FOBOS_CUM]
+    cum2 = st[S_FOBOS_CUM2]
     for i in range(table.shape[0]):
         if table[i, W] != 0.0:
             catch_up(table, i, reg, cum, cum2, clast, clast2, per_feature, cg, cn, g0, sqrt_rate, power_t)
 
 
 @njit(cache=True, nogil=True)
-def rebase_elastic(table, prm, st):
+def rebase_elastic(table, prm, iprm, st):
     """Catch every weight up, then restart both elastic cumulatives (and the last-touch values of
     the non-zero weights) at 0; a zero weight's stale values are harmless, since 0 stays 0."""
-    catch_up_all(table, prm, st)
-    clast = int(prm[P_COL_LAST])
-    clast2 = int(prm[P_COL_LAST2])
+    catch_up_all(table, prm, iprm, st)
+    clast = iprm[I_COL_LAST]
+    clast2 = iprm[I_COL_LAST2]
     for i in range(table.shape[0]):
         if table[i, W] != 0.0:
             table[i, clast] = 0.0
             table[i, clast2] = 0.0
-    st[S_CUM] = 0.0
-    st[S_CUM2] = 0.0
+    st[S_FOBOS_CUM] = 0.0
+    st[S_FOBOS_CUM2] = 0.0
 
 
 # ----------------------------------------------------------------------------- l2: a global scale
@@ -282,29 +281,29 @@ def linf_prox(table, st, strength, seed):
 # ----------------------------------------------------------------------------- the step and the prox
 
 @njit(cache=True, nogil=True)
-def prox(table, prm, st, reg, scale):
+def prox(table, prm, iprm, st, reg, scale):
     """The proximal step of one learned example (or batch) with step scale ``scale``: O(1) for the
     lazy regularizers (the cumulatives move), O(1) for l2, O(n) for linf."""
     if reg == REG_L1:
-        st[S_CUM] += prm[P_L1] * scale
+        st[S_FOBOS_CUM] += prm[P_L1] * scale
     elif reg == REG_L2SQ:
-        st[S_CUM] += math.log1p(prm[P_L2] * scale)
+        st[S_FOBOS_CUM] += math.log1p(prm[P_L2] * scale)
     elif reg == REG_ELASTIC:
-        st[S_CUM2] += prm[P_L1] * scale * math.exp(st[S_CUM])
-        st[S_CUM] += math.log1p(prm[P_L2] * scale)
-        if st[S_CUM] > ELASTIC_REBASE:
-            rebase_elastic(table, prm, st)
+        st[S_FOBOS_CUM2] += prm[P_L1] * scale * math.exp(st[S_FOBOS_CUM])
+        st[S_FOBOS_CUM] += math.log1p(prm[P_L2] * scale)
+        if st[S_FOBOS_CUM] > ELASTIC_REBASE:
+            rebase_elastic(table, prm, iprm, st)
     elif reg == REG_L2:
         l2_prox(table, st, prm[P_LAMBDA] * scale)
     else:
-        linf_prox(table, st, prm[P_LAMBDA] * scale, pivot_seed(int(prm[P_SEED]), st[S_NLEARN]))
+        linf_prox(table, st, prm[P_LAMBDA] * scale, pivot_seed(iprm[I_SEED], st[S_NLEARN]))
 
 
 @njit(cache=True, nogil=True, inline="always")
 def read(table, i, reg, st, clast, clast2, per_feature, cg, cn, g0, sqrt_rate, power_t):
     """The weight in force of row i, caught up."""
     if reg <= REG_ELASTIC:
-        return catch_up(table, i, reg, st[S_CUM], st[S_CUM2], clast, clast2, per_feature, cg, cn, g0,
+        return catch_up(table, i, reg, st[S_FOBOS_CUM], st[S_FOBOS_CUM2], clast, clast2, per_feature, cg, cn, g0,
                         sqrt_rate, power_t)
     if reg == REG_L2:
         return st[S_SCALE] * l2_read(table, i, st[S_EPOCH])
@@ -323,13 +322,13 @@ def add(table, i, reg, st, d):
 
 
 @njit(cache=True, nogil=True)
-def flush_batch(table, prm, st):
+def flush_batch(table, prm, iprm, st):
     """Apply the batch's averaged step, then one prox with its mean step scale."""
     n = st[S_BATCH_EX]
     if n > 0.0:
-        reg = int(prm[P_REG])
-        clast = int(prm[P_COL_LAST])
-        clast2 = int(prm[P_COL_LAST2])
+        reg = iprm[I_REG]
+        clast = iprm[I_COL_LAST]
+        clast2 = iprm[I_COL_LAST2]
         cacc = table.shape[1] - 2
         clist = table.shape[1] - 1
         for m in range(int(st[S_BATCH_ROWS])):
@@ -338,78 +337,79 @@ def flush_batch(table, prm, st):
             table[i, cacc] = 0.0
             read(table, i, reg, st, clast, clast2, False, -1, -1, 0.0, True, 0.5)
             add(table, i, reg, st, d)
-        prox(table, prm, st, reg, st[S_BATCH_SCALE] / n)
+        prox(table, prm, iprm, st, reg, st[S_BATCH_SCALE] / n)
     st[S_BATCH_ROWS] = 0.0
     st[S_BATCH_EX] = 0.0
     st[S_BATCH_SCALE] = 0.0
 
 
 @njit(cache=True, nogil=True)
-def learn_fobos_block(indptr, idx, val, labels, weights, bases, start, end, table, prm, st, preds):
-    """Predict, score and (when training) learn examples start..end-1 with FOBOS; stops at the next
-    progress row like the other kernels."""
-    code, tau, power_t, holdout_period, train, bounds_follow, binary = example_settings(prm)
-    adaptive, normalized, invariant, g0, cg, cn = rule_settings(prm)
-    sqrt_rate = power_t == 0.5
+def fobos_settings(prm, iprm):
+    """The update rule's settings (``gd.rule_settings``), then the regularizer, the table columns LAST
+    and LAST2 and the batch size."""
+    adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate = rule_settings(prm, iprm)
+    return (adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, iprm[I_REG], iprm[I_COL_LAST],
+            iprm[I_COL_LAST2], iprm[I_BATCH])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def fobos_weight(table, i, cfg, st):
+    """The weight in force of row i, caught up (``read``)."""
+    adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, reg, clast, clast2, batch = cfg
+    return read(table, i, reg, st, clast, clast2, adaptive or normalized, cg, cn, g0, sqrt_rate, power_t)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def fobos_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
+    """The gradient step of the update rule (eq. 2), then the prox of the regularizer (eq. 3) with
+    eta_{t+1/2} = eta_t (Section 3); with mini-batches the step is pended and a full batch applied."""
+    adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, reg, clast, clast2, batch = cfg
     per_feature = adaptive or normalized
-    clast = int(prm[P_COL_LAST])
-    clast2 = int(prm[P_COL_LAST2])
-    reg = int(prm[P_REG])
-    batch = int(prm[P_BATCH])
-    cacc = table.shape[1] - 2
-    clist = table.shape[1] - 1
-    for e in range(start, end):
-        h = weights[e]
-        y, labeled, holdout = begin_example(st, code, labels[e], train, holdout_period, bounds_follow)
-        s = indptr[e]
-        f = indptr[e + 1]
-        raw = bases[e]
-        for k in range(s, f):
-            i = idx[k]
-            raw += read(table, i, reg, st, clast, clast2, per_feature, cg, cn, g0, sqrt_rate, power_t) * val[k]
-        p = finish_prediction(st, preds, e, raw, code, y, tau, h, labeled, holdout, binary, f - s)
-        if train and labeled and h > 0.0 and not holdout:
-            t = st[S_T] + h
-            scale = st[S_ETA] * h
-            if not adaptive:
-                scale *= math.pow(t, -power_t)
-            u = gradient_step(idx, val, s, f, table, st, code, p, y, tau, h, scale, adaptive, normalized,
-                              invariant, sqrt_rate, power_t, cg, cn, -1, g0)
-            step = scale * st[S_MULT] if normalized else scale
-            st[S_T] = t
-            st[S_NLEARN] += 1.0
-            if batch > 1:
-                if u != 0.0:
-                    for k in range(s, f):
-                        pend(table, idx[k], u * val[k], st, cacc, clist)
-                st[S_BATCH_SCALE] += step
-                st[S_BATCH_EX] += 1.0
-                if int(st[S_BATCH_EX]) == batch:
-                    flush_batch(table, prm, st)
-            else:
-                if reg == REG_SUBGRADIENT:    # its sgn(w) is taken before the gradient step
-                    subgradient_pass(table, st, prm[P_L1] * step)
-                if u != 0.0:
-                    for k in range(s, f):
-                        i = idx[k]
-                        add(table, i, reg, st,
-                            u * val[k] * weight_rate(table, i, per_feature, cg, cn, g0, sqrt_rate, power_t))
-                if reg != REG_SUBGRADIENT:
-                    prox(table, prm, st, reg, step)
-        if st[S_W_LABELED] + st[S_W_UNLABELED] >= st[S_DUMP]:
-            return e + 1
-    return end
+    t, scale = step_scale(st, h, power_t, adaptive)
+    u = gradient_step(idx, val, s, f, table, st, code, p, y, tau, h, scale, adaptive, normalized,
+                      invariant, sqrt_rate, power_t, cg, cn, -1, g0)
+    step = scale * st[S_MULT] if normalized else scale
+    st[S_T] = t
+    st[S_NLEARN] += 1.0
+    if batch > 1:
+        cacc = table.shape[1] - 2
+        clist = table.shape[1] - 1
+        if u != 0.0:
+            for k in range(s, f):
+                pend(table, idx[k], u * val[k], st, cacc, clist)
+        st[S_BATCH_SCALE] += step
+        st[S_BATCH_EX] += 1.0
+        if int(st[S_BATCH_EX]) == batch:
+            flush_batch(table, prm, iprm, st)
+    else:
+        if reg == REG_SUBGRADIENT:    # its sgn(w) is taken before the gradient step
+            subgradient_pass(table, st, prm[P_L1] * step)
+        if u != 0.0:
+            for k in range(s, f):
+                i = idx[k]
+                add(table, i, reg, st,
+                    u * val[k] * weight_rate(table, i, per_feature, cg, cn, g0, sqrt_rate, power_t))
+        if reg != REG_SUBGRADIENT:
+            prox(table, prm, iprm, st, reg, step)
 
 
 @njit(cache=True, nogil=True)
-def finalize(table, prm, st):
+def learn_fobos_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
+                      preds):
+    """Examples start..end-1 with FOBOS (or the subgradient method) through the example loop."""
+    return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
+                        ctr, preds, fobos_settings(prm, iprm), fobos_weight, base_start, sum_end, fobos_learn)
+
+
+@njit(cache=True, nogil=True)
+def finalize(table, prm, iprm, st):
     """Apply an open mini-batch, then bring every weight up to date (lazy regularizers: caught up;
     l2: sigma folded into the stored values), so the weight column holds the weights in force."""
-    if int(prm[P_BATCH]) > 1:
-        flush_batch(table, prm, st)
-    reg = int(prm[P_REG])
+    if iprm[I_BATCH] > 1:
+        flush_batch(table, prm, iprm, st)
+    reg = iprm[I_REG]
     if reg <= REG_ELASTIC:
-        catch_up_all(table, prm, st)
+        catch_up_all(table, prm, iprm, st)
     elif reg == REG_L2:
         l2_fold(table, st)
 
@@ -430,13 +430,109 @@ def in_force(table, rows, reg, st):
 
 
 @njit(cache=True, nogil=True)
-def after_load(table, prm, st):
+def after_load(table, prm, iprm, st):
     """Derive what the loaded weights imply: l2's squared norm, linf's list (lazy: nothing, the
     cumulatives and last-touch values all start at 0)."""
-    reg = int(prm[P_REG])
+    reg = iprm[I_REG]
     if reg == REG_L2:
         st[S_SCALE] = 1.0
         st[S_EPOCH] = 0.0
         l2_refresh(table, st)
     elif reg >= REG_LINF:
         list_rebuild(table, st)
+
+
+# ----------------------------------------------------------------------------- specs
+
+#: --reg names -> REG_* codes, and the strength options each regularizer takes
+REGS = {"l1": REG_L1, "l2sq": REG_L2SQ, "elastic": REG_ELASTIC, "l2": REG_L2, "linf": REG_LINF}
+REG_STRENGTHS = {"l1": ("l1",), "l2sq": ("l2",), "elastic": ("l1", "l2"), "l2": ("lam",), "linf": ("lam",)}
+#: regularizers caught up lazily per coordinate (LAST columns); l2 and linf act globally
+LAZY_REGS = ("l1", "l2sq", "elastic")
+#: regularizers whose lazy catch-up is exact with per-feature rates
+PER_FEATURE_REGS = ("l1", "l2sq")
+
+
+def fobos_layout(cfg) -> Layout:
+    batch = ("acc", "list") if cfg.batch_size > 1 else ()    # pending step and row list: the last two
+    if cfg.reg == "l2":
+        return Layout(("w", "epoch") + batch, 1)
+    if cfg.reg == "linf":
+        return Layout(("w", "pos", "list") + batch, 1)
+    return rule_layout(cfg, lazy=True, extra=(("last2",) if cfg.reg == "elastic" else ()) + batch)
+
+
+def fobos_settings_of(cfg, prm, iprm) -> None:
+    iprm[I_REG] = REGS[cfg.reg]
+    prm[P_L2] = cfg.l2
+    prm[P_LAMBDA] = cfg.lam
+    iprm[I_COL_LAST2] = fobos_layout(cfg).last2
+
+
+def fobos_regularizer(cfg, w):
+    """The regularizer r of --reg at w (Section 4)."""
+    a = np.abs(w)
+    if cfg.reg == "l1":
+        return cfg.l1 * float(a.sum()), f"{cfg.l1:g} ||w||_1"
+    if cfg.reg == "l2sq":
+        return cfg.l2 / 2 * float(np.dot(w, w)), f"{cfg.l2:g}/2 ||w||_2^2"
+    if cfg.reg == "elastic":
+        return (cfg.l1 * float(a.sum()) + cfg.l2 / 2 * float(np.dot(w, w)),
+                f"{cfg.l1:g} ||w||_1 + {cfg.l2:g}/2 ||w||_2^2")
+    if cfg.reg == "l2":
+        return cfg.lam * math.sqrt(float(np.dot(w, w))), f"{cfg.lam:g} ||w||_2"
+    return cfg.lam * float(a.max(initial=0.0)), f"{cfg.lam:g} ||w||_inf"
+
+
+def fobos_plain_only(cfg):
+    """Per-feature rates apply to l1 and l2sq one example at a time only."""
+    if cfg.batch_size > 1:
+        return "mini-batches average plain steps"
+    if cfg.reg not in PER_FEATURE_REGS:
+        return f"the prox of --reg {cfg.reg} with per-feature rates cannot be caught up lazily"
+    return None
+
+
+FOBOS = LearnerSpec(
+    name="fobos", code=A_FOBOS, kernel=learn_fobos_block, finalize=finalize, after_load=after_load,
+    describe=lambda c: (f"fobos (forward-backward splitting, {c.rule()}: reg = {c.reg}, "
+                        + ", ".join(f"{n} = {getattr(c, n):g}" for n in REG_STRENGTHS[c.reg])
+                        + f", batch size = {c.batch_size})"),
+    layout=fobos_layout,
+    settings=fobos_settings_of,
+    in_force=lambda c, table, st, rows: in_force(table, rows, REGS[c.reg], st),
+    saved=lambda c: rule_saved(c, fobos_layout(c)) if c.reg in LAZY_REGS else [],
+    regularizer=fobos_regularizer,
+    slots=("S_FOBOS_CUM", "S_FOBOS_CUM2", "S_SCALE", "S_SQNORM", "S_EPOCH", "S_SQPEAK", "S_NNZ",
+           "S_BATCH_EX", "S_BATCH_ROWS", "S_BATCH_SCALE"),
+    options=("reg", "l2", "lam"),
+    plain_only=fobos_plain_only,
+    takes_batches=True,
+)
+
+
+def _subgradient_settings(cfg, prm, iprm) -> None:
+    iprm[I_REG] = REG_SUBGRADIENT
+
+
+def _subgradient_in_force(cfg, table, st, rows):
+    """The weight column, with |w| < theta rounded to 0 at the end of training (Section 3.2)."""
+    w = table[rows, W]
+    if math.isfinite(cfg.threshold):
+        w[np.abs(w) < cfg.threshold] = 0.0
+    return w
+
+
+SUBGRADIENT = LearnerSpec(
+    name="subgradient", code=A_SUBGRADIENT, kernel=learn_fobos_block, finalize=finalize,
+    after_load=after_load,
+    describe=lambda c: (f"subgradient (L1-regularized subgradient, {c.rule()}: l1 = {c.l1:g}"
+                        + (f", rounded at |w| < {c.threshold:g} at the end" if math.isfinite(c.threshold)
+                           else "") + ")"),
+    layout=lambda c: Layout(("w", "pos", "list"), 1),     # the weight, the list of the non-zero ones
+    settings=_subgradient_settings,
+    in_force=_subgradient_in_force,
+    regularizer=l1_regularizer,
+    slots=("S_NNZ",),
+    plain_only=lambda c: "it is the truncated-gradient paper's plain-SGD baseline",
+)

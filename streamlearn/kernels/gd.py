@@ -38,128 +38,37 @@ import math
 import numpy as np
 from numba import njit
 
-from streamlearn.kernels.losses import (
-    loss_dloss, loss_label, loss_positive, loss_update, loss_value,
-)
+from streamlearn.kernels.loop import base_start, example_loop, sum_end
+from streamlearn.kernels.losses import loss_dloss, loss_positive, loss_update
+from streamlearn.kernels.spec import Layout, LearnerSpec, l1_regularizer, no_regularizer
 from streamlearn.kernels.state import (
-    A_ROUNDING, A_TG, P_ADAPTIVE, P_ALGO, P_BINARY, P_COL_PEN, P_COL_G, P_COL_LAST, P_COL_N, P_FIXED_BOUNDS, P_G0,
-    P_HOLDOUT, P_INVARIANT, P_L1, P_LOSS, P_NORMALIZED, P_PERIOD, P_POWER_T, P_TAU, P_THRESHOLD,
-    P_TRAIN, S_CUM, S_DUMP, S_ETA, S_EXAMPLES, S_FEATURES, S_HAVE_LABEL1, S_HAVE_LABEL2, S_HO_LOSS,
-    S_HO_LOSS_PASS, S_HO_LOSS_SINCE, S_HO_W, S_HO_W_PASS, S_HO_W_SINCE, S_LABEL1, S_LABEL2,
-    S_MANY_LABELS, S_MAX_LABEL, S_MIN_LABEL, S_MULT, S_NLEARN, S_NONFINITE, S_NORM_SUM, S_PASS_EX,
-    S_PENDING, S_SUM_LOSS, S_SUM_LOSS_SINCE, S_T, S_TOTAL_W, S_W_LABELED, S_W_LABELS,
-    S_W_UNLABELED,
+    A_ROUNDING, A_SGD, A_TG, I_ADAPTIVE, I_COL_G, I_COL_LAST, I_COL_N, I_COL_PEN, I_INVARIANT,
+    I_NORMALIZED, I_PERIOD, P_G0, P_L1, P_POWER_T, P_THRESHOLD, S_ETA, S_GRAVITY, S_MAX_LABEL,
+    S_MIN_LABEL, S_MULT, S_NLEARN, S_NORM_SUM, S_PENDING, S_ROUNDS, S_T, S_TOTAL_W,
 )
-from streamlearn.kernels.table import W, catch_up, feature_rate, finalize_lazy, rate_decay
+from streamlearn.kernels.table import (
+    W, catch_up, effective_weights, feature_rate, finalize_lazy, rate_decay,
+)
 
 
 @njit(cache=True, nogil=True)
-def observe_label(st, y, update_bounds):
-    """Label bookkeeping shared by all learners: distinct labels (for the best constant) and the
-    prediction bounds, which grow to cover every label seen before the prediction (VW's set_minmax)."""
-    if st[S_HAVE_LABEL1] == 0.0:
-        st[S_HAVE_LABEL1] = 1.0
-        st[S_LABEL1] = y
-    elif y != st[S_LABEL1]:
-        if st[S_HAVE_LABEL2] == 0.0:
-            st[S_HAVE_LABEL2] = 1.0
-            st[S_LABEL2] = y
-        elif y != st[S_LABEL2]:
-            st[S_MANY_LABELS] = 1.0
-    if update_bounds:
-        if y < st[S_MIN_LABEL]:
-            st[S_MIN_LABEL] = y
-        if y > st[S_MAX_LABEL]:
-            st[S_MAX_LABEL] = y
-
-
-@njit(cache=True, nogil=True)
-def clamp_prediction(st, raw):
-    """Clamp a raw score to the prediction bounds; NaN becomes 0 and is flagged."""
-    if raw != raw:
-        st[S_NONFINITE] = 1.0
-        return 0.0
-    if raw < st[S_MIN_LABEL]:
-        return st[S_MIN_LABEL]
-    if raw > st[S_MAX_LABEL]:
-        return st[S_MAX_LABEL]
-    return raw
-
-
-@njit(cache=True, nogil=True)
-def account(st, labeled, holdout, h, y, lval, nfeat):
-    """Progress and summary counters for one example (VW's shared_data::update)."""
-    if holdout:
-        if labeled:
-            st[S_HO_W] += h
-            st[S_HO_LOSS] += lval
-            st[S_HO_W_SINCE] += h
-            st[S_HO_LOSS_SINCE] += lval
-            st[S_HO_W_PASS] += h
-            st[S_HO_LOSS_PASS] += lval
-    else:
-        if labeled:
-            st[S_W_LABELED] += h
-            st[S_W_LABELS] += y * h
-            st[S_SUM_LOSS] += lval
-            st[S_SUM_LOSS_SINCE] += lval
-        else:
-            st[S_W_UNLABELED] += h
-        st[S_EXAMPLES] += 1.0
-        st[S_FEATURES] += nfeat
-
-
-@njit(cache=True, nogil=True)
-def example_loss(code, p, y, tau, lo, hi, h, binary):
-    """Importance-weighted loss reported for one labeled example (0/1 loss of the sign with --binary)."""
-    if binary:
-        ps = 1.0 if p > 0.0 else -1.0
-        ys = 1.0 if y > 0.0 else -1.0
-        return h if ps != ys else 0.0
-    return loss_value(code, p, y, tau, lo, hi) * h
-
-
-@njit(cache=True, nogil=True)
-def example_settings(prm):
-    """The settings every learner kernel reads before its loop: (loss code, quantile tau, power_t,
-    holdout period, train, prediction bounds follow the labels, binary)."""
-    return (int(prm[P_LOSS]), prm[P_TAU], prm[P_POWER_T], int(prm[P_HOLDOUT]), prm[P_TRAIN] != 0.0,
-            prm[P_FIXED_BOUNDS] == 0.0, prm[P_BINARY] != 0.0)
-
-
-@njit(cache=True, nogil=True)
-def rule_settings(prm):
+def rule_settings(prm, iprm):
     """The update rule's settings (see the module docstring): (adaptive, normalized, invariant,
-    initial G, table column of G, table column of N)."""
-    return (prm[P_ADAPTIVE] != 0.0, prm[P_NORMALIZED] != 0.0, prm[P_INVARIANT] != 0.0, prm[P_G0],
-            int(prm[P_COL_G]), int(prm[P_COL_N]))
+    initial G, table column of G, table column of N, power_t, power_t == 0.5)."""
+    power_t = prm[P_POWER_T]
+    return (iprm[I_ADAPTIVE] != 0, iprm[I_NORMALIZED] != 0, iprm[I_INVARIANT] != 0, prm[P_G0],
+            iprm[I_COL_G], iprm[I_COL_N], power_t, power_t == 0.5)
 
 
-@njit(cache=True, nogil=True)
-def begin_example(st, code, y, train, holdout_period, bounds_follow):
-    """Bookkeeping every kernel does before predicting an example: count it in the pass, decide
-    whether it is held out, map its label to loss space and observe it. Returns (label, labeled,
-    holdout)."""
-    labeled = y == y
-    st[S_PASS_EX] += 1.0
-    holdout = train and holdout_period > 0 and int(st[S_PASS_EX]) % holdout_period == 0
-    if labeled:
-        y = loss_label(code, y)
-        if not holdout:
-            observe_label(st, y, train and bounds_follow)
-    return y, labeled, holdout
-
-
-@njit(cache=True, nogil=True)
-def finish_prediction(st, preds, e, raw, code, y, tau, h, labeled, holdout, binary, nfeat):
-    """Clamp the raw score, store it as example e's prediction, and count its loss. Returns it."""
-    p = clamp_prediction(st, raw)
-    preds[e] = p
-    lval = 0.0
-    if labeled and h > 0.0:
-        lval = example_loss(code, p, y, tau, st[S_MIN_LABEL], st[S_MAX_LABEL], h, binary)
-    account(st, labeled, holdout, h, y, lval, nfeat)
-    return p
+@njit(cache=True, nogil=True, inline="always")
+def step_scale(st, h, power_t, adaptive):
+    """(t, scale) of a learned example of importance h: the clock after it and the step scale
+    eta * h, times t^-power_t without adaptive rates (the plain schedule's decay)."""
+    t = st[S_T] + h
+    scale = st[S_ETA] * h
+    if not adaptive:
+        scale *= math.pow(t, -power_t)
+    return t, scale
 
 
 X_MIN = 1.084202e-19          # VW clamps |x| below this in the per-feature rate statistics
@@ -258,69 +167,136 @@ def gradient_step(idx, val, s, f, table, st, code, p, y, tau, h, scale, adaptive
     return u
 
 
+@njit(cache=True, nogil=True, inline="always")
+def round_catch_up(table, i, rounds, theta, clast):
+    """Coefficient rounding (Langford, Li & Zhang 2009, Section 3.1, eq. 4), lazily: every K learned
+    examples every weight with |w| < theta is set to 0. A weight untouched since its last write keeps
+    its value, so the roundings it missed (``rounds`` counts them all, column ``clast`` holds the count
+    at its last touch) act as one: it is 0 if |w| < theta and one happened, else unchanged. (The
+    paper's T0 is written with the indicator I(|v| < theta); its text, "round small coefficients ...
+    to zero", is what is implemented.)"""
+    w = table[i, W]
+    if table[i, clast] < rounds:
+        table[i, clast] = rounds
+        if w != 0.0 and abs(w) < theta:
+            w = 0.0
+            table[i, W] = 0.0
+    return w
+
+
 @njit(cache=True, nogil=True)
-def learn_gd_block(indptr, idx, val, labels, weights, bases, start, end, table, prm, st, preds):
-    """Predict, score and (when training) learn examples start..end-1 of a block with gradient descent
-    (plain or lazy truncated gradient, under the configured update rule). Stops early, returning the
-    next example index, once the weighted example count reaches the next progress row
-    (``st[S_DUMP]``); returns ``end`` otherwise."""
-    code, tau, power_t, holdout_period, train, bounds_follow, binary = example_settings(prm)
-    adaptive, normalized, invariant, g0, cg, cn = rule_settings(prm)
-    tg = int(prm[P_ALGO]) == A_TG
-    rounding = int(prm[P_ALGO]) == A_ROUNDING
-    sqrt_rate = power_t == 0.5
-    gravity = prm[P_L1]
-    theta = prm[P_THRESHOLD]
-    period = int(prm[P_PERIOD])
-    per_feature = adaptive or normalized
-    clast = int(prm[P_COL_LAST])
-    cpen = int(prm[P_COL_PEN])
-    for e in range(start, end):
-        h = weights[e]
-        y, labeled, holdout = begin_example(st, code, labels[e], train, holdout_period, bounds_follow)
-        s = indptr[e]
-        f = indptr[e + 1]
-        raw = bases[e]
-        if tg:
-            cum = st[S_CUM]
+def gd_settings(prm, iprm):
+    """The settings of the gradient-descent learners: the rule's (``rule_settings``), then the table
+    columns LAST and P, the gravity g, theta and the period K."""
+    adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate = rule_settings(prm, iprm)
+    return (adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, iprm[I_COL_LAST],
+            iprm[I_COL_PEN], prm[P_L1], prm[P_THRESHOLD], iprm[I_PERIOD])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def gd_update(idx, val, s, f, table, cfg, st, code, p, y, tau, h):
+    """The gradient step of one learned example under the update rule (module docstring), then the
+    clock. Returns the step scale the regularizers use: scale, times the normalizer m when
+    normalized."""
+    adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, clast, cpen, gravity, theta, period = cfg
+    t, scale = step_scale(st, h, power_t, adaptive)
+    u = gradient_step(idx, val, s, f, table, st, code, p, y, tau, h, scale, adaptive, normalized,
+                      invariant, sqrt_rate, power_t, cg, cn, cpen, g0)
+    if u != 0.0:
+        if adaptive or normalized:
             for k in range(s, f):
-                raw += catch_up(table, idx[k], cum, theta, clast, cpen, cg, cn, g0, sqrt_rate, power_t) * val[k]
-        elif rounding:
-            rounds = st[S_CUM]
-            for k in range(s, f):
-                raw += round_catch_up(table, idx[k], rounds, theta, clast) * val[k]
+                i = idx[k]
+                table[i, W] += u * val[k] * feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t)
         else:
             for k in range(s, f):
-                raw += table[idx[k], W] * val[k]
-        p = finish_prediction(st, preds, e, raw, code, y, tau, h, labeled, holdout, binary, f - s)
-        if train and labeled and h > 0.0 and not holdout:
-            t = st[S_T] + h
-            scale = st[S_ETA] * h
-            if not adaptive:
-                scale *= math.pow(t, -power_t)
-            u = gradient_step(idx, val, s, f, table, st, code, p, y, tau, h, scale, adaptive, normalized,
-                              invariant, sqrt_rate, power_t, cg, cn, cpen, g0)
-            if u != 0.0:
-                if per_feature:
-                    for k in range(s, f):
-                        i = idx[k]
-                        table[i, W] += u * val[k] * feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t)
-                else:
-                    for k in range(s, f):
-                        table[idx[k], W] += u * val[k]
-            st[S_T] = t
-            st[S_NLEARN] += 1.0
-            if tg:
-                step = scale * st[S_MULT] if normalized else scale
-                st[S_PENDING] += gravity * step
-                if int(st[S_NLEARN]) % period == 0:
-                    st[S_CUM] += st[S_PENDING]
-                    st[S_PENDING] = 0.0
-            elif rounding and int(st[S_NLEARN]) % period == 0:
-                st[S_CUM] += 1.0          # one more rounding every weight owes
-        if st[S_W_LABELED] + st[S_W_UNLABELED] >= st[S_DUMP]:
-            return e + 1
-    return end
+                table[idx[k], W] += u * val[k]
+    st[S_T] = t
+    st[S_NLEARN] += 1.0
+    return scale * st[S_MULT] if normalized else scale
+
+
+# ----------------------------------------------------------------------------- sgd
+
+@njit(cache=True, nogil=True, inline="always")
+def sgd_weight(table, i, cfg, st):
+    return table[i, W]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def sgd_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
+    gd_update(idx, val, s, f, table, cfg, st, code, p, y, tau, h)
+
+
+@njit(cache=True, nogil=True)
+def learn_sgd_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
+                    preds):
+    """Examples start..end-1 with gradient descent under the update rule, no regularization (the
+    example loop of ``streamlearn.kernels.loop``; also every model's prediction-only kernel)."""
+    return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
+                        ctr, preds, gd_settings(prm, iprm), sgd_weight, base_start, sum_end, sgd_learn)
+
+
+# ----------------------------------------------------------------------------- tg
+
+@njit(cache=True, nogil=True, inline="always")
+def tg_weight(table, i, cfg, st):
+    """Weight i caught up with the gravity released since its last touch (``catch_up``)."""
+    adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, clast, cpen, gravity, theta, period = cfg
+    return catch_up(table, i, st[S_GRAVITY], theta, clast, cpen, cg, cn, g0, sqrt_rate, power_t)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def tg_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
+    """The gradient step, then eq. (6)'s gravity lazily (module docstring): accrue g * step, release
+    what accrued into ``st[S_GRAVITY]`` every K-th learned example."""
+    step = gd_update(idx, val, s, f, table, cfg, st, code, p, y, tau, h)
+    gravity = cfg[10]
+    period = cfg[12]
+    st[S_PENDING] += gravity * step
+    if int(st[S_NLEARN]) % period == 0:
+        st[S_GRAVITY] += st[S_PENDING]
+        st[S_PENDING] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def learn_tg_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
+                   preds):
+    """Examples start..end-1 with lazy truncated gradient (Langford, Li & Zhang 2009, eq. 6, §4)."""
+    return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
+                        ctr, preds, gd_settings(prm, iprm), tg_weight, base_start, sum_end, tg_learn)
+
+
+@njit(cache=True, nogil=True)
+def finalize_tg(table, prm, iprm, st):
+    """Catch every weight of a truncated-gradient table up (see ``finalize_lazy``)."""
+    finalize_lazy(table, st[S_GRAVITY], prm[P_THRESHOLD], iprm[I_COL_LAST], iprm[I_COL_PEN], iprm[I_COL_G],
+                  iprm[I_COL_N], prm[P_G0], prm[P_POWER_T] == 0.5, prm[P_POWER_T])
+
+
+# ----------------------------------------------------------------------------- rounding
+
+@njit(cache=True, nogil=True, inline="always")
+def rounding_weight(table, i, cfg, st):
+    """Weight i after the roundings it missed (``round_catch_up``)."""
+    return round_catch_up(table, i, st[S_ROUNDS], cfg[11], cfg[8])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def rounding_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
+    """The gradient step; every K-th learned example one more rounding every weight owes."""
+    gd_update(idx, val, s, f, table, cfg, st, code, p, y, tau, h)
+    if int(st[S_NLEARN]) % cfg[12] == 0:
+        st[S_ROUNDS] += 1.0
+
+
+@njit(cache=True, nogil=True)
+def learn_rounding_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
+                         ctr, preds):
+    """Examples start..end-1 with SGD and coefficient rounding (Langford, Li & Zhang 2009, Section 3.1,
+    eq. 4), lazily."""
+    return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
+                        ctr, preds, gd_settings(prm, iprm), rounding_weight, base_start, sum_end,
+                        rounding_learn)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -341,19 +317,71 @@ def round_catch_up(table, i, rounds, theta, clast):
 
 
 @njit(cache=True, nogil=True)
-def finalize_rounding(table, prm, st):
+def finalize_rounding(table, prm, iprm, st):
     """Apply the roundings every weight owes (before saving)."""
-    rounds = st[S_CUM]
+    rounds = st[S_ROUNDS]
     theta = prm[P_THRESHOLD]
-    clast = int(prm[P_COL_LAST])
+    clast = iprm[I_COL_LAST]
     for i in range(table.shape[0]):
         if table[i, W] != 0.0:
             round_catch_up(table, i, rounds, theta, clast)
 
 
-@njit(cache=True, nogil=True)
-def finalize_tg(table, prm, st):
-    """Catch every weight of a truncated-gradient table up (see ``finalize_lazy``)."""
-    finalize_lazy(table, st[S_CUM], prm[P_THRESHOLD], int(prm[P_COL_LAST]), int(prm[P_COL_PEN]),
-                  int(prm[P_COL_G]),
-                  int(prm[P_COL_N]), prm[P_G0], prm[P_POWER_T] == 0.5, prm[P_POWER_T])
+# ----------------------------------------------------------------------------- specs
+
+def rule_layout(cfg, penalty: bool = False, lazy: bool = False, extra: tuple = ()) -> Layout:
+    """The weight column, then G (adaptive), N (normalized), P (cumulative penalty): the saved
+    columns; then LAST (lazy learners) and the learner's ``extra`` columns."""
+    names = ("w",) + (("g",) if cfg.adaptive else ()) + (("n",) if cfg.normalized else ())
+    names += ("p",) if penalty else ()
+    saved = len(names)
+    return Layout(names + (("last",) if lazy else ()) + tuple(extra), saved)
+
+
+def rule_saved(cfg, lay: Layout) -> list:
+    """Per-feature state a model saves for -i: the raw weight "z" and penalty "p" of the cumulative
+    penalty, G and N of the per-feature rates."""
+    cols = [("z", 0)] if lay.pen >= 0 else []
+    cols += [("g", lay.g)] if lay.g >= 0 else []
+    cols += [("n", lay.n)] if lay.n >= 0 else []
+    cols += [("p", lay.pen)] if lay.pen >= 0 else []
+    return cols
+
+
+def _tg_penalty(cfg) -> bool:
+    return bool(cfg.cumulative_penalty)
+
+
+SGD = LearnerSpec(
+    name="sgd", code=A_SGD, kernel=learn_sgd_block,
+    describe=lambda c: f"sgd (gradient descent, {c.rule()})",
+    layout=lambda c: rule_layout(c),
+    saved=lambda c: rule_saved(c, rule_layout(c)),
+    weights_in_column=lambda c: True,
+)
+
+TG = LearnerSpec(
+    name="tg", code=A_TG, kernel=learn_tg_block, finalize=finalize_tg,
+    describe=lambda c: (f"tg (truncated gradient, {c.rule()}: l1 = {c.l1:g}, "
+                        + ("cumulative penalty" if c.cumulative_penalty else f"threshold = {c.threshold:g}")
+                        + f", period = {c.period})"),
+    layout=lambda c: rule_layout(c, penalty=_tg_penalty(c), lazy=True),
+    saved=lambda c: rule_saved(c, rule_layout(c, penalty=_tg_penalty(c), lazy=True)),
+    in_force=lambda c, table, st, rows: effective_weights(table, rows,
+                                                          rule_layout(c, _tg_penalty(c), True).pen),
+    weights_in_column=lambda c: not _tg_penalty(c),
+    regularizer=l1_regularizer,
+    slots=("S_GRAVITY", "S_PENDING"),
+    options=("l1", "threshold", "period", "cumulative_penalty"),
+)
+
+ROUNDING = LearnerSpec(
+    name="rounding", code=A_ROUNDING, kernel=learn_rounding_block, finalize=finalize_rounding,
+    describe=lambda c: (f"rounding (SGD, then every {c.period} steps weights with |w| < "
+                        f"{c.threshold:g} set to 0, {c.rule()})"),
+    layout=lambda c: rule_layout(c, lazy=True),
+    saved=lambda c: rule_saved(c, rule_layout(c, lazy=True)),
+    regularizer=no_regularizer,
+    slots=("S_ROUNDS",),
+    options=("threshold", "period"),
+)

@@ -25,7 +25,7 @@ Storage (all plain arrays, so the learner kernel can own them):
   contiguous memory; positions and indices are exact in float64). A heap key is at most the exact
   key |s_i|: a key that falls is sifted up at once, one that grows only when its entry reaches the
   top (``_settle_top``), which saves most of the sifts of the gradient steps;
-* ``st`` -- the learner state array: Theta (``S_CUM``), the heap size and the key sum.
+* ``st`` -- the learner state array: Theta (``S_THETA``), the heap size and the key sum.
 
 S - n Theta loses precision as Theta grows, so when n Theta exceeds REBASE x z the keys are rebased:
 Theta is subtracted from every key (the heap order is unchanged), S is summed afresh and Theta becomes 0.
@@ -35,10 +35,10 @@ import numpy as np
 from numba import njit
 
 from streamlearn.kernels.projection import theta_pivot, theta_sort
-from streamlearn.kernels.state import PROJ_SORT, PROJ_TREE, S_CUM, S_HSIZE, S_HSUM
+from streamlearn.kernels.state import PROJ_SORT, PROJ_TREE, S_HSIZE, S_HSUM, S_THETA
 from streamlearn.kernels.table import shrink
 
-H_THETA = S_CUM     # cumulative shift Theta
+H_THETA = S_THETA    # cumulative shift Theta
 H_SIZE = S_HSIZE    # number of entries in the heap
 H_SUM = S_HSUM      # sum of the keys |s_i| in the heap
 

@@ -41,7 +41,10 @@ the negative part of column j - d'. The kernels are compiled (numba, GIL release
 import numpy as np
 from numba import njit
 
+from streamlearn.kernels.gd import learn_sgd_block
 from streamlearn.kernels.losses import LOGISTIC, SQUARED, loss_dloss, loss_value
+from streamlearn.kernels.spec import Layout, LearnerSpec, l1_regularizer
+from streamlearn.kernels.state import A_SCD
 
 RANDOM = 0   # coordinates drawn uniformly at random (Algorithm 1 / 2)
 CYCLIC = 1   # coordinates 0+, 0-, 1+, 1-, ... in turn
@@ -224,3 +227,19 @@ def scd_objective(labels, hn, z, w, lam, code):
         eff += abs(w[c] - w[c + d])
         tot += w[c] + w[c + d]
     return loss, lam * eff, lam * tot
+
+
+# ----------------------------------------------------------------------------- spec
+
+# a batch method, run by streamlearn.scd_run (the solver: streamlearn.scd); the table holds the
+# weights, filled in after the fit, which predict with the plain kernel
+SCD = LearnerSpec(
+    name="scd", code=A_SCD, kernel=learn_sgd_block,
+    describe=lambda c: (f"scd (stochastic coordinate descent, a batch method: l1 = {c.l1:g}, "
+                        f"{c.passes} epochs, {c.cd_order} coordinates)"),
+    layout=lambda c: Layout(("w",), 1),
+    regularizer=l1_regularizer,
+    options=("cd_order", "max_memory"),
+    plain_only=lambda c: "its coordinate steps are exact minimizations, with no step size",
+    batch=True,
+)

@@ -26,12 +26,13 @@ import math
 import numpy as np
 from numba import njit
 
-from streamlearn.kernels.gd import begin_example, example_settings, finish_prediction
+from streamlearn.kernels.gd import step_scale
+from streamlearn.kernels.loop import base_start, example_loop, sum_end
 from streamlearn.kernels.losses import loss_dloss, loss_positive
 from streamlearn.kernels.nonzero_list import LIST, POS, list_add, list_rebuild
+from streamlearn.kernels.spec import Layout, LearnerSpec, l1_regularizer
 from streamlearn.kernels.state import (
-    P_L1, P_PNORM, S_DUMP, S_ETA, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN, S_NNZ, S_T, S_W_LABELED,
-    S_W_UNLABELED, S_XI1, S_XIMAX,
+    A_SMIDAS, P_L1, P_PNORM, P_POWER_T, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN, S_NNZ, S_T, S_XI1, S_XIMAX,
 )
 
 TH = 0      # theta_j
@@ -94,41 +95,43 @@ def norm(table, st, p, m):
 
 
 @njit(cache=True, nogil=True)
-def learn_smidas_block(indptr, idx, val, labels, weights, bases, start, end, table, prm, st, preds):
-    """Predict, score and (when training) learn examples start..end-1 with SMIDAS (Algorithm 3);
-    stops at the next progress row like the other kernels."""
-    code, tau, power_t, holdout_period, train, bounds_follow, binary = example_settings(prm)
-    p = prm[P_PNORM]
-    lam = prm[P_L1]
-    for e in range(start, end):
-        h = weights[e]
-        y, labeled, holdout = begin_example(st, code, labels[e], train, holdout_period, bounds_follow)
-        s = indptr[e]
-        f = indptr[e + 1]
-        raw = bases[e]
-        m = st[S_XIMAX]
-        sn = st[S_XI1]
-        for k in range(s, f):
-            raw += primal(table[idx[k], TH], p, m, sn) * val[k]
-        pr = finish_prediction(st, preds, e, raw, code, y, tau, h, labeled, holdout, binary, f - s)
-        if train and labeled and h > 0.0 and not holdout:
-            t = st[S_T] + h
-            scale = st[S_ETA] * h * math.pow(t, -power_t)
-            if loss_positive(code, pr, y, tau, st[S_MIN_LABEL], st[S_MAX_LABEL]):
-                u = -loss_dloss(code, pr, y, tau) * scale        # theta~ = theta - eta v = theta + u x
-                if u != 0.0 and math.isfinite(u):
-                    for k in range(s, f):
-                        list_add(table, st, idx[k], u * val[k])
-            truncate_all(table, st, scale * lam, p)
-            st[S_T] = t
-            st[S_NLEARN] += 1.0
-        if st[S_W_LABELED] + st[S_W_UNLABELED] >= st[S_DUMP]:
-            return e + 1
-    return end
+def smidas_settings(prm, iprm):
+    """(p of the link, lambda, power_t)."""
+    return prm[P_PNORM], prm[P_L1], prm[P_POWER_T]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def smidas_weight(table, i, cfg, st):
+    """w_i = f^-1_i(theta) of Eq. 12."""
+    return primal(table[i, TH], cfg[0], st[S_XIMAX], st[S_XI1])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def smidas_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, pr, y, tau, h):
+    """The steps of Algorithm 3: theta~ = theta - eta_t v, then every theta_j shrunk by eta_t lambda."""
+    p, lam, power_t = cfg
+    t, scale = step_scale(st, h, power_t, False)
+    if loss_positive(code, pr, y, tau, st[S_MIN_LABEL], st[S_MAX_LABEL]):
+        u = -loss_dloss(code, pr, y, tau) * scale        # theta~ = theta - eta v = theta + u x
+        if u != 0.0 and math.isfinite(u):
+            for k in range(s, f):
+                list_add(table, st, idx[k], u * val[k])
+    truncate_all(table, st, scale * lam, p)
+    st[S_T] = t
+    st[S_NLEARN] += 1.0
 
 
 @njit(cache=True, nogil=True)
-def finalize(table, prm, st):
+def learn_smidas_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
+                       ctr, preds):
+    """Examples start..end-1 with SMIDAS (Algorithm 3) through the example loop."""
+    return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
+                        ctr, preds, smidas_settings(prm, iprm), smidas_weight, base_start, sum_end,
+                        smidas_learn)
+
+
+@njit(cache=True, nogil=True)
+def finalize(table, prm, iprm, st):
     """Nothing is pending: theta and its norm are up to date after every example."""
 
 
@@ -142,10 +145,38 @@ def in_force(table, rows, p, st):
 
 
 @njit(cache=True, nogil=True)
-def after_load(table, prm, st):
+def after_load(table, prm, iprm, st):
     """List the loaded theta and compute its norm."""
     list_rebuild(table, st)
     m = 0.0
     for q in range(int(st[S_NNZ])):
         m = max(m, abs(table[int(table[q, LIST]), TH]))
     norm(table, st, prm[P_PNORM], m)
+
+
+# ----------------------------------------------------------------------------- spec
+
+def smidas_p(cfg) -> float:
+    """p of SMIDAS's p-norm link: --p-norm, else 2 ln d with d = 2^b hashed weights (Algorithm 3)."""
+    return cfg.p_norm if cfg.p_norm is not None else max(2.0, 2.0 * cfg.bits * math.log(2.0))
+
+
+def _settings(cfg, prm, iprm) -> None:
+    prm[P_PNORM] = smidas_p(cfg)
+
+
+SMIDAS = LearnerSpec(
+    name="smidas", code=A_SMIDAS, kernel=learn_smidas_block, finalize=finalize, after_load=after_load,
+    describe=lambda c: (f"smidas (stochastic mirror descent made sparse, {c.rule()}: l1 = {c.l1:g}, "
+                        f"p = {smidas_p(c):g})"),
+    layout=lambda c: Layout(("theta", "pos", "list"), 1),   # theta, the list of the non-zero ones
+    settings=_settings,
+    in_force=lambda c, table, st, rows: in_force(table, rows, smidas_p(c), st),
+    saved=lambda c: [("theta", TH)],
+    resumes_from_weights=False,
+    regularizer=l1_regularizer,
+    slots=("S_XI1", "S_XIMAX", "S_NNZ"),
+    options=("p_norm",),
+    plain_only=lambda c: "its step is a mirror-descent step in the dual, with one rate for all weights",
+    takes_invariant=False,
+)

@@ -1,94 +1,115 @@
-"""Slots of the two small arrays every learner kernel takes besides the data and the weight table.
+"""Slots of the four small arrays every learner kernel takes besides the data and the weight table.
 
-``prm`` (float64): settings fixed for a run, resolved from the options once at set-up.
-``st``  (float64): everything that changes while learning -- the learner's global scalars (the
-learning-rate clock, the cumulative regularization of the lazy table, ...) and the counters the
-progress table and summary print. Both live in plain arrays so compiled kernels take a fixed,
-short argument list and later learners add slots here instead of changing signatures.
+``prm``  (float64): real settings fixed for a run, resolved from the options once at set-up.
+``iprm`` (int64):   integer settings (codes, flags, table columns, counts), resolved likewise.
+``st``   (float64): the learner's state -- the learning-rate clock, the prediction bounds and each
+learner's global scalars. Every slot has one meaning; the slots of one learner are named after it
+(a learner's spec lists the ones it uses) and no two learners share a slot under different meanings.
+``ctr``  (float64): the counters the progress table and summary print, which only the example loop
+(``streamlearn.kernels.loop``) updates; no learner reads or writes them.
+
+All four live in plain arrays so compiled kernels take a fixed, short argument list and later
+learners add slots here instead of changing signatures.
 """
 
-# ----------------------------------------------------------------------------- prm: settings
-P_LOSS = 0            # loss code (streamlearn.kernels.losses)
-P_TAU = 1             # quantile tau
-P_ALGO = 2            # learner code (streamlearn.learners)
-P_ETA0 = 3            # rate scale: eta * initial_t^power_t (initial_t > 0), else eta
-P_POWER_T = 4
-P_L1 = 5              # gravity g (tg)
-P_THRESHOLD = 6       # theta (tg), +inf by default
-P_PERIOD = 7          # K (tg)
-P_HOLDOUT = 8         # holdout period (0 = off)
-P_TRAIN = 9           # 1 = learn, 0 = predict only
-P_FIXED_BOUNDS = 10   # 1 = prediction bounds do not follow the labels
-P_BINARY = 11         # 1 = report 0/1 loss of sign predictions
-P_ADAPTIVE = 12       # 1 = per-feature AdaGrad rates (VW --adaptive)
-P_NORMALIZED = 13     # 1 = per-feature scale normalization (VW --normalized)
-P_INVARIANT = 14      # 1 = importance-invariant closed-form updates (VW --invariant)
-P_G0 = 15             # initial sum of squared gradients of every weight (adaptive with initial_t > 0)
-P_COL_G = 16          # table column of the squared-gradient sum (-1: none)
-P_COL_N = 17          # table column of the largest |x| seen (-1: none)
-P_COL_LAST = 18       # table column of the cumulative regularization at the last touch (-1: none)
-P_COL_PEN = 19        # table column of the accrued penalty (cumulative penalty; -1: none)
-P_RADIUS = 20         # l1ball: radius z of the L1 ball
-P_PROJECTION = 21     # l1ball: online projection method (PROJ_* codes)
-P_BATCH = 22          # mini-batch size B (1: a step per example)
-P_REG = 23            # fobos: regularizer (REG_* codes)
-P_L2 = 24             # fobos: lambda of the squared L2 norm (l2sq, elastic)
-P_LAMBDA = 25         # fobos: lambda of the L2 norm (l2) or the Linf norm (linf)
-P_COL_LAST2 = 26      # fobos elastic: table column of the second cumulative at the last touch
-P_PNORM = 27          # smidas: p of the p-norm link function
-P_SEED = 28           # --random-seed: mixed into every random choice (randomized pivots)
-N_PRM = 32
+# ----------------------------------------------------------------------------- prm: real settings
+P_TAU = 0             # quantile tau
+P_ETA0 = 1            # rate scale: eta * initial_t^power_t (initial_t > 0), else eta
+P_POWER_T = 2
+P_L1 = 3              # gravity g (tg), lambda of the L1 norm (fobos l1/elastic, smidas, subgradient)
+P_THRESHOLD = 4       # theta (tg, rounding, subgradient), +inf by default
+P_G0 = 5              # initial sum of squared gradients of every weight (adaptive with initial_t > 0)
+P_RADIUS = 6          # l1ball: radius z of the L1 ball; eg: the total z of w+ and w-
+P_L2 = 7              # fobos: lambda of the squared L2 norm (l2sq, elastic)
+P_LAMBDA = 8          # fobos: lambda of the L2 norm (l2) or the Linf norm (linf)
+P_PNORM = 9           # smidas: p of the p-norm link function
+N_PRM = 16
 
-# ----------------------------------------------------------------------------- st: state
+# ----------------------------------------------------------------------------- iprm: integer settings
+I_LOSS = 0            # loss code (streamlearn.kernels.losses)
+I_ALGO = 1            # learner code (A_* below)
+I_HOLDOUT = 2         # holdout period (0 = off)
+I_TRAIN = 3           # 1 = learn, 0 = predict only
+I_FIXED_BOUNDS = 4    # 1 = prediction bounds do not follow the labels
+I_BINARY = 5          # 1 = report 0/1 loss of sign predictions
+I_ADAPTIVE = 6        # 1 = per-feature AdaGrad rates (VW --adaptive)
+I_NORMALIZED = 7      # 1 = per-feature scale normalization (VW --normalized)
+I_INVARIANT = 8       # 1 = importance-invariant closed-form updates (VW --invariant)
+I_COL_G = 9           # table column of the squared-gradient sum (-1: none)
+I_COL_N = 10          # table column of the largest |x| seen (-1: none)
+I_COL_LAST = 11       # table column of the cumulative regularization at the last touch (-1: none)
+I_COL_PEN = 12        # table column of the accrued penalty (cumulative penalty; -1: none)
+I_COL_LAST2 = 13      # fobos elastic: table column of the second cumulative at the last touch
+I_PERIOD = 14         # K (tg, rounding)
+I_PROJECTION = 15     # l1ball: online projection method (PROJ_* codes)
+I_BATCH = 16          # mini-batch size B (1: a step per example)
+I_REG = 17            # fobos: regularizer (REG_* codes)
+I_SEED = 18           # --random-seed: mixed into every random choice (randomized pivots)
+N_IPRM = 24
+
+# ----------------------------------------------------------------------------- st: learner state
 S_T = 0               # learning-rate clock: initial_t + weighted learned examples
 S_ETA = 1             # current rate scale (P_ETA0 x decay^pass)
-S_CUM = 2             # cumulative regularization of the lazy table (tg: released gravity)
-S_PENDING = 3         # tg: gravity accrued in the current period, not released yet
-S_NLEARN = 4          # number of learned examples
-S_MIN_LABEL = 5       # prediction bounds
-S_MAX_LABEL = 6
-S_NONFINITE = 7       # set when a prediction was NaN or infinite
-# counters reported in the progress table and summary (VW's shared_data)
-S_EXAMPLES = 8        # non-holdout examples
-S_W_LABELED = 9
-S_W_UNLABELED = 10
-S_W_LABELS = 11       # weighted sum of (loss-space) labels
-S_SUM_LOSS = 12
-S_SUM_LOSS_SINCE = 13
-S_OLD_W_LABELED = 14
-S_FEATURES = 15       # total feature count (non-holdout)
-S_HO_W = 16           # holdout weight and loss: total, since last row, this pass
-S_HO_LOSS = 17
-S_HO_W_SINCE = 18
-S_HO_LOSS_SINCE = 19
-S_HO_W_PASS = 20
-S_HO_LOSS_PASS = 21
-S_PASS_EX = 22        # examples seen in this pass (holdout selection)
-S_DUMP = 23           # next progress row when weighted examples reach this
-S_LABEL1 = 24         # first and second distinct labels seen (best constant)
-S_LABEL2 = 25
-S_MANY_LABELS = 26    # more than two distinct labels seen
-S_HAVE_LABEL1 = 27
-S_HAVE_LABEL2 = 28
-S_NORM_SUM = 29       # normalized: sum of h * sum_i (x_i / N_i)^2 over updates (VW normalized_sum_norm_x)
-S_TOTAL_W = 30        # normalized: sum of h over updates (VW total_weight)
-S_MULT = 31           # normalized: the global update multiplier of the last update
-S_HSIZE = 32          # l1ball: number of non-zero weights (entries of the heap)
-S_HSUM = 33           # l1ball: sum of their stored keys (the shift Theta is S_CUM)
-S_BATCH_EX = 34       # mini-batch: examples whose step is pending
-S_BATCH_ROWS = 35     # mini-batch: rows with a pending step (listed in the table's list column)
-S_CUM2 = 36           # fobos: second cumulative (elastic: sum of l1 shrinks scaled by exp(S_CUM))
-S_SCALE = 37          # fobos l2: global scale sigma of the stored weights (weight = sigma * stored)
-S_SQNORM = 38         # fobos l2: squared norm of the stored weights
-S_EPOCH = 39          # fobos l2: weights stored in an earlier epoch are 0 (the prox zeroed the vector)
-S_EG_M = 40           # eg: reference log-weight M (the normalizer is kept as sum exp(phi - M))
-S_EG_D = 41           # eg: sum over all 2d entries of exp(phi - M) - exp(-M)
-S_SINCE = 42          # updates since a running sum was last recomputed from scratch
-S_BATCH_SCALE = 43    # mini-batch: sum of the batch's step scales (its prox strength)
-S_NNZ = 44            # fobos linf, subgradient, smidas: number of listed non-zero weights
-S_XI1 = 45            # smidas: sum_j (|theta_j| / M)^p, M = st[S_XIMAX]
-S_XIMAX = 46          # smidas: M = max_j |theta_j|
-N_ST = 48
+S_NLEARN = 2          # number of learned examples
+S_MIN_LABEL = 3       # prediction bounds
+S_MAX_LABEL = 4
+S_NORM_SUM = 5        # normalized: sum of h * sum_i (x_i/N_i)^2 over updates (VW normalized_sum_norm_x)
+S_TOTAL_W = 6         # normalized: sum of h over updates (VW total_weight)
+S_MULT = 7            # normalized: the global update multiplier of the last update
+S_BATCH_EX = 8        # mini-batch (l1ball, fobos, eg): examples whose step is pending
+S_BATCH_ROWS = 9      # mini-batch: rows with a pending step (listed in the table's list column)
+S_BATCH_SCALE = 10    # mini-batch: sum of the batch's step scales (its prox strength)
+S_NNZ = 11            # non-zero list (fobos linf, subgradient, smidas): number of listed weights
+# tg
+S_GRAVITY = 12        # tg: cumulative released gravity (what the lazy table catches up to)
+S_PENDING = 13        # tg: gravity accrued in the current period, not released yet
+# rounding
+S_ROUNDS = 14         # rounding: number of roundings so far
+# fobos
+S_FOBOS_CUM = 15      # fobos: cumulative prox strength (l1: sum lambda eta; l2sq, elastic: sum log(1 + lambda eta))
+S_FOBOS_CUM2 = 16     # fobos elastic: sum of l1 shrinks scaled by exp(S_FOBOS_CUM)
+S_SCALE = 17          # fobos l2: global scale sigma of the stored weights (weight = sigma * stored)
+S_SQNORM = 18         # fobos l2: squared norm of the stored weights
+S_EPOCH = 19          # fobos l2: weights stored in an earlier epoch are 0 (the prox zeroed the vector)
+S_SQPEAK = 20         # fobos l2: the squared norm when it was last recomputed, or its peak since
+# l1ball
+S_THETA = 21          # l1ball: cumulative shift Theta of the stored weights
+S_HSIZE = 22          # l1ball: number of non-zero weights (entries of the heap)
+S_HSUM = 23           # l1ball: sum of their stored keys
+# eg
+S_EG_M = 24           # eg: reference log-weight M (the normalizer is kept as sum exp(phi - M))
+S_EG_D = 25           # eg: sum over all 2d entries of exp(phi - M) - exp(-M)
+S_EG_SINCE = 26       # eg: steps since D was last recomputed from scratch
+# smidas
+S_XI1 = 27            # smidas: sum_j (|theta_j| / M)^p, M = st[S_XIMAX]
+S_XIMAX = 28          # smidas: M = max_j |theta_j|
+N_ST = 32
+
+# ----------------------------------------------------------------------------- ctr: report counters
+# (VW's shared_data) updated by the example loop only
+C_EXAMPLES = 0        # non-holdout examples
+C_W_LABELED = 1
+C_W_UNLABELED = 2
+C_W_LABELS = 3        # weighted sum of (loss-space) labels
+C_SUM_LOSS = 4
+C_SUM_LOSS_SINCE = 5
+C_OLD_W_LABELED = 6
+C_FEATURES = 7        # total feature count (non-holdout)
+C_HO_W = 8            # holdout weight and loss: total, since last row, this pass
+C_HO_LOSS = 9
+C_HO_W_SINCE = 10
+C_HO_LOSS_SINCE = 11
+C_HO_W_PASS = 12
+C_HO_LOSS_PASS = 13
+C_PASS_EX = 14        # examples seen in this pass (holdout selection)
+C_DUMP = 15           # next progress row when weighted examples reach this
+C_LABEL1 = 16         # first and second distinct labels seen (best constant)
+C_LABEL2 = 17
+C_MANY_LABELS = 18    # more than two distinct labels seen
+C_HAVE_LABEL1 = 19
+C_HAVE_LABEL2 = 20
+C_NONFINITE = 21      # set when a prediction was NaN or infinite
+N_CTR = 24
 
 # ----------------------------------------------------------------------------- learner codes
 A_SGD = 0             # plain stochastic gradient descent

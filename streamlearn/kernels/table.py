@@ -3,13 +3,13 @@
 ``table`` is a C-contiguous float64 array of shape (2^b, k): one row per hashed weight, so everything
 an update needs about one weight shares a cache line. Column 0 is the weight. Depending on the update
 rule and the learner, further columns hold (their positions are resolved once, at set-up, into the
-``P_COL_*`` settings):
+``I_COL_*`` settings):
 
 * G, the sum of squared gradients of the weight (``--adaptive``);
 * N, the largest |x| the weight has seen (``--normalized``);
 * P, the penalty accrued by the weight (``--cumulative-penalty``; the weight column then holds the
   raw weight, see ``catch_up``);
-* LAST, the value of the global *cumulative* regularization scalar (``st[S_CUM]``) at the weight's
+* LAST, the value of the global *cumulative* regularization scalar (``st[S_GRAVITY]`` for tg, ``st[S_FOBOS_CUM]`` for fobos) at the weight's
   last touch (lazily regularized learners).
 
 A weight untouched since its last touch owes the regularization released since then, which it pays

@@ -1,0 +1,170 @@
+"""The one example loop every online learner runs (progressive validation: each example is predicted,
+scored, counted, then learned), and the bookkeeping it does for every learner.
+
+``example_loop`` walks examples start..end-1 of a parsed block. For each example it decides holdout
+(every ``holdout``-th example of a pass, when training), maps and observes the label, computes the
+prediction as the dot product of the example's features with the learner's weights in force (the one
+place an example's features are read for prediction), clamps it to the prediction bounds, counts the
+loss and the progress/summary counters (``ctr``; the number of features counted is ``nfeat[e]``, which
+the session takes from the parsed block), and hands a learned example to the learner's step.
+
+The learner-specific parts are compiled functions passed to the loop:
+
+* ``weight(table, i, cfg, st)`` -- the weight in force of row i (a lazy learner catches it up here);
+* ``dot_start(base)`` and ``dot_end(acc, base, table, cfg, st)`` -- the raw score from the summed
+  ``weight * x`` (most learners start the sum at the example's base and take it as it is);
+* ``learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h)`` -- the update of one learned
+  example (features s..f-1), including the learning-rate clock;
+* ``cfg`` -- a tuple of the learner's settings, unpacked once per call from ``prm`` / ``iprm``.
+
+Each learner module defines its block kernel as a three-line ``@njit(cache=True)`` function calling
+``example_loop`` with its own functions: numba compiles one specialised loop per learner (the
+learner's choice is made once, at set-up, by picking its kernel), and the cache key of the kernel is
+its own array signature, so it is loaded from the on-disk cache like any other kernel. The loop is
+inlined (numba IR) into each learner's kernel and not cached on its own: called as a separate
+function, the learner's functions would be passed as run-time values, which numba cannot cache.
+"""
+
+from numba import njit
+
+from streamlearn.kernels.losses import loss_label, loss_value
+from streamlearn.kernels.state import (
+    C_DUMP, C_EXAMPLES, C_FEATURES, C_HAVE_LABEL1, C_HAVE_LABEL2, C_HO_LOSS, C_HO_LOSS_PASS,
+    C_HO_LOSS_SINCE, C_HO_W, C_HO_W_PASS, C_HO_W_SINCE, C_LABEL1, C_LABEL2, C_MANY_LABELS, C_NONFINITE,
+    C_PASS_EX, C_SUM_LOSS, C_SUM_LOSS_SINCE, C_W_LABELED, C_W_LABELS, C_W_UNLABELED, I_BINARY,
+    I_FIXED_BOUNDS, I_HOLDOUT, I_LOSS, I_TRAIN, P_TAU, S_MAX_LABEL, S_MIN_LABEL,
+)
+
+
+@njit(cache=True, nogil=True)
+def observe_label(ctr, st, y, update_bounds):
+    """Label bookkeeping shared by all learners: distinct labels (for the best constant) and the
+    prediction bounds, which grow to cover every label seen before the prediction (VW's set_minmax)."""
+    if ctr[C_HAVE_LABEL1] == 0.0:
+        ctr[C_HAVE_LABEL1] = 1.0
+        ctr[C_LABEL1] = y
+    elif y != ctr[C_LABEL1]:
+        if ctr[C_HAVE_LABEL2] == 0.0:
+            ctr[C_HAVE_LABEL2] = 1.0
+            ctr[C_LABEL2] = y
+        elif y != ctr[C_LABEL2]:
+            ctr[C_MANY_LABELS] = 1.0
+    if update_bounds:
+        if y < st[S_MIN_LABEL]:
+            st[S_MIN_LABEL] = y
+        if y > st[S_MAX_LABEL]:
+            st[S_MAX_LABEL] = y
+
+
+@njit(cache=True, nogil=True)
+def clamp_prediction(ctr, st, raw):
+    """Clamp a raw score to the prediction bounds; NaN becomes 0 and is flagged."""
+    if raw != raw:
+        ctr[C_NONFINITE] = 1.0
+        return 0.0
+    if raw < st[S_MIN_LABEL]:
+        return st[S_MIN_LABEL]
+    if raw > st[S_MAX_LABEL]:
+        return st[S_MAX_LABEL]
+    return raw
+
+
+@njit(cache=True, nogil=True)
+def account(ctr, labeled, holdout, h, y, lval, nfeat):
+    """Progress and summary counters for one example (VW's shared_data::update)."""
+    if holdout:
+        if labeled:
+            ctr[C_HO_W] += h
+            ctr[C_HO_LOSS] += lval
+            ctr[C_HO_W_SINCE] += h
+            ctr[C_HO_LOSS_SINCE] += lval
+            ctr[C_HO_W_PASS] += h
+            ctr[C_HO_LOSS_PASS] += lval
+    else:
+        if labeled:
+            ctr[C_W_LABELED] += h
+            ctr[C_W_LABELS] += y * h
+            ctr[C_SUM_LOSS] += lval
+            ctr[C_SUM_LOSS_SINCE] += lval
+        else:
+            ctr[C_W_UNLABELED] += h
+        ctr[C_EXAMPLES] += 1.0
+        ctr[C_FEATURES] += nfeat
+
+
+@njit(cache=True, nogil=True)
+def example_loss(code, p, y, tau, lo, hi, h, binary):
+    """Importance-weighted loss reported for one labeled example (0/1 loss of the sign with --binary)."""
+    if binary:
+        ps = 1.0 if p > 0.0 else -1.0
+        ys = 1.0 if y > 0.0 else -1.0
+        return h if ps != ys else 0.0
+    return loss_value(code, p, y, tau, lo, hi) * h
+
+
+@njit(cache=True, nogil=True)
+def begin_example(ctr, st, code, y, train, holdout_period, bounds_follow):
+    """Bookkeeping before predicting an example: count it in the pass, decide whether it is held out,
+    map its label to loss space and observe it. Returns (label, labeled, holdout)."""
+    labeled = y == y
+    ctr[C_PASS_EX] += 1.0
+    holdout = train and holdout_period > 0 and int(ctr[C_PASS_EX]) % holdout_period == 0
+    if labeled:
+        y = loss_label(code, y)
+        if not holdout:
+            observe_label(ctr, st, y, train and bounds_follow)
+    return y, labeled, holdout
+
+
+@njit(cache=True, nogil=True)
+def finish_prediction(ctr, st, preds, e, raw, code, y, tau, h, labeled, holdout, binary, nfeat):
+    """Clamp the raw score, store it as example e's prediction, and count its loss. Returns it."""
+    p = clamp_prediction(ctr, st, raw)
+    preds[e] = p
+    lval = 0.0
+    if labeled and h > 0.0:
+        lval = example_loss(code, p, y, tau, st[S_MIN_LABEL], st[S_MAX_LABEL], h, binary)
+    account(ctr, labeled, holdout, h, y, lval, nfeat)
+    return p
+
+
+@njit(cache=True, nogil=True, inline="always")
+def base_start(base):
+    """``dot_start`` of the learners whose score is base + sum_i w_i x_i, summed from the base."""
+    return base
+
+
+@njit(cache=True, nogil=True, inline="always")
+def sum_end(acc, base, table, cfg, st):
+    """``dot_end`` of the learners whose score is the sum as it is."""
+    return acc
+
+
+@njit(nogil=True, inline="always")
+def example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
+                 preds, cfg, weight, dot_start, dot_end, learn):
+    """Predict, score and (when training) learn examples start..end-1 of a block with the learner
+    given by ``cfg``, ``weight``, ``dot_start``, ``dot_end`` and ``learn`` (see the module
+    docstring). Stops early, returning the next example index, once the weighted example count
+    reaches the next progress row (``ctr[C_DUMP]``); returns ``end`` otherwise."""
+    code = iprm[I_LOSS]
+    tau = prm[P_TAU]
+    holdout_period = iprm[I_HOLDOUT]
+    train = iprm[I_TRAIN] != 0
+    bounds_follow = iprm[I_FIXED_BOUNDS] == 0
+    binary = iprm[I_BINARY] != 0
+    for e in range(start, end):
+        h = weights[e]
+        y, labeled, holdout = begin_example(ctr, st, code, labels[e], train, holdout_period, bounds_follow)
+        s = indptr[e]
+        f = indptr[e + 1]
+        acc = dot_start(bases[e])
+        for k in range(s, f):
+            acc += weight(table, idx[k], cfg, st) * val[k]
+        raw = dot_end(acc, bases[e], table, cfg, st)
+        p = finish_prediction(ctr, st, preds, e, raw, code, y, tau, h, labeled, holdout, binary, nfeat[e])
+        if train and labeled and h > 0.0 and not holdout:
+            learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h)
+        if ctr[C_W_LABELED] + ctr[C_W_UNLABELED] >= ctr[C_DUMP]:
+            return e + 1
+    return end

@@ -1,0 +1,97 @@
+"""What the rest of the code asks about a learner, declared once per learner next to its kernel
+(``SPEC`` at the end of each learner module; ``streamlearn.learners`` lists them).
+
+A spec holds plain Python functions of the run configuration ``cfg`` (a ``TrainConfig``) and the
+compiled kernels. Everything else -- option checks, the table layout, the settings arrays, the
+preamble line, restoring and saving models, the objective -- is derived from the specs, so a new
+learner is one module plus one line in the registry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Columns of a learner's weight table, by name (``names[j]`` is column j). The first ``saved``
+    columns hold the weight and the per-feature state a row needs (a row whose saved columns are all
+    0 is unused); the others are the learner's bookkeeping (last-touch values, heap, lists)."""
+    names: tuple
+    saved: int
+
+    @property
+    def columns(self) -> int:
+        return len(self.names)
+
+    def col(self, name: str) -> int:
+        """Index of the named column, -1 when the table has none."""
+        return self.names.index(name) if name in self.names else -1
+
+    # the columns the update rules and lazy learners read (-1: absent)
+    g = property(lambda self: self.col("g"))
+    n = property(lambda self: self.col("n"))
+    last = property(lambda self: self.col("last"))
+    pen = property(lambda self: self.col("p"))
+    last2 = property(lambda self: self.col("last2"))
+
+
+def no_regularizer(cfg, w: np.ndarray) -> tuple[float, str]:
+    return 0.0, "0"
+
+
+def l1_regularizer(cfg, w: np.ndarray) -> tuple[float, str]:
+    """lambda ||w||_1 (tg's gravity stands for its lambda)."""
+    return cfg.l1 * float(np.abs(w).sum()), f"{cfg.l1:g} ||w||_1"
+
+
+def weight_column(cfg, table, st, rows) -> np.ndarray:
+    """The weights in force of learners whose weight column holds them (after finalize)."""
+    return table[rows, 0]
+
+
+def weights_only(cfg) -> list:
+    return []
+
+
+def never(cfg) -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class LearnerSpec:
+    name: str
+    code: int                    # A_* of streamlearn.kernels.state (iprm[I_ALGO])
+    describe: Callable           # cfg -> the preamble's "learner = ..." text
+    layout: Callable             # cfg -> Layout: the table columns by name
+    #: the compiled block kernel: (indptr, idx, val, labels, weights, bases, nfeat, start, end,
+    #: table, prm, iprm, st, ctr, preds) -> next example (``streamlearn.kernels.loop``)
+    kernel: Callable
+    finalize: Callable | None = None    # (table, prm, iprm, st): catch every weight up before saving
+    after_load: Callable | None = None  # (table, prm, iprm, st): rebuild what the -i weights imply
+    #: cfg, prm, iprm -> None: the learner's own settings (the common ones are set by the registry)
+    settings: Callable | None = None
+    #: (cfg, table, st, rows) -> the weights in force of the rows (after finalize)
+    in_force: Callable = weight_column
+    #: cfg -> [(name in the model file, table column)]: what a model saves beside the weights in
+    #: force ("w") so that -i resumes exactly
+    saved: Callable = weights_only
+    #: a saved "w" can be restored into the weight column (False: only the saved state resumes)
+    resumes_from_weights: bool = True
+    #: cfg -> True when, after finalize, the weight column holds the weights in force on its own
+    weights_in_column: Callable = never
+    regularizer: Callable = no_regularizer   # (cfg, w) -> (value, how it reads) for --objective
+    #: names of the learner's own state slots (``st``, streamlearn.kernels.state)
+    slots: tuple = ()
+    #: options that belong to this learner (given to another learner, they are an error)
+    options: tuple = ()
+    #: cfg-independent: the learner takes only the plain schedule (no --adaptive / --normalized), and
+    #: why (for the message); a callable cfg -> reason or None when it depends on the options
+    plain_only: Callable = lambda cfg: None
+    takes_invariant: bool = True     # --invariant applies (an SGD step)
+    takes_batches: bool = False      # --batch-size applies
+    batch: bool = False              # a batch method, trained by streamlearn.scd_run
+
