@@ -16,10 +16,8 @@ from streamlearn.errors import OptionError
 from streamlearn.io.reader import DEFAULT_BLOCK_SIZE
 
 LOSS_NAMES = ("squared", "logistic", "hinge", "quantile")
-ALGO_NAMES = ("sgd", "tg", "l1ball", "fobos", "eg", "smidas", "rounding", "subgradient", "scd")
-CD_ORDERS = ("random", "cyclic")
-REG_NAMES = ("l1", "l2sq", "elastic", "l2", "linf")
-PROJECTION_NAMES = ("tree", "linear", "sort")
+# ALGO_NAMES, REG_NAMES, PROJECTION_NAMES and CD_ORDERS come from the learners' specs (module
+# __getattr__ below)
 LINK_NAMES = ("identity", "logistic")
 FORMAT_NAMES = ("auto", "vw", "libsvm")
 HASH_NAMES = ("strings", "all")
@@ -46,36 +44,76 @@ LEGACY_MODEL_OPTIONS = {"adaptive": False, "normalized": False, "invariant": Fal
                         "batch_size": 1, "reg": "l1", "l2": 0.0, "lam": 0.0, "p_norm": None,
                         **{name: False if name in ("leave_duplicate_interactions", "permutations") else ()
                            for name in FEATURE_OPTIONS}}
-#: learner options of truncated gradient (rejected with plain sgd)
+#: options of the regularized learners, checked first (sgd takes none of them)
 TG_OPTIONS = ("l1", "threshold", "period", "cumulative_penalty")
-#: learner options of FOBOS (--l1 is shared with tg)
-FOBOS_OPTIONS = ("reg", "l2", "lam")
-#: which strength options each FOBOS regularizer takes
-REG_STRENGTHS = {"l1": ("l1",), "l2sq": ("l2",), "elastic": ("l1", "l2"), "l2": ("lam",),
-                 "linf": ("lam",)}
-#: learner options of the L1-ball projection (--radius is shared with eg)
-L1BALL_OPTIONS = ("radius", "projection")
-#: learners that take mini-batches
-BATCH_LEARNERS = ("l1ball", "fobos", "eg")
-#: learners that project in Euclidean geometry (or, eg, in entropy) and so take the plain schedule
-PLAIN_ONLY = ("l1ball", "eg", "smidas", "subgradient", "scd")
-#: learners that take --l1 (its strength lambda, or tg's gravity)
-L1_LEARNERS = ("tg", "fobos", "smidas", "subgradient", "scd")
+#: the learner options in the order they are checked, by stage: each belongs to the learners whose
+#: spec lists it (``LearnerSpec.options``); a learner's own check (``LearnerSpec.check``) runs after
+#: the stage its spec names (``LearnerSpec.check_stage``; "end": after all the checks)
+OPTION_STAGES = (("regularization", TG_OPTIONS), ("p_norm", ("p_norm",)), ("reg", ("reg", "l2", "lam")),
+                 ("radius", ("radius", "projection")))
 #: options that do not apply to the batch learner scd (no step size, no holdout, no sampling)
 SCD_REFUSES = ("learning_rate", "power_t", "initial_t", "decay_learning_rate", "holdout_period",
                "holdout_off", "early_terminate", "shuffle", "invariant", "sgd")
-#: learners that take --threshold (tg: truncation threshold; rounding: the rounding threshold;
-#: subgradient: round at the end of training) and --period (tg, rounding)
-THRESHOLD_LEARNERS = ("tg", "rounding", "subgradient")
-PERIOD_LEARNERS = ("tg", "rounding")
-#: FOBOS regularizers whose lazy catch-up is exact with per-feature rates; the others (and
-#: mini-batches) take the plain schedule
-PER_FEATURE_REGS = ("l1", "l2sq")
+#: learner tables derived from the specs: name -> the option whose choices it lists
+_CHOICE_TABLES = {"REG_NAMES": "reg", "PROJECTION_NAMES": "projection", "CD_ORDERS": "cd_order"}
+
+
+def _learners():
+    """The learner registry (imported on first use: it imports the compiled kernels' modules)."""
+    from streamlearn import learners
+    return learners
+
+
+def _spec(algo):
+    """The spec of a learner name, None when there is no such learner."""
+    return _learners().LEARNERS.get(algo)
+
+
+def _algo_names() -> tuple:
+    return tuple(_learners().LEARNERS)
+
+
+def _choices(option: str) -> tuple:
+    """The names an option accepts, from the spec of the learner that defines them."""
+    for spec in _learners().SPECS:
+        if option in spec.choices:
+            return tuple(spec.choices[option])
+    raise KeyError(option)
+
+
+def _takers(option: str) -> tuple:
+    """The learners that accept a learner option, in registry order."""
+    return tuple(spec.name for spec in _learners().SPECS if option in spec.options)
+
+
+def _one_of(names) -> str:
+    return f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else names[0]
+
+
+def _needs(option: str) -> OptionError:
+    return OptionError(f"{FLAG.get(option, '--' + option.replace('_', '-'))} needs --algo "
+                       f"{_one_of(_takers(option))}")
+
+
+def __getattr__(name):
+    if name == "ALGO_NAMES":
+        return _algo_names()
+    if name in _CHOICE_TABLES:
+        return _choices(_CHOICE_TABLES[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def plain_only(algo, reg=None, batch_size=1) -> bool:
     """The learner takes only the plain schedule (no --adaptive / --normalized)."""
-    return algo in PLAIN_ONLY or (algo == "fobos" and (reg not in PER_FEATURE_REGS or batch_size > 1))
+    spec = _spec(algo)
+    return spec is not None and spec.plain_only(_Options(reg=reg, batch_size=batch_size)) is not None
+
+
+@dataclass(frozen=True)
+class _Options:
+    """The options ``LearnerSpec.plain_only`` reads, before the configuration exists."""
+    reg: str | None
+    batch_size: int
 
 #: how each option is spelled on the command line, for messages
 FLAG = {
@@ -239,7 +277,7 @@ def _check_train(cfg: TrainConfig) -> None:
     if not 1 <= cfg.bits <= MAX_BITS:
         raise OptionError(f"-b/--bits must be between 1 and {MAX_BITS} (got {cfg.bits})")
     _check_choice("loss", cfg.loss, LOSS_NAMES)
-    _check_choice("algo", cfg.algo, ALGO_NAMES)
+    _check_choice("algo", cfg.algo, _algo_names())
     _check_choice("link", cfg.link, LINK_NAMES)
     _check_choice("hash", cfg.hash, HASH_NAMES)
     if not 0 <= cfg.hash_seed < 2 ** 32:
@@ -257,24 +295,22 @@ def _check_train(cfg: TrainConfig) -> None:
         raise OptionError(f"--quantile-tau must be between 0 and 1 (got {_fmt(cfg.quantile_tau)})")
     if "quantile_tau" in cfg.explicit and cfg.loss != "quantile":
         raise OptionError("--quantile-tau needs --loss quantile")
-    if "batch_size" in cfg.explicit and cfg.algo not in BATCH_LEARNERS:
-        raise OptionError(f"--batch-size needs --algo {', '.join(BATCH_LEARNERS[:-1])} or {BATCH_LEARNERS[-1]}")
+    if "batch_size" in cfg.explicit and "batch_size" not in _spec(cfg.algo).options:
+        raise _needs("batch_size")
     for name in ("period", "passes", "early_terminate", "holdout_period", "batch_size"):
         if getattr(cfg, name) < 1:
             raise OptionError(f"{FLAG[name]} must be at least 1 (got {getattr(cfg, name)})")
     if cfg.holdout_off and "holdout_period" in cfg.explicit:
         raise OptionError("--holdout-off and --holdout-period cannot be used together")
-    _check_choice("projection", cfg.projection, PROJECTION_NAMES)
-    _check_choice("reg", cfg.reg, REG_NAMES)
+    _check_choice("projection", cfg.projection, _choices("projection"))
+    _check_choice("reg", cfg.reg, _choices("reg"))
     _check_learner_options(cfg)
-    if cfg.algo == "tg" and cfg.cumulative_penalty and "threshold" in cfg.explicit:
-        raise OptionError("--threshold does not apply with --cumulative-penalty (the default with "
-                          "per-feature rates); add --no-cumulative-penalty")
-    if cfg.algo == "scd":
+    if _spec(cfg.algo).batch:
         _check_scd(cfg)
-    elif "cd_order" in cfg.explicit or "max_memory" in cfg.explicit:
-        name = "cd_order" if "cd_order" in cfg.explicit else "max_memory"
-        raise OptionError(f"--{name.replace('_', '-')} needs --algo scd")
+    else:
+        for name in ("cd_order", "max_memory"):
+            if name in cfg.explicit and name not in _spec(cfg.algo).options:
+                raise _needs(name)
     if cfg.shuffle and cfg.passes < 2:
         raise OptionError("--shuffle needs --passes 2 or more (the first pass reads the input in order)")
     if not 0 <= cfg.random_seed < 2 ** 32:
@@ -318,7 +354,7 @@ def memory_limit(cfg) -> int:
 
 def _check_scd(cfg) -> None:
     """Stochastic coordinate descent is a batch method for squared and logistic loss."""
-    _check_choice("cd_order", cfg.cd_order, CD_ORDERS)
+    _check_choice("cd_order", cfg.cd_order, _choices("cd_order"))
     if cfg.loss not in ("squared", "logistic"):
         raise OptionError(f"--algo scd works with --loss squared or logistic (got {cfg.loss})")
     for name in SCD_REFUSES:
@@ -330,73 +366,58 @@ def _check_scd(cfg) -> None:
 
 
 def _check_learner_options(cfg: TrainConfig) -> None:
-    """Each learner option belongs to the learners that use it; the constrained and proximal
-    learners that cannot take per-feature rates refuse them instead of mixing them in silently."""
-    allowed = {"l1": L1_LEARNERS, "threshold": THRESHOLD_LEARNERS, "period": PERIOD_LEARNERS,
-               "cumulative_penalty": ("tg",)}
-    given = [n for n in TG_OPTIONS if n in cfg.explicit and cfg.algo not in allowed[n]]
-    if given and cfg.algo == "sgd":
-        raise OptionError(f"{FLAG[given[0]]} needs a regularized learner (--algo tg); "
-                          f"--algo sgd does not regularize")
-    if given:
-        if given[0] == "l1" and cfg.algo in ("l1ball", "eg"):
-            raise OptionError(f"--l1 needs --algo tg or fobos; --algo {cfg.algo} regularizes with --radius")
-        names = allowed[given[0]]
-        raise OptionError(f"{FLAG[given[0]]} needs --algo "
-                          + (f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else names[0]))
-    if cfg.algo == "rounding" and math.isinf(cfg.threshold):
-        raise OptionError("--algo rounding needs --threshold THETA (weights with |w| < THETA are set to 0 "
-                          "every --period K steps)")
-    if "p_norm" in cfg.explicit and cfg.algo != "smidas":
-        raise OptionError("--p-norm needs --algo smidas")
-    if cfg.p_norm is not None and not (cfg.p_norm >= 2 and math.isfinite(cfg.p_norm)):
-        raise OptionError(f"--p-norm must be a finite number >= 2 (got {_fmt(cfg.p_norm)})")
-    given = [n for n in FOBOS_OPTIONS if n in cfg.explicit]
-    if given and cfg.algo != "fobos":
-        raise OptionError(f"{FLAG[given[0]]} needs --algo fobos")
-    if cfg.algo == "fobos":
-        takes = REG_STRENGTHS[cfg.reg]
-        for name in ("l1", "l2", "lam"):
-            if name in cfg.explicit and name not in takes:
-                raise OptionError(f"{FLAG[name]} does not apply to --reg {cfg.reg}, whose strength is "
-                                  + " and ".join(FLAG[n] for n in takes))
-    if "radius" in cfg.explicit and cfg.algo not in ("l1ball", "eg"):
-        raise OptionError("--radius needs --algo l1ball or eg")
-    if "projection" in cfg.explicit and cfg.algo != "l1ball":
-        raise OptionError("--projection needs --algo l1ball")
-    if cfg.algo in ("l1ball", "eg"):
-        if cfg.radius is None:
-            raise OptionError(f"--algo {cfg.algo} needs --radius Z (the L1 norm the weights may reach)")
-        if not cfg.radius > 0 or math.isinf(cfg.radius):
-            raise OptionError(f"--radius must be a finite number > 0 (got {_fmt(cfg.radius)})")
+    """Each learner option belongs to the learners whose spec lists it; the constrained and proximal
+    learners that cannot take per-feature rates refuse them instead of mixing them in silently; then
+    the learner's own checks (``LearnerSpec.check``)."""
+    spec = _spec(cfg.algo)
+    for stage, names in OPTION_STAGES:
+        given = [n for n in names if n in cfg.explicit and n not in spec.options]
+        if given and stage == "regularization":
+            if not spec.options:
+                raise OptionError(f"{FLAG[given[0]]} needs a regularized learner (--algo tg); "
+                                  f"--algo {cfg.algo} does not regularize")
+            if given[0] == "l1" and "radius" in spec.options:
+                raise OptionError(f"--l1 needs --algo tg or fobos; --algo {cfg.algo} regularizes with --radius")
+        if given:
+            raise _needs(given[0])
+        if stage == "p_norm" and cfg.p_norm is not None and not (cfg.p_norm >= 2 and math.isfinite(cfg.p_norm)):
+            raise OptionError(f"--p-norm must be a finite number >= 2 (got {_fmt(cfg.p_norm)})")
+        if stage == "radius" and "radius" in spec.options:
+            if cfg.radius is None:
+                raise OptionError(f"--algo {cfg.algo} needs --radius Z (the L1 norm the weights may reach)")
+            if not cfg.radius > 0 or math.isinf(cfg.radius):
+                raise OptionError(f"--radius must be a finite number > 0 (got {_fmt(cfg.radius)})")
+        if spec.check is not None and spec.check_stage == stage:
+            spec.check(cfg, FLAG)
     on = [n for n in ("adaptive", "normalized") if getattr(cfg, n)]
-    if on and plain_only(cfg.algo, cfg.reg, cfg.batch_size):
-        if cfg.algo == "l1ball":
-            why = "its projection is Euclidean"
-        elif cfg.algo == "eg":
-            why = "its update is multiplicative, with one rate for all weights"
-        elif cfg.algo == "smidas":
-            why = "its step is a mirror-descent step in the dual, with one rate for all weights"
-        elif cfg.algo == "subgradient":
-            why = "it is the truncated-gradient paper's plain-SGD baseline"
-        elif cfg.algo == "scd":
-            why = "its coordinate steps are exact minimizations, with no step size"
-        elif cfg.batch_size > 1:
-            why = "mini-batches average plain steps"
-        else:
-            why = f"the prox of --reg {cfg.reg} with per-feature rates cannot be caught up lazily"
+    why = spec.plain_only(cfg) if on else None
+    if why is not None:
         raise OptionError(f"{FLAG[on[0]]} does not apply to --algo {cfg.algo}"
-                          + (f" --reg {cfg.reg}" if cfg.algo == "fobos" and cfg.batch_size == 1 else "")
+                          + (f" --reg {cfg.reg}" if "reg" in spec.options and cfg.batch_size == 1 else "")
                           + f": {why}, so it takes the plain schedule (--sgd, or no rule flag)")
-    if cfg.algo in ("eg", "smidas") and cfg.invariant:
+    if cfg.invariant and not spec.takes_invariant:
         raise OptionError(f"--invariant does not apply to --algo {cfg.algo}: its update is not an SGD "
                           f"step (--sgd, or no rule flag)")
+    if spec.check is not None and spec.check_stage == "end":
+        spec.check(cfg, FLAG)
+
+
+def _resolve_algo(values: dict, explicit: dict) -> None:
+    """No --algo: the learner an option given selects (``LearnerSpec.selected_by``; tg for
+    --l1/--threshold/--period/--cumulative-penalty, l1ball for --radius/--projection, fobos for
+    --reg/--l2/--lambda, a later one in the registry taking precedence), else the -i model's or sgd."""
+    if "algo" in explicit:
+        return
+    for spec in _learners().SPECS:
+        if any(n in explicit for n in spec.selected_by):
+            values["algo"] = spec.name
 
 
 def _resolve_reg(values: dict, explicit: dict) -> None:
     """--algo fobos without --reg: elastic when --l1 and --l2 are given, l2sq with --l2 alone, else
     l1 (or the -i model's)."""
-    if values.get("algo") != "fobos" or "reg" in explicit:
+    spec = _spec(values.get("algo"))
+    if spec is None or "reg" not in spec.options or "reg" in explicit:
         return
     if "l1" in explicit and "l2" in explicit:
         values["reg"] = "elastic"
@@ -456,12 +477,7 @@ def train_config(explicit: dict, model_options: dict | None = None) -> TrainConf
                     f"{FLAG[name]} {_fmt(model_options[name])}")
         values.update({k: v for k, v in model_options.items() if k in known and k != "sgd"})
     values.update(explicit)
-    if "algo" not in explicit and any(n in explicit for n in TG_OPTIONS):
-        values["algo"] = "tg"
-    if "algo" not in explicit and any(n in explicit for n in L1BALL_OPTIONS):
-        values["algo"] = "l1ball"
-    if "algo" not in explicit and any(n in explicit for n in FOBOS_OPTIONS):
-        values["algo"] = "fobos"
+    _resolve_algo(values, explicit)
     _resolve_reg(values, explicit)
     _resolve_rule(values, explicit)
     cfg = TrainConfig(**values, explicit=frozenset(explicit))

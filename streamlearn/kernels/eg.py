@@ -237,8 +237,7 @@ EG = LearnerSpec(
     saved=lambda c: [("ep", CP), ("en", CN)],
     resumes_from_weights=False,
     slots=("S_EG_M", "S_EG_D", "S_EG_SINCE", "S_BATCH_EX", "S_BATCH_ROWS"),
-    options=("radius",),
+    options=("radius", "batch_size"),
     plain_only=lambda c: "its update is multiplicative, with one rate for all weights",
     takes_invariant=False,
-    takes_batches=True,
 )

@@ -58,6 +58,7 @@ import math
 import numpy as np
 from numba import njit
 
+from streamlearn.errors import OptionError
 from streamlearn.kernels.gd import gradient_step, rule_layout, rule_saved, rule_settings, step_scale
 from streamlearn.kernels.loop import base_start, example_loop, sum_end
 from streamlearn.kernels.minibatch import pend
@@ -484,6 +485,15 @@ def fobos_regularizer(cfg, w):
     return cfg.lam * float(a.max(initial=0.0)), f"{cfg.lam:g} ||w||_inf"
 
 
+def fobos_check(cfg, flag) -> None:
+    """Each regularizer takes its own strength options."""
+    takes = REG_STRENGTHS[cfg.reg]
+    for name in ("l1", "l2", "lam"):
+        if name in cfg.explicit and name not in takes:
+            raise OptionError(f"{flag[name]} does not apply to --reg {cfg.reg}, whose strength is "
+                              + " and ".join(flag[n] for n in takes))
+
+
 def fobos_plain_only(cfg):
     """Per-feature rates apply to l1 and l2sq one example at a time only."""
     if cfg.batch_size > 1:
@@ -505,9 +515,12 @@ FOBOS = LearnerSpec(
     regularizer=fobos_regularizer,
     slots=("S_FOBOS_CUM", "S_FOBOS_CUM2", "S_SCALE", "S_SQNORM", "S_EPOCH", "S_SQPEAK", "S_NNZ",
            "S_BATCH_EX", "S_BATCH_ROWS", "S_BATCH_SCALE"),
-    options=("reg", "l2", "lam"),
+    options=("l1", "reg", "l2", "lam", "batch_size"),
+    selected_by=("reg", "l2", "lam"),
+    choices={"reg": tuple(REGS)},
+    check=fobos_check,
+    check_stage="reg",
     plain_only=fobos_plain_only,
-    takes_batches=True,
 )
 
 
@@ -534,5 +547,6 @@ SUBGRADIENT = LearnerSpec(
     in_force=_subgradient_in_force,
     regularizer=l1_regularizer,
     slots=("S_NNZ",),
+    options=("l1", "threshold"),
     plain_only=lambda c: "it is the truncated-gradient paper's plain-SGD baseline",
 )

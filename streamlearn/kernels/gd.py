@@ -38,6 +38,7 @@ import math
 import numpy as np
 from numba import njit
 
+from streamlearn.errors import OptionError
 from streamlearn.kernels.loop import base_start, example_loop, sum_end
 from streamlearn.kernels.losses import loss_dloss, loss_positive, loss_update
 from streamlearn.kernels.spec import Layout, LearnerSpec, l1_regularizer, no_regularizer
@@ -352,6 +353,18 @@ def _tg_penalty(cfg) -> bool:
     return bool(cfg.cumulative_penalty)
 
 
+def _tg_check(cfg, flag) -> None:
+    if cfg.cumulative_penalty and "threshold" in cfg.explicit:
+        raise OptionError("--threshold does not apply with --cumulative-penalty (the default with "
+                          "per-feature rates); add --no-cumulative-penalty")
+
+
+def _rounding_check(cfg, flag) -> None:
+    if math.isinf(cfg.threshold):
+        raise OptionError("--algo rounding needs --threshold THETA (weights with |w| < THETA are set to 0 "
+                          "every --period K steps)")
+
+
 SGD = LearnerSpec(
     name="sgd", code=A_SGD, kernel=learn_sgd_block,
     describe=lambda c: f"sgd (gradient descent, {c.rule()})",
@@ -373,6 +386,8 @@ TG = LearnerSpec(
     regularizer=l1_regularizer,
     slots=("S_GRAVITY", "S_PENDING"),
     options=("l1", "threshold", "period", "cumulative_penalty"),
+    selected_by=("l1", "threshold", "period", "cumulative_penalty"),
+    check=_tg_check,
 )
 
 ROUNDING = LearnerSpec(
@@ -384,4 +399,6 @@ ROUNDING = LearnerSpec(
     regularizer=no_regularizer,
     slots=("S_ROUNDS",),
     options=("threshold", "period"),
+    check=_rounding_check,
+    check_stage="regularization",
 )

@@ -165,7 +165,8 @@ L1BALL = LearnerSpec(
     settings=_settings,
     in_force=lambda c, table, st, rows: in_force(table, rows, st[S_THETA]),
     slots=("S_THETA", "S_HSIZE", "S_HSUM", "S_BATCH_EX", "S_BATCH_ROWS"),
-    options=("radius", "projection"),
+    options=("radius", "projection", "batch_size"),
+    selected_by=("radius", "projection"),
+    choices={"projection": tuple(PROJECTIONS)},
     plain_only=lambda c: "its projection is Euclidean",
-    takes_batches=True,
 )

@@ -239,7 +239,8 @@ SCD = LearnerSpec(
                         f"{c.passes} epochs, {c.cd_order} coordinates)"),
     layout=lambda c: Layout(("w",), 1),
     regularizer=l1_regularizer,
-    options=("cd_order", "max_memory"),
+    options=("l1", "cd_order", "max_memory"),
+    choices={"cd_order": ("random", "cyclic")},
     plain_only=lambda c: "its coordinate steps are exact minimizations, with no step size",
     batch=True,
 )

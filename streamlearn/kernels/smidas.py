@@ -176,7 +176,7 @@ SMIDAS = LearnerSpec(
     resumes_from_weights=False,
     regularizer=l1_regularizer,
     slots=("S_XI1", "S_XIMAX", "S_NNZ"),
-    options=("p_norm",),
+    options=("l1", "p_norm"),
     plain_only=lambda c: "its step is a mirror-descent step in the dual, with one rate for all weights",
     takes_invariant=False,
 )

@@ -1,5 +1,6 @@
 """What the rest of the code asks about a learner, declared once per learner next to its kernel
-(``SPEC`` at the end of each learner module; ``streamlearn.learners`` lists them).
+(at the end of each learner module: ``gd.SGD``, ``gd.TG``, ``fobos.FOBOS``, ...;
+``streamlearn.learners.SPECS`` lists them).
 
 A spec holds plain Python functions of the run configuration ``cfg`` (a ``TrainConfig``) and the
 compiled kernels. Everything else -- option checks, the table layout, the settings arrays, the
@@ -9,7 +10,7 @@ learner is one module plus one line in the registry.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -88,10 +89,19 @@ class LearnerSpec:
     slots: tuple = ()
     #: options that belong to this learner (given to another learner, they are an error)
     options: tuple = ()
-    #: cfg-independent: the learner takes only the plain schedule (no --adaptive / --normalized), and
-    #: why (for the message); a callable cfg -> reason or None when it depends on the options
+    #: options that choose this learner when --algo is not given (a later learner in the registry
+    #: takes precedence)
+    selected_by: tuple = ()
+    #: option -> the names it accepts, for the options whose values this learner defines
+    choices: dict = field(default_factory=dict)
+    #: (cfg, flag) -> None: the learner's own checks of a configuration, raising OptionError
+    #: (``flag``: how each option is spelled on the command line)
+    check: Callable | None = None
+    #: when ``check`` runs among the option checks (streamlearn.config.OPTION_STAGES; "end": last)
+    check_stage: str = "end"
+    #: cfg -> why the learner takes only the plain schedule (no --adaptive / --normalized) with these
+    #: options, for the message; None when per-feature rates apply
     plain_only: Callable = lambda cfg: None
     takes_invariant: bool = True     # --invariant applies (an SGD step)
-    takes_batches: bool = False      # --batch-size applies
     batch: bool = False              # a batch method, trained by streamlearn.scd_run
 
