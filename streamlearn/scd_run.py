@@ -24,7 +24,7 @@ from streamlearn.kernels import state as S
 from streamlearn.model_io import restore_model, save_outputs
 from streamlearn.report import Reporter
 from streamlearn.session import Run, allocate_table, preamble
-from streamlearn.stream import Hashing, hashing_of, pipelined, text_blocks
+from streamlearn.stream import hashing_of, pipelined, text_blocks
 
 
 def train_scd(cfg: TrainConfig, model=None) -> dict:

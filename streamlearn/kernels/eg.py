@@ -36,7 +36,7 @@ from numba import njit
 from streamlearn.kernels.gd import step_scale
 from streamlearn.kernels.loop import example_loop
 from streamlearn.kernels.losses import loss_dloss, loss_positive
-from streamlearn.kernels.minibatch import pend
+from streamlearn.kernels.minibatch import pend_example
 from streamlearn.kernels.spec import Layout, LearnerSpec
 from streamlearn.kernels.state import (
     A_EG, I_BATCH, P_POWER_T, P_RADIUS, S_BATCH_EX, S_BATCH_ROWS, S_EG_D, S_EG_M, S_EG_SINCE,
@@ -175,8 +175,7 @@ def eg_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
         u = -loss_dloss(code, p, y, tau) * scale      # -eta_t g_i = u x_i
         if u != 0.0 and math.isfinite(u):
             if batch > 1:
-                for k in range(s, f):
-                    pend(table, idx[k], u * val[k], st, CACC, CLIST)
+                pend_example(table, idx, val, s, f, u, st, CACC, CLIST)
             else:
                 peak = -math.inf
                 for k in range(s, f):

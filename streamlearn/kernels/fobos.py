@@ -61,7 +61,7 @@ from numba import njit
 from streamlearn.errors import OptionError
 from streamlearn.kernels.gd import gradient_step, rule_layout, rule_saved, rule_settings, step_scale
 from streamlearn.kernels.loop import base_start, example_loop, sum_end
-from streamlearn.kernels.minibatch import pend
+from streamlearn.kernels.minibatch import pend_example
 from streamlearn.kernels.nonzero_list import LIST, POS, list_add, list_rebuild
 from streamlearn.kernels.projection import pivot_seed, theta_pivot
 from streamlearn.kernels.spec import Layout, LearnerSpec, l1_regularizer
@@ -376,8 +376,7 @@ def fobos_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
         cacc = table.shape[1] - 2
         clist = table.shape[1] - 1
         if u != 0.0:
-            for k in range(s, f):
-                pend(table, idx[k], u * val[k], st, cacc, clist)
+            pend_example(table, idx, val, s, f, u, st, cacc, clist)
         st[S_BATCH_SCALE] += step
         st[S_BATCH_EX] += 1.0
         if int(st[S_BATCH_EX]) == batch:

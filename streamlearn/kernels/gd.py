@@ -39,7 +39,7 @@ import numpy as np
 from numba import njit
 
 from streamlearn.errors import OptionError
-from streamlearn.kernels.loop import base_start, example_loop, sum_end
+from streamlearn.kernels.loop import base_start, example_loop, squared_norm, sum_end
 from streamlearn.kernels.losses import loss_dloss, loss_positive, loss_update
 from streamlearn.kernels.spec import Layout, LearnerSpec, l1_regularizer, no_regularizer
 from streamlearn.kernels.state import (
@@ -151,10 +151,7 @@ def gradient_step(idx, val, s, f, table, st, code, p, y, tau, h, scale, adaptive
             ppu = rate_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized,
                                   sqrt_rate, power_t, cg, cn, cpen, g0, st)
     elif invariant:
-        ppu = 0.0
-        for k in range(s, f):
-            x = np.float64(val[k])
-            ppu += x * x
+        ppu = squared_norm(val, s, f)
     else:
         ppu = 0.0
     if invariant:

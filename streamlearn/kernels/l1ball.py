@@ -17,16 +17,14 @@ applied as one step followed by one projection; predictions inside a batch use t
 start. A batch still open when the model is saved is applied then (``flush``).
 """
 
-import math
-
 import numpy as np
 
 from numba import njit
 
 from streamlearn.kernels.gd import step_scale
-from streamlearn.kernels.loop import base_start, example_loop, sum_end
+from streamlearn.kernels.loop import base_start, example_loop, squared_norm, sum_end
 from streamlearn.kernels.projection import pivot_seed
-from streamlearn.kernels.minibatch import pend
+from streamlearn.kernels.minibatch import pend_example
 from streamlearn.kernels.losses import loss_dloss, loss_positive, loss_update
 from streamlearn.kernels.online_projection import (
     project, project_nonzero, read_weight, rebuild, set_weight,
@@ -96,17 +94,12 @@ def l1ball_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
     t, scale = step_scale(st, h, power_t, False)
     if loss_positive(code, p, y, tau, st[S_MIN_LABEL], st[S_MAX_LABEL]):
         if invariant:
-            ppu = 0.0
-            for k in range(s, f):
-                x = np.float64(val[k])
-                ppu += x * x
-            u = loss_update(code, p, y, tau, scale, ppu)
+            u = loss_update(code, p, y, tau, scale, squared_norm(val, s, f))
         else:
             u = -loss_dloss(code, p, y, tau) * scale
         if u != 0.0 and u == u:
             if batch > 1:
-                for k in range(s, f):
-                    pend(table, idx[k], u * val[k], st, CACC, CLIST)
+                pend_example(table, idx, val, s, f, u, st, CACC, CLIST)
             else:
                 for k in range(s, f):
                     i = idx[k]

@@ -25,6 +25,7 @@ inlined (numba IR) into each learner's kernel and not cached on its own: called 
 function, the learner's functions would be passed as run-time values, which numba cannot cache.
 """
 
+import numpy as np
 from numba import njit
 
 from streamlearn.kernels.losses import loss_label, loss_value
@@ -126,6 +127,17 @@ def finish_prediction(ctr, st, preds, e, raw, code, y, tau, h, labeled, holdout,
         lval = example_loss(code, p, y, tau, st[S_MIN_LABEL], st[S_MAX_LABEL], h, binary)
     account(ctr, labeled, holdout, h, y, lval, nfeat)
     return p
+
+
+@njit(cache=True, nogil=True, inline="always")
+def squared_norm(val, s, f):
+    """sum_i x_i^2 over the features s..f-1 of an example (the invariant update's norm without
+    per-feature rates)."""
+    ppu = 0.0
+    for k in range(s, f):
+        x = np.float64(val[k])
+        ppu += x * x
+    return ppu
 
 
 @njit(cache=True, nogil=True, inline="always")

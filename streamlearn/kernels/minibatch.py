@@ -18,3 +18,10 @@ def pend(table, i, d, st, cacc, clist):
     table[i, cacc] += d
     if table[i, cacc] == 0.0:      # cancelled out: keep the row listed with a tiny marker
         table[i, cacc] = 5e-324
+
+
+@njit(cache=True, nogil=True, inline="always")
+def pend_example(table, idx, val, s, f, u, st, cacc, clist):
+    """Pend an example's step u x_i on each of its features s..f-1."""
+    for k in range(s, f):
+        pend(table, idx[k], u * val[k], st, cacc, clist)
