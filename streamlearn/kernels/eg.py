@@ -148,9 +148,14 @@ def eg_settings(prm, iprm):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def eg_weight(table, i, cfg, st):
-    """(w+_i - w-_i) times the normalizer (2d exp(-M) + D) / z, which ``eg_end`` divides out."""
-    m = st[S_EG_M]
+def eg_view(cfg, st):
+    return st[S_EG_M]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def eg_weight(table, i, cfg, m):
+    """(w+_i - w-_i) times the normalizer (2d exp(-M) + D) / z, which ``eg_end`` divides out (M:
+    the reference log-weight)."""
     return math.exp(table[i, CP] - m) - math.exp(table[i, CN] - m)
 
 
@@ -197,7 +202,7 @@ def learn_eg_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, 
     """Examples start..end-1 with exponentiated gradient over w+ and w- (Duchi et al. 2008, Section 7,
     eq. 13) through the example loop, O(k) per example."""
     return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
-                        ctr, preds, eg_settings(prm, iprm), eg_weight, eg_start, eg_end, eg_learn)
+                        ctr, preds, eg_settings(prm, iprm), eg_view, eg_weight, eg_start, eg_end, eg_learn)
 
 
 @njit(cache=True, nogil=True)

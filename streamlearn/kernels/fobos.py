@@ -60,7 +60,7 @@ from numba import njit
 
 from streamlearn.errors import OptionError
 from streamlearn.kernels.gd import gradient_step, rule_layout, rule_saved, rule_settings, step_scale
-from streamlearn.kernels.loop import base_start, example_loop, sum_end
+from streamlearn.kernels.loop import base_start, example_loop, state_view, sum_end
 from streamlearn.kernels.minibatch import pend_example
 from streamlearn.kernels.nonzero_list import LIST, POS, list_add, list_rebuild
 from streamlearn.kernels.projection import pivot_seed, theta_pivot
@@ -398,7 +398,8 @@ def learn_fobos_block(indptr, idx, val, labels, weights, bases, nfeat, start, en
                       preds):
     """Examples start..end-1 with FOBOS (or the subgradient method) through the example loop."""
     return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
-                        ctr, preds, fobos_settings(prm, iprm), fobos_weight, base_start, sum_end, fobos_learn)
+                        ctr, preds, fobos_settings(prm, iprm), state_view, fobos_weight, base_start, sum_end,
+                        fobos_learn)
 
 
 @njit(cache=True, nogil=True)

@@ -39,7 +39,7 @@ import numpy as np
 from numba import njit
 
 from streamlearn.errors import OptionError
-from streamlearn.kernels.loop import base_start, example_loop, squared_norm, sum_end
+from streamlearn.kernels.loop import base_start, example_loop, squared_norm, state_view, sum_end
 from streamlearn.kernels.losses import loss_dloss, loss_positive, loss_update
 from streamlearn.kernels.spec import Layout, LearnerSpec, l1_regularizer, no_regularizer
 from streamlearn.kernels.state import (
@@ -216,7 +216,7 @@ def gd_update(idx, val, s, f, table, cfg, st, code, p, y, tau, h):
 # ----------------------------------------------------------------------------- sgd
 
 @njit(cache=True, nogil=True, inline="always")
-def sgd_weight(table, i, cfg, st):
+def sgd_weight(table, i, cfg, v):
     return table[i, W]
 
 
@@ -231,16 +231,22 @@ def learn_sgd_block(indptr, idx, val, labels, weights, bases, nfeat, start, end,
     """Examples start..end-1 with gradient descent under the update rule, no regularization (the
     example loop of ``streamlearn.kernels.loop``; also every model's prediction-only kernel)."""
     return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
-                        ctr, preds, gd_settings(prm, iprm), sgd_weight, base_start, sum_end, sgd_learn)
+                        ctr, preds, gd_settings(prm, iprm), state_view, sgd_weight, base_start, sum_end,
+                        sgd_learn)
 
 
 # ----------------------------------------------------------------------------- tg
 
 @njit(cache=True, nogil=True, inline="always")
-def tg_weight(table, i, cfg, st):
+def tg_view(cfg, st):
+    return st[S_GRAVITY]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def tg_weight(table, i, cfg, gravity_released):
     """Weight i caught up with the gravity released since its last touch (``catch_up``)."""
     adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, clast, cpen, gravity, theta, period = cfg
-    return catch_up(table, i, st[S_GRAVITY], theta, clast, cpen, cg, cn, g0, sqrt_rate, power_t)
+    return catch_up(table, i, gravity_released, theta, clast, cpen, cg, cn, g0, sqrt_rate, power_t)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -261,7 +267,7 @@ def learn_tg_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, 
                    preds):
     """Examples start..end-1 with lazy truncated gradient (Langford, Li & Zhang 2009, eq. 6, §4)."""
     return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
-                        ctr, preds, gd_settings(prm, iprm), tg_weight, base_start, sum_end, tg_learn)
+                        ctr, preds, gd_settings(prm, iprm), tg_view, tg_weight, base_start, sum_end, tg_learn)
 
 
 @njit(cache=True, nogil=True)
@@ -274,9 +280,14 @@ def finalize_tg(table, prm, iprm, st):
 # ----------------------------------------------------------------------------- rounding
 
 @njit(cache=True, nogil=True, inline="always")
-def rounding_weight(table, i, cfg, st):
+def rounding_view(cfg, st):
+    return st[S_ROUNDS]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def rounding_weight(table, i, cfg, rounds):
     """Weight i after the roundings it missed (``round_catch_up``)."""
-    return round_catch_up(table, i, st[S_ROUNDS], cfg[11], cfg[8])
+    return round_catch_up(table, i, rounds, cfg[11], cfg[8])
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -293,8 +304,8 @@ def learn_rounding_block(indptr, idx, val, labels, weights, bases, nfeat, start,
     """Examples start..end-1 with SGD and coefficient rounding (Langford, Li & Zhang 2009, Section 3.1,
     eq. 4), lazily."""
     return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
-                        ctr, preds, gd_settings(prm, iprm), rounding_weight, base_start, sum_end,
-                        rounding_learn)
+                        ctr, preds, gd_settings(prm, iprm), rounding_view, rounding_weight, base_start,
+                        sum_end, rounding_learn)
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -81,9 +81,14 @@ def l1ball_settings(prm, iprm):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def l1ball_weight(table, i, cfg, st):
+def l1ball_view(cfg, st):
+    return st[S_THETA]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def l1ball_weight(table, i, cfg, theta):
     """The stored weight of row i moved towards 0 by the shift Theta."""
-    return read_weight(table, CW, i, st[S_THETA])
+    return read_weight(table, CW, i, theta)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -119,7 +124,7 @@ def learn_l1ball_block(indptr, idx, val, labels, weights, bases, nfeat, start, e
                        ctr, preds):
     """Examples start..end-1 with projected SGD onto the L1 ball through the example loop."""
     return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
-                        ctr, preds, l1ball_settings(prm, iprm), l1ball_weight, base_start, sum_end,
+                        ctr, preds, l1ball_settings(prm, iprm), l1ball_view, l1ball_weight, base_start, sum_end,
                         l1ball_learn)
 
 

@@ -10,7 +10,10 @@ the session takes from the parsed block), and hands a learned example to the lea
 
 The learner-specific parts are compiled functions passed to the loop:
 
-* ``weight(table, i, cfg, st)`` -- the weight in force of row i (a lazy learner catches it up here);
+* ``view(cfg, st)`` -- what the weight reads of the learner's state, taken once per example (the
+  cumulative of a lazy learner, ...; or ``st`` itself, ``state_view``);
+* ``weight(table, i, cfg, v)`` -- the weight in force of row i, v the example's view (a lazy learner
+  catches the weight up here);
 * ``dot_start(base)`` and ``dot_end(acc, base, table, cfg, st)`` -- the raw score from the summed
   ``weight * x`` (most learners start the sum at the example's base and take it as it is);
 * ``learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h)`` -- the update of one learned
@@ -141,6 +144,12 @@ def squared_norm(val, s, f):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def state_view(cfg, st):
+    """``view`` of the learners whose weights read the state array as it is."""
+    return st
+
+
+@njit(cache=True, nogil=True, inline="always")
 def base_start(base):
     """``dot_start`` of the learners whose score is base + sum_i w_i x_i, summed from the base."""
     return base
@@ -154,9 +163,9 @@ def sum_end(acc, base, table, cfg, st):
 
 @njit(nogil=True, inline="always")
 def example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
-                 preds, cfg, weight, dot_start, dot_end, learn):
+                 preds, cfg, view, weight, dot_start, dot_end, learn):
     """Predict, score and (when training) learn examples start..end-1 of a block with the learner
-    given by ``cfg``, ``weight``, ``dot_start``, ``dot_end`` and ``learn`` (see the module
+    given by ``cfg``, ``view``, ``weight``, ``dot_start``, ``dot_end`` and ``learn`` (see the module
     docstring). Stops early, returning the next example index, once the weighted example count
     reaches the next progress row (``ctr[C_DUMP]``); returns ``end`` otherwise."""
     code = iprm[I_LOSS]
@@ -171,8 +180,9 @@ def example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, ta
         s = indptr[e]
         f = indptr[e + 1]
         acc = dot_start(bases[e])
+        v = view(cfg, st)
         for k in range(s, f):
-            acc += weight(table, idx[k], cfg, st) * val[k]
+            acc += weight(table, idx[k], cfg, v) * val[k]
         raw = dot_end(acc, bases[e], table, cfg, st)
         p = finish_prediction(ctr, st, preds, e, raw, code, y, tau, h, labeled, holdout, binary, nfeat[e])
         if train and labeled and h > 0.0 and not holdout:

@@ -101,9 +101,15 @@ def smidas_settings(prm, iprm):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def smidas_weight(table, i, cfg, st):
+def smidas_view(cfg, st):
+    """The scaled norm (M, S) of theta."""
+    return st[S_XIMAX], st[S_XI1]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def smidas_weight(table, i, cfg, xi):
     """w_i = f^-1_i(theta) of Eq. 12."""
-    return primal(table[i, TH], cfg[0], st[S_XIMAX], st[S_XI1])
+    return primal(table[i, TH], cfg[0], xi[0], xi[1])
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -126,7 +132,7 @@ def learn_smidas_block(indptr, idx, val, labels, weights, bases, nfeat, start, e
                        ctr, preds):
     """Examples start..end-1 with SMIDAS (Algorithm 3) through the example loop."""
     return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
-                        ctr, preds, smidas_settings(prm, iprm), smidas_weight, base_start, sum_end,
+                        ctr, preds, smidas_settings(prm, iprm), smidas_view, smidas_weight, base_start, sum_end,
                         smidas_learn)
 
 
