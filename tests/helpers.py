@@ -15,9 +15,10 @@ from streamlearn.io.blocks import FMT_VW, parse_block
 from streamlearn.io.model_file import load_model
 
 
-def cli(*args, expect_ok: bool = True):
-    """Run ``streamlearn ARGS`` in-process; asserts success unless ``expect_ok`` is False."""
-    res = CliRunner().invoke(main, [str(a) for a in args])
+def cli(*args, expect_ok: bool = True, input: str | None = None):
+    """Run ``streamlearn ARGS`` in-process (``input`` on stdin); asserts success unless ``expect_ok``
+    is False."""
+    res = CliRunner().invoke(main, [str(a) for a in args], input=input)
     if expect_ok:
         assert res.exit_code == 0, (args, res.output, res.exception)
     return res

@@ -8,21 +8,17 @@ import random
 import numpy as np
 import pytest
 
-from click.testing import CliRunner
-
-from streamlearn.cli import main
 from streamlearn.config import ALGO_NAMES
 from streamlearn.io.model_file import load_model
+import helpers
 
 
 def cli(*args, input=None):
-    return CliRunner().invoke(main, [str(a) for a in args], input=input)
+    return helpers.cli(*args, input=input, expect_ok=False)
 
 
 def ok(*args, input=None):
-    r = cli(*args, input=input)
-    assert r.exit_code == 0, r.output
-    return r
+    return helpers.cli(*args, input=input)
 
 
 def make_data(path, n=300, seed=1):

@@ -165,23 +165,6 @@ def gradient_step(idx, val, s, f, table, st, code, p, y, tau, h, scale, adaptive
     return u
 
 
-@njit(cache=True, nogil=True, inline="always")
-def round_catch_up(table, i, rounds, theta, clast):
-    """Coefficient rounding (Langford, Li & Zhang 2009, Section 3.1, eq. 4), lazily: every K learned
-    examples every weight with |w| < theta is set to 0. A weight untouched since its last write keeps
-    its value, so the roundings it missed (``rounds`` counts them all, column ``clast`` holds the count
-    at its last touch) act as one: it is 0 if |w| < theta and one happened, else unchanged. (The
-    paper's T0 is written with the indicator I(|v| < theta); its text, "round small coefficients ...
-    to zero", is what is implemented.)"""
-    w = table[i, W]
-    if table[i, clast] < rounds:
-        table[i, clast] = rounds
-        if w != 0.0 and abs(w) < theta:
-            w = 0.0
-            table[i, W] = 0.0
-    return w
-
-
 @njit(cache=True, nogil=True)
 def gd_settings(prm, iprm):
     """The settings of the gradient-descent learners: the rule's (``rule_settings``), then the table

@@ -139,12 +139,7 @@ def catch_up_plain(table, i, cum, clast):
     w = table[i, W]
     owed = cum - table[i, clast]
     table[i, clast] = cum
-    if w > owed:            # (owed >= 0: the released gravity only grows)
-        w -= owed
-    elif w < -owed:
-        w += owed
-    else:
-        w = 0.0
+    w = shrink(w, owed)     # = truncate(w, owed, inf), since owed >= 0
     table[i, W] = w
     return w
 
