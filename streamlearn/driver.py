@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from streamlearn import learners, scd_run, session
 from streamlearn.config import TrainConfig
-from streamlearn.model_io import restore_model, save_outputs  # noqa: F401 (re-exported)
-from streamlearn.session import Run, allocate_table, predict, prepare_train, preamble  # noqa: F401
-from streamlearn.stream import Hashing, pipelined, text_blocks  # noqa: F401
+from streamlearn.session import predict, prepare_train  # noqa: F401 (entry points, re-exported)
 
 
 def train(cfg: TrainConfig, model=None) -> dict:

@@ -24,6 +24,7 @@ import numpy as np
 from numba import njit
 
 from streamlearn.errors import InputError
+from streamlearn.io.blocks import ParsedBlock
 
 FNV = np.uint64(16777619)            # FNV_PRIME, VW's interaction multiplier (constant.h)
 NGRAM_MULT = np.uint64(27942141)     # QUADRATIC_CONSTANT, VW's n-gram multiplier
@@ -103,7 +104,7 @@ def expand_block(indptr, idx, val, ns, n, start, keep, linear, ngram, skips, ter
     maxlen = 1
     for t in range(nt):
         maxlen = max(maxlen, term_ptr[t + 1] - term_ptr[t])
-    work = np.zeros((4, maxlen), np.int64)        # per loop level: start, end, position
+    work = np.zeros((3, maxlen), np.int64)        # per loop level: start, end, position
     hpart = np.zeros(maxlen, np.uint64)
     vpart = np.zeros(maxlen, np.float32)
     scap = sidx.shape[0]
@@ -315,12 +316,9 @@ class Expander:
         self.sval = np.empty(1 << 12, np.float32)
 
     def _set_terms(self, terms) -> None:
-        self.terms_list = [tuple(t) for t in terms]
-        ptr = np.zeros(len(self.terms_list) + 1, np.int64)
-        for t, term in enumerate(self.terms_list):
-            ptr[t + 1] = ptr[t] + len(term)
-        self.term_ptr = ptr
-        self.terms = np.array([b for term in self.terms_list for b in term], np.int64)
+        """The terms as one flat array and the offsets of each term in it."""
+        self.term_ptr = np.cumsum([0] + [len(t) for t in terms], dtype=np.int64)
+        self.terms = np.array([b for term in terms for b in term], np.int64)
 
     def _observe(self, ns: np.ndarray) -> None:
         """Grow the set of namespaces seen (printable ASCII, not ignored) and the terms with it."""
@@ -332,8 +330,6 @@ class Expander:
 
     def expand(self, block, out):
         """The expanded block, in the arrays of ``out`` (an ``ExpandedOutputs``)."""
-        from streamlearn.io.blocks import ParsedBlock     # (io.blocks imports nothing from here)
-
         n = block.n
         if self.wildcard is not None:
             self._observe(block.ns)

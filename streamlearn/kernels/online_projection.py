@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit
 
 from streamlearn.kernels.projection import theta_pivot, theta_sort
-from streamlearn.kernels.state import PROJ_SORT, PROJ_TREE, S_HSIZE, S_HSUM, S_THETA
+from streamlearn.kernels.state import PROJ_SORT, S_HSIZE, S_HSUM, S_THETA
 from streamlearn.kernels.table import shrink
 
 H_THETA = S_THETA    # cumulative shift Theta
