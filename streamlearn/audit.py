@@ -69,6 +69,11 @@ def audit_features(entries, table: np.ndarray, g_col: int) -> str:
     return "\t" + "\t".join(text for _, text in items)
 
 
+def audit_score(entries, table: np.ndarray) -> float:
+    """sum_i w_i x_i over an example's features, with the weights before it is learned."""
+    return float(sum(float(table[entry.index, 0]) * entry.value for entry in entries))
+
+
 def audit_prediction(p: float, tag: bytes) -> str:
     text = format_predictions(np.array([p]))[0]
     return text + (" " + tag.decode("utf-8", "replace") if tag else "")

@@ -83,9 +83,15 @@ def main():
               help="Learner: sgd (no regularization), tg (truncated gradient), fobos (forward-backward "
                    "splitting), l1ball (projected SGD onto the L1 ball), eg (exponentiated gradient), "
                    "smidas (stochastic mirror descent made sparse), rounding (SGD with coefficient "
-                   "rounding) or subgradient (L1-regularized subgradient). "
+                   "rounding), subgradient (L1-regularized subgradient), scd (stochastic coordinate "
+                   "descent, batch) or ftrl (FTRL-Proximal). "
                    "Default: tg when --l1, --threshold or --period is given, fobos when --reg, --l2 "
-                   "or --lambda is, l1ball when --radius is, else sgd.")
+                   "or --lambda is, l1ball when --radius is, ftrl when --ftrl-alpha or --ftrl-beta is, "
+                   "else sgd.")
+@click.option("--ftrl", "ftrl", is_flag=True, default=False, help="VW's spelling of --algo ftrl.")
+@click.option("--ftrl-alpha", "--ftrl_alpha", "ftrl_alpha", type=FLOAT, default=0.5,
+              help="ftrl: alpha of each coordinate's rate alpha / (beta + sqrt(sum of its squared gradients)).")
+@click.option("--ftrl-beta", "--ftrl_beta", "ftrl_beta", type=FLOAT, default=1.0, help="ftrl: beta of that rate.")
 @click.option("--adaptive", is_flag=True, default=False,
               help="Per-feature AdaGrad rates. The default rule is --adaptive --normalized --invariant; "
                    "giving any rule flag turns on only the ones given.")
@@ -104,13 +110,14 @@ def main():
 @click.option("--decay-learning-rate", "--decay_learning_rate", "decay_learning_rate", type=FLOAT,
               default=1.0, help="Multiply the learning rate by this after every pass.")
 @click.option("--l1", type=FLOAT, default=0.0,
-              help="Truncated gradient: gravity g (per-feature, lazy); fobos, smidas, subgradient: "
-                   "lambda of the L1 norm.")
+              help="Truncated gradient: gravity g (per-feature, lazy); fobos, smidas, subgradient, scd, "
+                   "ftrl: lambda of the L1 norm.")
 @click.option("--reg", type=click.Choice(REG_NAMES), default="l1",
               help="fobos regularizer: l1 (--l1), l2sq (--l2: squared L2 norm), elastic (--l1 and --l2), "
                    "l2 (--lambda: the L2 norm) or linf (--lambda: the max norm). Default: elastic with "
                    "--l1 and --l2, l2sq with --l2, else l1.")
-@click.option("--l2", type=FLOAT, default=0.0, help="fobos: lambda of lambda/2 ||w||^2 (--reg l2sq, elastic).")
+@click.option("--l2", type=FLOAT, default=0.0,
+              help="fobos: lambda of lambda/2 ||w||^2 (--reg l2sq, elastic); ftrl: its lambda2.")
 @click.option("--lambda", "lam", type=FLOAT, default=0.0,
               help="fobos: lambda of the L2 norm (--reg l2) or of the max norm (--reg linf).")
 @click.option("--threshold", type=FLOAT, default=float("inf"),
@@ -209,6 +216,10 @@ def train(ctx, **values):
     explicit = _given(ctx, values)
     explicit.pop("sources", None)
     explicit["sources"] = tuple(values["sources"]) or ("-",)
+    if explicit.pop("ftrl", False):
+        if explicit.get("algo", "ftrl") != "ftrl":
+            raise click.ClickException(f"--ftrl means --algo ftrl; it cannot be combined with --algo {explicit['algo']}")
+        explicit["algo"] = "ftrl"
     if explicit.pop("cache", False):
         if "cache_file" in explicit:
             raise click.ClickException("-c/--cache and --cache-file cannot be used together")

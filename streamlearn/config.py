@@ -30,6 +30,7 @@ MODEL_OPTIONS = HASHING_OPTIONS + (
     "loss", "quantile_tau", "link", "binary", "algo", "adaptive", "normalized", "invariant",
     "learning_rate", "power_t", "initial_t", "decay_learning_rate", "l1", "threshold", "period",
     "cumulative_penalty", "radius", "projection", "batch_size", "reg", "l2", "lam", "p_norm",
+    "ftrl_alpha", "ftrl_beta",
 )
 #: feature-expansion options (VW's -q, --cubic, --interactions, n-grams, --ignore, ...): they decide
 #: the features, so a model stores them and data fed to it is expanded the same way
@@ -42,6 +43,7 @@ RULE_FLAGS = ("sgd", "adaptive", "normalized", "invariant")
 LEGACY_MODEL_OPTIONS = {"adaptive": False, "normalized": False, "invariant": False,
                         "cumulative_penalty": False, "radius": None, "projection": "tree",
                         "batch_size": 1, "reg": "l1", "l2": 0.0, "lam": 0.0, "p_norm": None,
+                        "ftrl_alpha": 0.5, "ftrl_beta": 1.0,
                         **{name: False if name in ("leave_duplicate_interactions", "permutations") else ()
                            for name in FEATURE_OPTIONS}}
 #: options of the regularized learners, checked first (sgd takes none of them)
@@ -50,7 +52,7 @@ TG_OPTIONS = ("l1", "threshold", "period", "cumulative_penalty")
 #: spec lists it (``LearnerSpec.options``); a learner's own check (``LearnerSpec.check``) runs after
 #: the stage its spec names (``LearnerSpec.check_stage``; "end": after all the checks)
 OPTION_STAGES = (("regularization", TG_OPTIONS), ("p_norm", ("p_norm",)), ("reg", ("reg", "l2", "lam")),
-                 ("radius", ("radius", "projection")))
+                 ("radius", ("radius", "projection")), ("ftrl", ("ftrl_alpha", "ftrl_beta")))
 #: options that do not apply to the batch learner scd (no step size, no holdout, no sampling)
 SCD_REFUSES = ("learning_rate", "power_t", "initial_t", "decay_learning_rate", "holdout_period",
                "holdout_off", "early_terminate", "shuffle", "invariant", "sgd")
@@ -132,7 +134,7 @@ FLAG = {
     "leave_duplicate_interactions": "--leave_duplicate_interactions", "permutations": "--permutations",
     "ngram": "--ngram", "skips": "--skips", "ignore": "--ignore", "ignore_linear": "--ignore_linear",
     "keep": "--keep", "redefine": "--redefine", "testonly": "-t/--testonly", "invert_hash": "--invert_hash",
-    "audit": "--audit",
+    "audit": "--audit", "ftrl_alpha": "--ftrl-alpha", "ftrl_beta": "--ftrl-beta",
 }
 
 
@@ -167,6 +169,8 @@ class TrainConfig:
     l2: float = 0.0
     lam: float = 0.0
     p_norm: float | None = None
+    ftrl_alpha: float = 0.5
+    ftrl_beta: float = 1.0
     passes: int = 1
     holdout_period: int = 10
     holdout_off: bool = False

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from streamlearn.kernels import eg, fobos, gd, l1ball, scd, smidas
+from streamlearn.kernels import eg, fobos, ftrl, gd, l1ball, scd, smidas
 from streamlearn.kernels import state as S
 from streamlearn.kernels.losses import LOGISTIC, LOGISTIC_BOUND, LOSSES
 from streamlearn.kernels.spec import Layout, LearnerSpec
@@ -27,6 +27,7 @@ SPECS = (
     gd.ROUNDING,
     fobos.SUBGRADIENT,
     scd.SCD,
+    ftrl.FTRL,
 )
 LEARNERS = {spec.name: spec for spec in SPECS}
 Learner = LearnerSpec
@@ -63,6 +64,16 @@ def weight_column(cfg) -> int | None:
 def weights_in_force(cfg, table, st, rows):
     """The weights the model predicts with, for the given rows (after ``finalize``)."""
     return get(cfg.algo).in_force(cfg, table, st, rows)
+
+
+def readable_columns(cfg) -> tuple:
+    """Table columns a readable model prints after the weight (VW's save_resume lines): the
+    learner's own, else the update rule's G and N."""
+    spec = get(cfg.algo)
+    if spec.readable is not None:
+        return tuple(spec.readable(cfg))
+    lay = spec.layout(cfg)
+    return tuple(c for c in (lay.g, lay.n) if c >= 0)
 
 
 def weights_in_column(cfg) -> bool:

@@ -51,7 +51,7 @@ def restore_model(cfg: TrainConfig, table, model, prm) -> np.ndarray:
     stored = header.get("column_names", ["w"])[:rows.shape[1]]
     mine = dict(learners.state_columns(cfg))
     index = index.astype(np.int64)
-    if learners.weight_column(cfg) is None and not set(mine) <= set(stored):
+    if learners.weight_column(cfg) is None and not cfg.testonly and not set(mine) <= set(stored):
         raise ModelError(f"cannot continue --algo {cfg.algo} from {cfg.initial_model}: it holds no "
                          f"{cfg.algo} state (only a model trained with --algo {cfg.algo} and saved "
                          f"without --predict-only-model can be continued)")
@@ -60,6 +60,8 @@ def restore_model(cfg: TrainConfig, table, model, prm) -> np.ndarray:
             if "z" in stored:
                 continue
             col = mine.get("z", learners.weight_column(cfg))
+            if col is None and cfg.testonly and learners.weights_in_column(cfg):
+                col = 0          # -t predicts with the weights as they are
         else:
             col = mine.get(name)
         if col is not None:
@@ -117,11 +119,12 @@ def save_outputs(cfg: TrainConfig, run, snapshot: bool = False) -> int:
             rows, values = index, weights[:, None]
         else:
             rows = touched
-            values = np.column_stack([in_force] + [table[touched, c] for c in (lay.g, lay.n) if c >= 0])
+            values = np.column_stack([in_force] + [table[touched, c] for c in learners.readable_columns(cfg)])
         header = _readable_header(cfg, index.shape[0])
         if cfg.readable_model:
             write_readable_model(cfg.readable_model, header, rows, values)
         if cfg.invert_hash:
             names = run.names.names if run.names is not None else {}
-            write_readable_model(cfg.invert_hash, header, rows, values, names)
+            write_readable_model(cfg.invert_hash, header, rows, values, names,
+                                 name_zero_weights=learners.get(cfg.algo).readable is not None)
     return int(index.shape[0])

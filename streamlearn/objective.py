@@ -46,6 +46,7 @@ def evaluate(cfg, run, blocks, allocate) -> dict:
         weight += h
     loss = total / weight if weight > 0 else math.nan
     reg, form = regularizer(cfg, w)
+    reg *= learners.get(cfg.algo).regularizer_scale(cfg, st)
     return {"loss": loss, "regularizer": reg, "form": form, "objective": loss + reg,
             "l1_norm": float(np.abs(w).sum()), "nonzero": int(w.shape[0]), "accesses": run.entries}
 

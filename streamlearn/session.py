@@ -28,7 +28,7 @@ from streamlearn.kernels import state as S
 from streamlearn.model_io import model_options, restore_model, save_outputs
 from streamlearn.report import Reporter, best_constant, next_dump
 from streamlearn.stream import Hashing, hashing_of, pipelined, text_blocks
-from streamlearn.audit import FeatureNames, audit_features, audit_prediction, write as write_audit
+from streamlearn.audit import FeatureNames, audit_features, audit_prediction, audit_score, write as write_audit
 
 
 @dataclass
@@ -98,11 +98,17 @@ class Run:
             end = pos + 1 if audit else n       # --audit: one example at a time, weights before learning
             if audit:
                 features = audit_features(entries[pos], self.table, self.audit_g)
+                raw = audit_score(entries[pos], self.table) + block.bases[pos]
             first = pos
             pos = kernel(block.indptr, block.idx, block.val, block.labels, block.weights, block.bases,
                          counts, pos, end, self.table, self.prm, self.iprm, self.st, ctr, preds)
             if audit:
-                write_audit([audit_prediction(preds[first], tags[first]), features])
+                lines = [audit_prediction(preds[first], tags[first]), features]
+                if self.learner.predicts_twice and self.iprm[S.I_TRAIN]:
+                    # VW's learn predicts again, with the bounds the label widened (vw-spec-2 §2f)
+                    again = min(max(raw, self.st[S.S_MIN_LABEL]), self.st[S.S_MAX_LABEL])
+                    lines += [audit_prediction(again, tags[first]), features]
+                write_audit(lines)
             if ctr[S.C_W_LABELED] + ctr[S.C_W_UNLABELED] >= ctr[S.C_DUMP]:
                 e = pos - 1
                 shown = self.shown(preds[e:e + 1])[0]
@@ -164,7 +170,7 @@ def preamble(cfg: TrainConfig, rep: Reporter, learner, cache_note: str | None) -
         rep.line(f"Reading datafile = {'stdin' if path == '-' else path}")
     rep.line(f"num sources = {len(cfg.sources)}")
     rep.line(f"Num weight bits = {cfg.bits}")
-    if not learner.batch:                     # a batch method has exact coordinate steps
+    if not learner.batch and learner.rate_schedule:   # a batch method has exact coordinate steps
         rep.line(f"learning rate = {learners.rate_scale(cfg):g}")
         rep.line(f"initial_t = {cfg.initial_t:g}")
         rep.line(f"power_t = {cfg.power_t:g}")

@@ -37,6 +37,7 @@ OPTIONS = {
     "rounding": ["--algo", "rounding", "--threshold", "1e-3", "--period", "5"],
     "subgradient": ["--algo", "subgradient", "--l1", "1e-4"],
     "scd": ["--algo", "scd", "--l1", "1e-3", "--passes", "3"],
+    "ftrl": ["--algo", "ftrl", "--l1", "0.5", "--l2", "0.1"],
 }
 
 #: (check, learner) -> why the check does not apply

@@ -31,7 +31,7 @@ from streamlearn.cli import main
 
 CASES_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "vw" / "cases2"
 PREFIXES = ("q_", "cubic", "interactions", "wild", "ngram", "ignore", "keep", "redefine", "invert",
-            "readable_q", "audit_q", "train_q_model", "test_q_invert_audit")
+            "readable_q", "audit_q", "train_q_model", "test_q_invert_audit", "ftrl")
 
 pytestmark = pytest.mark.skipif(not CASES_DIR.is_dir(), reason="../shared/data/vw/cases2 is absent")
 

@@ -67,10 +67,11 @@ class PredictionWriter:
 
 
 def write_readable_model(path: str, header: list[str], index: np.ndarray, values: np.ndarray,
-                         names: dict | None = None) -> None:
+                         names: dict | None = None, name_zero_weights: bool = False) -> None:
     """A short header, then VW's weight lines in increasing index order: ``index:w`` or, with the
     per-feature state, ``index:w G N`` (``values`` holds one row per index, the weight first). With
-    ``names`` (--invert_hash) a line whose weight is not 0 starts with the name of its feature.
+    ``names`` (--invert_hash) a line whose weight is not 0 (any line with ``name_zero_weights``)
+    starts with the name of its feature.
 
     Numbers are printed with Python's shortest round-trip representation, so they are exact."""
     if values.ndim == 1:
@@ -85,7 +86,7 @@ def write_readable_model(path: str, header: list[str], index: np.ndarray, values
             lines = []
             for i, row in zip(part, rows):
                 text = f"{i}:" + " ".join(repr(v) for v in row)
-                if names is not None and row[0] != 0.0 and i in names:
+                if names is not None and (row[0] != 0.0 or name_zero_weights) and i in names:
                     text = f"{names[i]}:{text}"
                 lines.append(text + "\n")
             yield "".join(lines).encode()

@@ -161,13 +161,43 @@ def sum_end(acc, base, table, cfg, st):
     return acc
 
 
+@njit(cache=True, nogil=True, inline="always")
+def shown_as_scored(raw, p, lo, hi):
+    """``shown`` of the learners whose -p prediction is the one they score and learn from."""
+    return p
+
+
+@njit(cache=True, nogil=True, inline="always")
+def shown_before_label(raw, p, lo, hi):
+    """``shown`` of the learners whose -p prediction is clamped to the bounds before the example's
+    own label widened them (VW's learners whose learn does not return a prediction: the driver shows
+    a first predict, vw-spec-2.md §2f)."""
+    if raw != raw:
+        return 0.0
+    if raw < lo:
+        return lo
+    if raw > hi:
+        return hi
+    return raw
+
+
 @njit(nogil=True, inline="always")
 def example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
                  preds, cfg, view, weight, dot_start, dot_end, learn):
+    """``example_loop_shown`` with the -p prediction the one scored (every learner but ftrl)."""
+    return example_loop_shown(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm,
+                              st, ctr, preds, cfg, view, weight, dot_start, dot_end, learn, shown_as_scored)
+
+
+@njit(nogil=True, inline="always")
+def example_loop_shown(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
+                       ctr, preds, cfg, view, weight, dot_start, dot_end, learn, shown):
     """Predict, score and (when training) learn examples start..end-1 of a block with the learner
     given by ``cfg``, ``view``, ``weight``, ``dot_start``, ``dot_end`` and ``learn`` (see the module
-    docstring). Stops early, returning the next example index, once the weighted example count
-    reaches the next progress row (``ctr[C_DUMP]``); returns ``end`` otherwise."""
+    docstring); ``shown(raw, p, lo, hi)`` is the prediction written for -p, from the raw score, the
+    scored prediction and the bounds before the example's label. Stops early, returning the next
+    example index, once the weighted example count reaches the next progress row (``ctr[C_DUMP]``);
+    returns ``end`` otherwise."""
     code = iprm[I_LOSS]
     tau = prm[P_TAU]
     holdout_period = iprm[I_HOLDOUT]
@@ -176,6 +206,8 @@ def example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, ta
     binary = iprm[I_BINARY] != 0
     for e in range(start, end):
         h = weights[e]
+        lo = st[S_MIN_LABEL]
+        hi = st[S_MAX_LABEL]
         y, labeled, holdout = begin_example(ctr, st, code, labels[e], train, holdout_period, bounds_follow)
         s = indptr[e]
         f = indptr[e + 1]
@@ -185,6 +217,7 @@ def example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, ta
             acc += weight(table, idx[k], cfg, v) * val[k]
         raw = dot_end(acc, bases[e], table, cfg, st)
         p = finish_prediction(ctr, st, preds, e, raw, code, y, tau, h, labeled, holdout, binary, nfeat[e])
+        preds[e] = shown(raw, p, lo, hi)
         if train and labeled and h > 0.0 and not holdout:
             learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h)
         if ctr[C_W_LABELED] + ctr[C_W_UNLABELED] >= ctr[C_DUMP]:

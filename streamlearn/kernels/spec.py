@@ -85,6 +85,13 @@ class LearnerSpec:
     #: cfg -> True when, after finalize, the weight column holds the weights in force on its own
     weights_in_column: Callable = never
     regularizer: Callable = no_regularizer   # (cfg, w) -> (value, how it reads) for --objective
+    #: (cfg, st) -> the factor --objective applies to the regularizer (1: it is added to the average
+    #: loss as it is)
+    regularizer_scale: Callable = lambda cfg, st: 1.0
+    #: cfg -> the table columns a readable model prints after the weight in VW's save_resume form
+    #: (None: the update rule's G and N; a learner with its own columns names every --invert_hash
+    #: line, as VW's --ftrl does, where gd names only the lines whose weight is not 0)
+    readable: Callable | None = None
     #: names of the learner's own state slots (``st``, streamlearn.kernels.state)
     slots: tuple = ()
     #: options that belong to this learner (given to another learner, they are an error)
@@ -103,5 +110,10 @@ class LearnerSpec:
     #: options, for the message; None when per-feature rates apply
     plain_only: Callable = lambda cfg: None
     takes_invariant: bool = True     # --invariant applies (an SGD step)
+    rate_schedule: bool = True       # the steps follow -l, --power-t and --initial-t
+    #: -p shows a first prediction made with the bounds before the example's label; learning predicts
+    #: again with the widened bounds (VW's learners whose learn returns no prediction, --ftrl), and
+    #: --audit prints the example twice
+    predicts_twice: bool = False
     batch: bool = False              # a batch method, trained by streamlearn.scd_run
 

@@ -20,9 +20,11 @@ P_L1 = 3              # gravity g (tg), lambda of the L1 norm (fobos l1/elastic,
 P_THRESHOLD = 4       # theta (tg, rounding, subgradient), +inf by default
 P_G0 = 5              # initial sum of squared gradients of every weight (adaptive with initial_t > 0)
 P_RADIUS = 6          # l1ball: radius z of the L1 ball; eg: the total z of w+ and w-
-P_L2 = 7              # fobos: lambda of the squared L2 norm (l2sq, elastic)
+P_L2 = 7              # fobos, ftrl: lambda of the squared L2 norm lambda/2 ||w||^2 (fobos l2sq, elastic)
 P_LAMBDA = 8          # fobos: lambda of the L2 norm (l2) or the Linf norm (linf)
 P_PNORM = 9           # smidas: p of the p-norm link function
+P_FTRL_ALPHA = 10     # ftrl: alpha of the per-coordinate rate alpha / (beta + sqrt(n_i))
+P_FTRL_BETA = 11      # ftrl: beta
 N_PRM = 16
 
 # ----------------------------------------------------------------------------- iprm: integer settings
@@ -121,6 +123,7 @@ A_SMIDAS = 5          # stochastic mirror descent made sparse (Shalev-Shwartz & 
 A_ROUNDING = 6        # SGD with coefficient rounding every K steps (Langford, Li & Zhang 2009, Section 3.1)
 A_SUBGRADIENT = 7     # L1-regularized subgradient (Langford, Li & Zhang 2009, Section 3.2)
 A_SCD = 8             # stochastic coordinate descent, a batch method (Shalev-Shwartz & Tewari 2009, Algorithm 2)
+A_FTRL = 9            # FTRL-Proximal with per-coordinate rates (McMahan et al. 2013, Algorithm 1)
 
 # ----------------------------------------------------------------------------- fobos regularizers
 REG_L1 = 0            # lambda ||w||_1, eq. 6 (lazy, per coordinate)

@@ -1,0 +1,181 @@
+"""FTRL-Proximal with per-coordinate learning rates (McMahan, Holt, Sculley et al., "Ad Click
+Prediction: a View from the Trenches", KDD 2013, Algorithm 1), as VW 9.11.9's ``--ftrl`` computes it
+(vw-spec-2.md §2f).
+
+Each coordinate i keeps z_i (the sum of its gradients minus sigma-weighted past weights) and n_i (the
+sum of its squared gradients). For a learned example with prediction p, label y and importance h,
+d = loss'(p, y) * h, and for each feature (x_i in the example's order; a feature that occurs twice
+is updated twice)::
+
+    g = d x_i
+    sigma = (sqrt(n_i + g^2) - sqrt(n_i)) / alpha
+    z_i += g - sigma w_i
+    n_i += g^2
+    w_i = 0                                                   if |z_i| <= lambda1
+        = -(z_i - sgn(z_i) lambda1) / ((beta + sqrt(n_i)) / alpha + lambda2)    otherwise
+
+(Algorithm 1's closed form, the solution of the per-coordinate problem with the regularizer
+lambda1 ||w||_1 + lambda2/2 ||w||^2.) The update runs for every learned example, also when the
+gradient is 0 (w is recomputed; z and n do not move).
+
+The learner is lazy by construction: w_i is a function of its own z_i and n_i, which only an example
+with feature i changes, so an untouched coordinate never needs catching up and an example costs
+O(its features). The table stores w beside z and n (VW's layout), so prediction reads one column.
+
+VW computes in float32; streamlearn keeps float64 state and arithmetic and takes lambda1, lambda2,
+alpha and beta as the float32 values VW parses them to. The -p prediction is VW's first predict,
+clamped to the bounds before the example's label (``loop.shown_before_label``); the loss and the
+gradient use the prediction clamped to the bounds the label widened.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from streamlearn.errors import OptionError
+from streamlearn.kernels.loop import base_start, example_loop_shown, shown_before_label, state_view, sum_end
+from streamlearn.kernels.losses import loss_dloss
+from streamlearn.kernels.spec import Layout, LearnerSpec
+from streamlearn.kernels.state import A_FTRL, P_FTRL_ALPHA, P_FTRL_BETA, P_L1, P_L2, S_NLEARN, S_T
+
+W = 0          # the weight in force
+Z = 1          # z_i
+N = 2          # n_i, the sum of squared gradients
+
+#: VW's defaults (ftrl.cc)
+ALPHA = 0.5
+BETA = 1.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def ftrl_weight_of(z, n, alpha, beta, l1, l2):
+    """Algorithm 1's closed-form weight of a coordinate from its z and n."""
+    if abs(z) <= l1:
+        return 0.0
+    sign = 1.0 if z > 0.0 else -1.0
+    return (sign * l1 - z) / ((beta + math.sqrt(n)) / alpha + l2)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def ftrl_step(table, i, g, alpha, beta, l1, l2):
+    """One coordinate's update with gradient g (Algorithm 1, the loop over i in the example)."""
+    n = table[i, N]
+    n_new = n + g * g
+    sigma = (math.sqrt(n_new) - math.sqrt(n)) / alpha
+    z = table[i, Z] + g - sigma * table[i, W]
+    table[i, Z] = z
+    table[i, N] = n_new
+    table[i, W] = ftrl_weight_of(z, n_new, alpha, beta, l1, l2)
+
+
+@njit(cache=True, nogil=True)
+def ftrl_settings(prm, iprm):
+    """(alpha, beta, lambda1, lambda2)."""
+    return prm[P_FTRL_ALPHA], prm[P_FTRL_BETA], prm[P_L1], prm[P_L2]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def ftrl_weight(table, i, cfg, v):
+    return table[i, W]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def ftrl_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
+    """Algorithm 1's update of every feature of a learned example (module docstring)."""
+    alpha, beta, l1, l2 = cfg
+    d = loss_dloss(code, p, y, tau) * h
+    for k in range(s, f):
+        ftrl_step(table, idx[k], d * np.float64(val[k]), alpha, beta, l1, l2)
+    st[S_T] += h
+    st[S_NLEARN] += 1.0
+
+
+@njit(cache=True, nogil=True)
+def learn_ftrl_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
+                     preds):
+    """Examples start..end-1 with FTRL-Proximal (the example loop of ``streamlearn.kernels.loop``;
+    -p shows the prediction before the label widened the bounds, as VW's --ftrl does)."""
+    return example_loop_shown(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm,
+                              st, ctr, preds, ftrl_settings(prm, iprm), state_view, ftrl_weight, base_start,
+                              sum_end, ftrl_learn, shown_before_label)
+
+
+@njit(cache=True, nogil=True)
+def recompute_weights(table, alpha, beta, l1, l2):
+    """w_i from z_i and n_i for every coordinate with state (after -i: the model's w was computed with
+    the settings it was trained with)."""
+    for i in range(table.shape[0]):
+        if table[i, N] != 0.0 or table[i, Z] != 0.0:
+            table[i, W] = ftrl_weight_of(table[i, Z], table[i, N], alpha, beta, l1, l2)
+
+
+def after_load(table, prm, iprm, st) -> None:
+    recompute_weights(table, prm[P_FTRL_ALPHA], prm[P_FTRL_BETA], prm[P_L1], prm[P_L2])
+
+
+def f32(x: float) -> float:
+    """x as the float32 VW parses a float option to."""
+    return float(np.float32(x))
+
+
+def settings(cfg, prm, iprm) -> None:
+    prm[P_FTRL_ALPHA] = f32(cfg.ftrl_alpha)
+    prm[P_FTRL_BETA] = f32(cfg.ftrl_beta)
+    prm[P_L1] = f32(cfg.l1)
+    prm[P_L2] = f32(cfg.l2)
+
+
+def regularizer(cfg, w: np.ndarray) -> tuple[float, str]:
+    """The regularizer of the objective FTRL-Proximal follows, lambda1 ||w||_1 + lambda2/2 ||w||^2,
+    counted once for the whole sum of losses (the objective scales it by 1/T)."""
+    value = f32(cfg.l1) * float(np.abs(w).sum()) + f32(cfg.l2) / 2 * float(np.dot(w, w))
+    return value, f"({cfg.l1:g} ||w||_1 + {cfg.l2:g}/2 ||w||_2^2) / T"
+
+
+def regularizer_scale(cfg, st) -> float:
+    """1/T, T the weighted examples learned so far: FTRL-Proximal minimizes the summed losses plus
+    the regularizer once, i.e. the average loss plus the regularizer over T."""
+    t = float(st[S_T])
+    return 1.0 / t if t > 0 else 0.0
+
+
+def check(cfg, flag) -> None:
+    for name in ("ftrl_alpha", "ftrl_beta"):
+        v = getattr(cfg, name)
+        if not (v >= 0 and math.isfinite(v)) or (name == "ftrl_alpha" and v == 0):
+            what = "> 0" if name == "ftrl_alpha" else ">= 0"
+            raise OptionError(f"{flag[name]} must be a finite number {what} (got {v:g})")
+    for name in ("l1", "l2"):
+        v = getattr(cfg, name)
+        if not (v >= 0 and math.isfinite(v)):
+            raise OptionError(f"{flag[name]} must be a finite number >= 0 (got {v:g})")
+    for name in ("learning_rate", "power_t", "initial_t", "decay_learning_rate"):
+        if name in cfg.explicit:
+            raise OptionError(f"{flag[name]} does not apply to --algo ftrl: each coordinate's rate is "
+                              f"--ftrl-alpha / (--ftrl-beta + sqrt(n_i)), n_i its sum of squared gradients")
+
+
+LAYOUT = Layout(("w", "ftrl_z", "ftrl_n"), 3)
+
+FTRL = LearnerSpec(
+    name="ftrl", code=A_FTRL, kernel=learn_ftrl_block, after_load=after_load, settings=settings,
+    describe=lambda c: (f"ftrl (FTRL-Proximal: alpha = {f32(c.ftrl_alpha):g}, beta = {f32(c.ftrl_beta):g}, "
+                        f"l1 = {f32(c.l1):g}, l2 = {f32(c.l2):g})"),
+    layout=lambda c: LAYOUT,
+    saved=lambda c: [("ftrl_z", Z), ("ftrl_n", N)],
+    readable=lambda c: (Z, N),
+    resumes_from_weights=False,
+    weights_in_column=lambda c: True,
+    regularizer=regularizer,
+    regularizer_scale=regularizer_scale,
+    options=("l1", "l2", "ftrl_alpha", "ftrl_beta"),
+    selected_by=("ftrl_alpha", "ftrl_beta"),
+    plain_only=lambda c: "its per-coordinate rates are FTRL's own",
+    takes_invariant=False,
+    rate_schedule=False,
+    predicts_twice=True,
+    check=check,
+)
