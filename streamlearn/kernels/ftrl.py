@@ -138,7 +138,7 @@ def regularizer(cfg, w: np.ndarray) -> tuple[float, str]:
 def regularizer_scale(cfg, st) -> float:
     """1/T, T the weighted examples learned so far: FTRL-Proximal minimizes the summed losses plus
     the regularizer once, i.e. the average loss plus the regularizer over T."""
-    t = float(st[S_T])
+    t = float(st[S_T]) - cfg.initial_t      # the clock starts at initial_t, which ftrl does not use
     return 1.0 / t if t > 0 else 0.0
 
 
