@@ -1,58 +1,83 @@
-"""Sparsity frontier: test accuracy against non-zero weights, streamlearn tg vs VW 9.11.9 ``--l1``.
+"""Sparsity frontier: test accuracy against non-zero weights, streamlearn's learners against VW 9.11.9
+(``--l1`` and ``--ftrl``) and the batch L1 optimum (scikit-learn's liblinear).
 
 What it measures
 ----------------
 For 20 Newsgroups (comp.* vs rest), IMDB (positive vs negative review) and Reuters-21578 ModApte
-('earn' vs rest), each tool is trained on the train split once per L1 strength of its sweep and
-evaluated on the test split:
+('earn' vs rest), every series below trains on the train split once per value of its sweep, logistic
+loss, ``-b 20`` hashed features, and is evaluated on the test split:
 
-* VW: the default learner (adaptive, normalized, invariant updates) with ``--loss_function logistic
-  --l1 L1 -b 18``, ``--predict_only_model`` (so the saved model is truncated) and ``--readable_model``;
-  then ``-t -i MODEL -d TEST -p PRED``.
-* streamlearn: ``train --loss logistic --algo tg --l1 L1 -b 18`` with the learner's defaults; then
-  ``predict -i MODEL -d TEST -p PRED``.
+* **VW --l1**: VW's default learner (adaptive, normalized, invariant), ``--l1 L1``, one pass,
+  ``--predict_only_model`` (so the saved model is truncated); test predictions from ``vw -t -i``.
+* **VW --ftrl**: ``--ftrl`` with VW's default alpha 0.5 and beta 1, ``--l1 L1`` from 1e-6 to 10, one
+  pass; test predictions from ``vw -t -i``.
+* **batch optimum**: scikit-learn's ``LogisticRegression(l1_ratio=1, solver='liblinear', C=C,
+  fit_intercept=False)`` (penalty='l1' before scikit-learn 1.8) on the same hashed features, read with
+  ``streamlearn.csr.load_csr(bits=20)`` (so column j is weight slot j of the streamlearn and VW
+  models), minimizing ``C sum_i loss_i + ||w||_1``. **No intercept: the constant feature is a column
+  of X** (its slot, value 1 in every row), penalized like every other weight -- exactly as VW and
+  streamlearn treat their constant, and as liblinear would penalize its own intercept anyway.
+  scikit-learn's defaults otherwise (tol 1e-4, max_iter 100; a point that stopped at max_iter is
+  marked).
+* **streamlearn**: ``streamlearn train --loss logistic -b 20 --algo A ...`` for each learner
+  (default tg, fobos, ftrl -- ``--ftrl-alpha 0.5 --ftrl-beta 1``, VW's defaults -- and scd), the online
+  ones with ``--passes P`` for each P of ``--passes`` (default 1 and 10; ``--holdout-off`` when P > 1,
+  no shuffling), scd (batch stochastic coordinate descent) with ``--passes E`` epochs (default 10)
+  and its L1 ``lambda = 1 / (C m)`` for each C of the batch sweep (m the training examples): the same
+  objective as liblinear's at that C, scaled by 1/(C m). The runs go through ``streamlearn.cli.main``
+  in-process in the worker processes (the CLI's code without a new interpreter per run); test
+  accuracy comes from ``load_csr(TEST) @ w`` with the saved weights, and for the first point of every
+  series the script also runs ``streamlearn predict`` and checks it gives the same correct count.
 
-Both tools make the same number of passes (``--passes``, default 1; with more than one, VW adds
-``-c -k --holdout_off`` and streamlearn ``--holdout-off``). No other learner flag is given, so each
-tool runs with its own defaults; ``--vw-args`` and ``--sl-args`` append extra arguments to the
-training commands. The two L1 sweeps differ (VW_L1 and SL_L1 below, or ``--vw-l1`` / ``--sl-l1``)
-because the two L1s mean different things: VW's is one global gravity, streamlearn's a per-feature
-gravity scaled by each weight's own rate and counted from its first update (tg's defaults: VW's
-default update rule and the cumulative penalty). Each sweep includes 0 (no L1), the densest
-point.
+Non-zero weights are counted the same way for every series, **the constant included**: the
+``index:value`` lines with value != 0 of VW's readable model, the non-zero weights of streamlearn's
+model file (``load_model``), the non-zero coefficients of liblinear. Accuracy: a raw prediction > 0
+means +1, anything else -1, compared with label > 0.
 
-For every run: the number of non-zero weights of the saved model (VW: the ``index:value`` lines of the
-readable model whose value is not 0; streamlearn: the non-zero entries of the weight column of the
-model file, read with ``streamlearn.io.model_file.load_model``), the test accuracy (a prediction > 0
-means +1, anything else -1, compared with the sign of the label) and the wall time of the training
-command.
+Targets (from the project issue), PASS/FAIL per dataset:
 
-Target (from the project issue): on every dataset streamlearn's frontier dominates VW's, i.e. for
-every VW point there is a streamlearn point with no more non-zero weights and accuracy at least as
-high, and at VW's densest point (most non-zero weights) the best streamlearn accuracy among points
-with no more non-zero weights is at least VW's.
+1. **one pass**: streamlearn's one-pass frontier (all its online learners' one-pass points together)
+   dominates VW --ftrl's: for every VW --ftrl point there is a streamlearn one-pass point with no more
+   non-zero weights and accuracy >= VW's - 0.002.
+2. **at most 10 passes**: for every batch-optimum point with at least 300 non-zero weights there is a
+   streamlearn point (any learner, <= 10 passes or epochs) with at most 1.5x its non-zero weights and
+   accuracy >= its - 0.01.
+
+The earlier target (streamlearn one pass dominates VW --l1 with no tolerance) is reported too.
+
+``--seeds N`` re-runs every one-pass point (both VW series and streamlearn's one-pass series) on N - 1
+further shuffles of the train files (seeds SHUFFLE_SEED + 1, ...) and reports how much the one-pass
+figures move: per series, the spread (max - min over the N seeds) of the test accuracy at the same L1
+value, and target 1 on each seed.
 
 Data
 ----
-The compressed VW files in ``--data-root`` (default ../shared/data/real next to the repository; the script exits 0 with a
-message when it is absent) are rewritten once to ``bench/data/frontier/`` (git-ignored): the tag of
-every line is removed (``-1 'alt.atheism/49960|w ...`` becomes ``-1 |w ...``; it carries the group
-or topic names, i.e. the answer) and the lines of each train file are shuffled with
-``random.Random(SHUFFLE_SEED)`` (the 20 Newsgroups train file is ordered by group). Namespaces and
-features are unchanged and the test files keep their order. A ``.meta.json`` stamp next to each
-prepared file names its source, so a stale or partial file is rebuilt.
+The compressed VW files in ``--data-root`` (default ../shared/data/real next to the repository; the
+script exits 0 with a message when it is absent) are rewritten once to ``bench/data/frontier/``
+(git-ignored): the tag of every line is removed (``-1 'alt.atheism/49960|w ...`` becomes
+``-1 |w ...``; it carries the group or topic names, i.e. the answer) and the lines of each train file
+are shuffled with ``random.Random(SHUFFLE_SEED)`` (the 20 Newsgroups train file is ordered by group).
+Namespaces and features are unchanged and the test files keep their order. A ``.meta.json`` stamp
+next to each prepared file names its source, so a stale or partial file is rebuilt.
 
 Output
 ------
 The section between ``<!-- bench_frontier:start -->`` and ``<!-- bench_frontier:end -->`` of
 ``bench/RESULTS.md`` (replaced, or appended when missing; the rest of the file is left as it is) and
-the plot ``bench/frontier.png`` next to it. ``--quick`` sweeps fewer L1 values and writes
+the plot ``bench/frontier.png`` next to it. ``--quick`` sweeps far fewer values and writes
 ``bench/out/RESULTS.quick.md`` and ``bench/out/frontier.png`` instead. Models and predictions go to a
 temporary directory that is removed at the end.
 
-Usage: ``python bench/frontier.py [--quick] [--passes P] [--datasets news20,imdb,reuters]
-[--vw-l1 0,1e-6,...] [--sl-l1 0,1e-4,...] [--vw-args=ARGS] [--sl-args=ARGS] [--out PATH]``
-(write ``--sl-args=--foo`` with ``=`` when the value starts with a dash).
+Runs are spread over ``--jobs`` worker processes (default 2), so the train times in the tables are
+wall times measured while another run shares the machine. A streamlearn learner whose probe command
+fails (e.g. ``--algo ftrl`` before it exists) is skipped with a message; so are VW and scikit-learn
+when they cannot be imported.
+
+Usage: ``python bench/frontier.py [--quick] [--datasets news20,imdb,reuters] [--learners
+tg,fobos,ftrl,scd] [--passes 1,10] [--scd-epochs 10] [--grid NAME=v1,v2,...]...
+[--learner-args NAME=ARGS]... [--vw-args=ARGS] [--seeds N] [--jobs J] [--out PATH]``. Grid NAMEs:
+``vw-l1``, ``vw-ftrl``, ``C`` (the batch sweep, also scd's), a learner (``tg``: all its passes) or a
+learner and passes (``tg/10``).
 """
 
 from __future__ import annotations
@@ -60,19 +85,24 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import lzma
+import math
 import os
+import pickle
 import random
 import shlex
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+import warnings
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_core import (file_size, machine_facts, produced_by, read_meta, say,  # noqa: E402
-                        streamlearn_base, vw_available, write_meta, write_section)
+                        streamlearn_base, version, vw_available, write_meta, write_section)
 
 REPO = Path(__file__).resolve().parent.parent
 DATA_ROOT = REPO.parent / "shared" / "data" / "real"
@@ -81,28 +111,68 @@ DEFAULT_OUT = Path("bench/RESULTS.md")
 QUICK_OUT = Path("bench/out/RESULTS.quick.md")
 PLOT_NAME = "frontier.png"
 SHUFFLE_SEED = 20261122
-BITS = 18
+BITS = 20
 MARK_START = "<!-- bench_frontier:start -->"
 MARK_END = "<!-- bench_frontier:end -->"
 PREP_VERSION = 1  # bump when the preparation of the data files changes
+LAST_RUN = REPO / "bench" / "out" / "frontier.last.pkl"  # the last run's results (--rerender)
+FTRL_ALPHA, FTRL_BETA = 0.5, 1.0  # VW 9.11.9's defaults for --ftrl
+ONE_PASS_TOL = 0.002  # target 1: accuracy >= VW --ftrl's - this
+BATCH_TOL = 0.01  # target 2: accuracy >= the batch optimum's - this
+BATCH_MIN_NNZ = 300  # target 2 looks at batch points with at least this many non-zero weights
+BATCH_NNZ_FACTOR = 1.5  # ... and streamlearn points with at most this factor of their non-zero weights
+BUDGETS = (100, 300, 1000, 3000, 10000, 30000)  # columns of the summary table
 
 
-def l1_grid(low_exp: int, high_exp: int, mantissas: tuple[int, ...] = (1, 3)) -> tuple[float, ...]:
-    """0, then m x 10^e for e in low_exp..high_exp and each mantissa m, up to 10^high_exp."""
+def grid(low_exp: int, high_exp: int, mantissas: tuple[int, ...] = (1, 3), zero: bool = True) -> tuple[float, ...]:
+    """(0,) then m x 10^e for e in low_exp..high_exp and each mantissa m, up to 10^high_exp."""
     values = [float(f"{m}e{e}") for e in range(low_exp, high_exp + 1) for m in mantissas]
-    return (0.0, *[v for v in values if v <= 10.0 ** high_exp])
+    return ((0.0,) if zero else ()) + tuple(v for v in values if v <= 10.0 ** high_exp)
 
 
-# L1 sweeps: the same 1-2-5 steps per decade for both tools, each over the range where its models go
-# from dense to (nearly) empty. VW's global gravity leaves a few hundred weights or fewer of these text
-# models at 1e-4 (IMDB: none but the constant). streamlearn's per-feature gravity, scaled by each
-# weight's own rate, needs values about 100x larger for the same sparsity; its sweep runs until the
-# model is empty, so that even VW's sparsest point has a streamlearn point with no more weights.
-# (A first run with 1-3 steps left two VW points undominated by a hair: see bench/RESULTS.md.)
-VW_L1 = l1_grid(-8, -4, (1, 2, 5))
-SL_L1 = l1_grid(-9, 0, (1, 2, 5))
-QUICK_VW_L1 = l1_grid(-7, -4, (1,))
-QUICK_SL_L1 = l1_grid(-6, 1, (1,))
+# Sweeps. VW's global --l1 leaves a few hundred weights or fewer of these text models at 1e-4;
+# VW --ftrl's L1 (on the scale of its z, the summed gradients) spans 1e-6 to 10 (the issue's range);
+# streamlearn's tg and fobos L1 are per-feature and scaled by each weight's own rate, so they need
+# larger values for the same sparsity (up to 1, where the models are nearly empty); ftrl takes VW's
+# values and goes on to 1000 (one pass: 20 leaves ~500 weights of 20 Newsgroups; over 10 passes z sums
+# ten times the gradients, so the interesting range moves up accordingly).
+# The batch sweep is over liblinear's C (scd: lambda = 1/(C m)); at C = 0.01 the models hold a few
+# dozen weights, at C = 10 thousands (and liblinear takes a minute on 20 Newsgroups).
+FULL_GRIDS = {
+    "vw-l1": grid(-8, -4, (1, 2, 5)),
+    "vw-ftrl": grid(-6, 1, (1, 2, 5), zero=False),
+    "C": (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0),
+    "tg/1": grid(-8, 0, (1, 2, 5)),
+    "fobos/1": grid(-8, 0, (1, 2, 5)),
+    "ftrl/1": grid(-6, 3, (1, 2, 5)),
+    "tg": grid(-6, 0, (1, 3)),
+    "fobos": grid(-6, 0, (1, 3)),
+    "ftrl": grid(-3, 3, (1, 2, 5)),
+}
+QUICK_GRIDS = {
+    "vw-l1": (0.0, 1e-6, 1e-5, 1e-4),
+    "vw-ftrl": (1e-6, 1e-2, 1.0, 10.0),
+    "C": (0.01, 0.1),
+    "tg": (0.0, 1e-4, 1e-3, 1e-2, 1e-1),
+    "fobos": (0.0, 1e-4, 1e-3, 1e-2, 1e-1),
+    "ftrl": (1e-2, 1.0, 10.0, 100.0, 1000.0),
+}
+QUICK_PASSES = (1, 3)
+
+
+@dataclass(frozen=True)
+class Learner:
+    name: str
+    args: tuple  # the learner's own arguments of `streamlearn train`
+    batch: bool = False  # scd: --passes are epochs, no holdout option, lambda from the C sweep
+
+
+LEARNERS = {
+    "tg": Learner("tg", ("--algo", "tg")),
+    "fobos": Learner("fobos", ("--algo", "fobos")),
+    "ftrl": Learner("ftrl", ("--algo", "ftrl", "--ftrl-alpha", f"{FTRL_ALPHA:g}", "--ftrl-beta", f"{FTRL_BETA:g}")),
+    "scd": Learner("scd", ("--algo", "scd"), batch=True),
+}
 
 
 @dataclass(frozen=True)
@@ -124,20 +194,66 @@ DATASETS = (
 )
 
 
+@dataclass(frozen=True)
+class Series:
+    """One curve: a tool, a learner and a number of passes, swept over one parameter."""
+
+    key: str  # "vw-l1", "vw-ftrl", "batch", "tg/1", "scd/10", ...
+    tool: str  # "VW", "scikit-learn", "streamlearn"
+    learner: str  # "l1", "ftrl", "liblinear", or a streamlearn learner name
+    passes: int
+    values: tuple  # the sweep: L1 values, or C values (batch, scd)
+    extra: tuple = ()  # extra arguments of the training command
+
+    @property
+    def label(self) -> str:
+        if self.tool == "VW":
+            return f"VW --{self.learner}"
+        if self.tool == "scikit-learn":
+            return "batch optimum (liblinear)"
+        unit = "epochs" if self.learner == "scd" else ("pass" if self.passes == 1 else "passes")
+        return f"streamlearn {self.learner}, {self.passes} {unit}"
+
+    @property
+    def param(self) -> str:
+        return "C" if self.key == "batch" or self.learner == "scd" else "L1"
+
+    @property
+    def one_pass(self) -> bool:
+        """A one-pass online series (streamlearn or VW)."""
+        return self.passes == 1 and self.tool != "scikit-learn" and self.learner != "scd"
+
+
 @dataclass
 class Prepared:
     path: Path  # relative to REPO
     meta: dict
 
 
+@dataclass(frozen=True)
+class Task:
+    ds: str
+    series: Series
+    value: float
+    seed: int
+    train: str  # relative to REPO
+    test: str
+    m: int  # training examples (scd's lambda = 1/(C m))
+    verify: bool = False  # also run `streamlearn predict` and compare
+
+
 @dataclass
 class Point:
-    tool: str
-    l1: float
-    nnz: int
-    correct: int
-    total: int
-    train_s: float
+    ds: str
+    series: str
+    value: float
+    seed: int
+    nnz: int = 0
+    correct: int = 0
+    total: int = 1
+    train_s: float = 0.0
+    note: str = ""
+    error: str = ""
 
     @property
     def acc(self) -> float:
@@ -174,20 +290,19 @@ def positives(lines: list[bytes]) -> int:
     return sum(float(line.split(None, 1)[0]) > 0 for line in lines)
 
 
-def prepare(source: Path, dst: Path, shuffle: bool) -> Prepared:
-    """dst = source without tags (shuffled when asked); reused when its stamp matches."""
+def prepare(source: Path, dst: Path, seed: int | None) -> Prepared:
+    """dst = source without tags (shuffled with ``seed`` unless None); reused when its stamp matches."""
     st = source.stat()
     want = {"kind": "frontier-data", "version": PREP_VERSION, "source": str(source),
-            "source_size": st.st_size, "source_mtime": int(st.st_mtime),
-            "shuffle_seed": SHUFFLE_SEED if shuffle else None}
+            "source_size": st.st_size, "source_mtime": int(st.st_mtime), "shuffle_seed": seed}
     meta = read_meta(dst)
     size = file_size(dst)
     if meta and size is not None and all(meta.get(k) == v for k, v in want.items()) and meta.get("size") == size:
         return Prepared(dst, meta)
-    say(f"writing {dst} from {source}" + (f" (shuffled, seed {SHUFFLE_SEED})" if shuffle else "") + " ...")
+    say(f"writing {dst} from {source}" + (f" (shuffled, seed {seed})" if seed is not None else "") + " ...")
     lines = read_stripped(source)
-    if shuffle:
-        random.Random(SHUFFLE_SEED).shuffle(lines)
+    if seed is not None:
+        random.Random(seed).shuffle(lines)
     (REPO / dst.parent).mkdir(parents=True, exist_ok=True)
     tmp = REPO / dst.with_name(dst.name + ".part")
     tmp.write_bytes(b"".join(lines))
@@ -197,16 +312,13 @@ def prepare(source: Path, dst: Path, shuffle: bool) -> Prepared:
     return Prepared(dst, meta)
 
 
-def prepare_dataset(root: Path, ds: Dataset) -> tuple[Prepared, Prepared]:
-    train = prepare(root / ds.train, PREP_DIR / f"{ds.key}.train.vw", shuffle=True)
-    test = prepare(root / ds.test, PREP_DIR / f"{ds.key}.test.vw", shuffle=False)
-    return train, test
+def prepare_train(root: Path, ds: Dataset, seed: int) -> Prepared:
+    name = f"{ds.key}.train.vw" if seed == SHUFFLE_SEED else f"{ds.key}.train.seed{seed}.vw"
+    return prepare(root / ds.train, PREP_DIR / name, seed)
 
 
-def read_labels(path: Path) -> list[bool]:
-    """True for a positive label, one entry per line of a prepared file."""
-    with open(REPO / path, "rb") as f:
-        return [float(line.split(None, 1)[0]) > 0 for line in f]
+def prepare_test(root: Path, ds: Dataset) -> Prepared:
+    return prepare(root / ds.test, PREP_DIR / f"{ds.key}.test.vw", None)
 
 
 # --------------------------------------------------------------------------- commands
@@ -216,32 +328,38 @@ def vw_base() -> list[str]:
     return [sys.executable, "-m", "vowpalwabbit"]
 
 
-def fmt_l1(l1: float | str) -> str:
-    return l1 if isinstance(l1, str) else f"{l1:g}"
+def fmt_v(v: float | str) -> str:
+    return v if isinstance(v, str) else f"{v:g}"
 
 
-def vw_train_cmd(train: str, l1: float | str, model: str, readable: str, passes: int, extra: list[str]) -> list[str]:
-    cmd = vw_base() + ["-d", train, "--loss_function", "logistic", "--l1", fmt_l1(l1), "-b", str(BITS),
-                       "--passes", str(passes)]
-    if passes > 1:
-        cmd += ["-c", "-k", "--holdout_off"]
-    return cmd + ["-f", model, "--predict_only_model", "--readable_model", readable, "--quiet", *extra]
+def vw_train_cmd(series: Series, train: str, l1: float | str, model: str, readable: str) -> list[str]:
+    cmd = vw_base() + ["-d", train, "--loss_function", "logistic"]
+    if series.learner == "ftrl":
+        cmd.append("--ftrl")
+    return cmd + ["--l1", fmt_v(l1), "-b", str(BITS), "-f", model, "--predict_only_model",
+                  "--readable_model", readable, "--quiet", *series.extra]
 
 
 def vw_test_cmd(model: str, test: str, pred: str) -> list[str]:
     return vw_base() + ["-t", "-i", model, "-d", test, "-p", pred, "--quiet"]
 
 
-def sl_train_cmd(train: str, l1: float | str, model: str, passes: int, extra: list[str]) -> list[str]:
-    cmd = streamlearn_base() + ["train", "-d", train, "--loss", "logistic", "--algo", "tg", "--l1", fmt_l1(l1),
-                                "-b", str(BITS), "--passes", str(passes)]
-    if passes > 1:
-        cmd.append("--holdout-off")
-    return cmd + ["-f", model, "--quiet", *extra]
+def scd_lambda(c: float, m: int) -> float:
+    return 1.0 / (c * m)
 
 
-def sl_predict_cmd(model: str, test: str, pred: str) -> list[str]:
-    return streamlearn_base() + ["predict", "-i", model, "-d", test, "-p", pred, "--quiet"]
+def sl_train_args(series: Series, train: str, value: float | str, model: str, m: int | None = None) -> list[str]:
+    """Arguments of ``streamlearn train`` for one point (value: L1, or C for scd)."""
+    learner = LEARNERS[series.learner]
+    if learner.batch and not isinstance(value, str):
+        l1 = f"{scd_lambda(value, m):.6g}"
+    else:
+        l1 = fmt_v(value)
+    args = ["train", "-d", train, "--loss", "logistic", "-b", str(BITS), *learner.args, "--l1", l1,
+            "--passes", str(series.passes)]
+    if series.passes > 1 and not learner.batch:
+        args.append("--holdout-off")
+    return args + ["-f", model, "--quiet", *series.extra]
 
 
 def run(cmd: list[str]) -> float:
@@ -256,7 +374,19 @@ def run(cmd: list[str]) -> float:
     return wall
 
 
-# --------------------------------------------------------------------------- measurements
+# --------------------------------------------------------------------------- measurements (workers)
+
+_CACHE: dict = {}
+
+
+def loaded(path: str):
+    """(X, y > 0) of a prepared file at -b BITS, loaded once per worker."""
+    if path not in _CACHE:
+        from streamlearn.csr import load_csr
+
+        X, y, _ = load_csr(str(REPO / path), bits=BITS)
+        _CACHE[path] = (X, y > 0)
+    return _CACHE[path]
 
 
 def vw_nonzero(readable: Path) -> int:
@@ -265,216 +395,545 @@ def vw_nonzero(readable: Path) -> int:
     with open(readable, "rb") as f:
         for line in f:
             index, colon, value = line.partition(b":")
-            if colon and index.isdigit() and float(value) != 0.0:
+            if colon and index.isdigit() and float(value.split()[0]) != 0.0:
                 n += 1
     return n
 
 
-def sl_nonzero(model: Path) -> int:
-    """Non-zero weights in a streamlearn model file (column 0 of the stored rows is the weight)."""
-    import numpy as np
-    from streamlearn.io.model_file import load_model
-
-    _, _, rows = load_model(str(model))
-    return int(np.count_nonzero(rows[:, 0])) if rows.shape[0] else 0
-
-
-def count_correct(pred: Path, labels: list[bool]) -> int:
-    """Test examples whose prediction has the label's sign (a prediction > 0 means +1)."""
+def count_correct_file(pred: Path, labels) -> int:
+    """Test examples whose prediction in a predictions file has the label's sign (> 0 means +1)."""
     with open(pred, "rb") as f:
         preds = [float(line.split(None, 1)[0]) > 0 for line in f if line.strip()]
     if len(preds) != len(labels):
         raise RuntimeError(f"{pred}: {len(preds)} predictions for {len(labels)} test examples")
-    return sum(p == y for p, y in zip(preds, labels))
+    return sum(bool(p == y) for p, y in zip(preds, labels))
 
 
-def vw_point(train: Path, test: Path, labels: list[bool], l1: float, args, work: Path) -> Point:
+def sl_run(args: list[str]) -> None:
+    """``streamlearn ARGS`` in this process (the CLI's code); a failure raises RuntimeError with its
+    one-line message."""
+    import click
+
+    from streamlearn.cli import main as sl_main
+
+    try:
+        sl_main(args, standalone_mode=False)
+    except click.ClickException as exc:
+        raise RuntimeError(exc.format_message()) from None
+    except click.exceptions.Exit as exc:
+        if exc.exit_code:
+            raise RuntimeError(f"exit status {exc.exit_code}") from None
+
+
+def weights_of(model: Path):
+    import numpy as np
+
+    from streamlearn.io.model_file import load_model
+
+    _, index, rows = load_model(str(model))
+    w = np.zeros(1 << BITS)
+    w[index] = rows[:, 0]
+    return w
+
+
+def vw_task(task: Task, work: Path) -> Point:
+    point = Point(task.ds, task.series.key, task.value, task.seed)
     model, readable, pred = work / "vw.model", work / "vw.readable.txt", work / "vw.pred"
-    wall = run(vw_train_cmd(str(train), l1, str(model), str(readable), args.passes, args.vw_extra))
-    run(vw_test_cmd(str(model), str(test), str(pred)))
-    return Point("VW", l1, vw_nonzero(readable), count_correct(pred, labels), len(labels), wall)
+    point.train_s = run(vw_train_cmd(task.series, task.train, task.value, str(model), str(readable)))
+    run(vw_test_cmd(str(model), task.test, str(pred)))
+    _, labels = loaded(task.test)
+    point.nnz, point.correct, point.total = vw_nonzero(readable), count_correct_file(pred, labels), len(labels)
+    return point
 
 
-def sl_point(train: Path, test: Path, labels: list[bool], l1: float, args, work: Path) -> Point:
-    model, pred = work / "sl.model", work / "sl.pred"
-    wall = run(sl_train_cmd(str(train), l1, str(model), args.passes, args.sl_extra))
-    run(sl_predict_cmd(str(model), str(test), str(pred)))
-    return Point("streamlearn", l1, sl_nonzero(model), count_correct(pred, labels), len(labels), wall)
+def sl_task(task: Task, work: Path) -> Point:
+    import numpy as np
+
+    point = Point(task.ds, task.series.key, task.value, task.seed)
+    model = work / "sl.model"
+    t0 = time.perf_counter()
+    sl_run(sl_train_args(task.series, task.train, task.value, str(model), task.m))
+    point.train_s = time.perf_counter() - t0
+    X, labels = loaded(task.test)
+    w = weights_of(model)
+    point.nnz, point.total = int(np.count_nonzero(w)), len(labels)
+    point.correct = int(np.count_nonzero((X @ w > 0) == labels))
+    if LEARNERS[task.series.learner].batch:
+        point.note = f"lambda {scd_lambda(task.value, task.m):.3g}"
+    if task.verify:
+        pred = work / "sl.pred"
+        sl_run(["predict", "-i", str(model), "-d", task.test, "-p", str(pred), "--quiet"])
+        by_predict = count_correct_file(pred, labels)
+        if by_predict != point.correct:
+            point.note = (point.note + "; " if point.note else "") + \
+                f"streamlearn predict: {by_predict} correct, X @ w: {point.correct}"
+    return point
 
 
-def sweep(kind: str, grid: tuple[float, ...], train: Path, test: Path, labels: list[bool], args,
-          work: Path) -> list[Point]:
-    point_fn = vw_point if kind == "VW" else sl_point
-    points = []
-    for l1 in grid:
-        p = point_fn(train, test, labels, l1, args, work)
-        say(f"  {kind:<11} l1 {fmt_l1(l1):>7}: {p.nnz:>7,} non-zero, accuracy {p.acc:.4f}, train {p.train_s:.2f} s")
-        points.append(p)
-    return points
+def sklearn_task(task: Task, work: Path) -> Point:
+    import numpy as np
+    import sklearn
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import LogisticRegression
+
+    point = Point(task.ds, task.series.key, task.value, task.seed)
+    X, y = loaded(task.train)
+    Xt, labels = loaded(task.test)
+    major, minor = (int(x) for x in sklearn.__version__.split(".")[:2])
+    l1 = {"l1_ratio": 1.0} if (major, minor) >= (1, 8) else {"penalty": "l1"}
+    max_iter = int(dict(task.series.extra).get("max_iter", 100))
+    model = LogisticRegression(solver="liblinear", C=task.value, fit_intercept=False, max_iter=max_iter, **l1)
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(X, y)
+    point.train_s = time.perf_counter() - t0
+    coef = model.coef_.ravel()
+    point.nnz, point.total = int(np.count_nonzero(coef)), len(labels)
+    point.correct = int(np.count_nonzero((Xt @ coef > 0) == labels))
+    iters = int(np.max(model.n_iter_))
+    if iters >= max_iter:
+        point.note = f"stopped at max_iter {max_iter}"
+    return point
 
 
-def warm_up(test: Path, work: Path, args) -> None:
-    """One untimed run of each tool on a small file, so no timing includes numba compilation."""
-    say("warm-up (not timed): numba cache")
-    run(sl_train_cmd(str(test), 0.0, str(work / "warm.model"), 1, args.sl_extra))
-    run(vw_train_cmd(str(test), 0.0, str(work / "warm.vw"), str(work / "warm.txt"), 1, args.vw_extra))
+def run_task(task: Task, work_root: str, index: int) -> Point:
+    work = Path(work_root) / f"t{index}"
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        if task.series.tool == "VW":
+            return vw_task(task, work)
+        if task.series.tool == "scikit-learn":
+            return sklearn_task(task, work)
+        return sl_task(task, work)
+    except Exception as exc:  # reported by the caller; the benchmark goes on
+        return Point(task.ds, task.series.key, task.value, task.seed, error=f"{exc.__class__.__name__}: {exc}")
+    finally:
+        for f in work.iterdir():
+            f.unlink()
+        work.rmdir()
 
 
-# --------------------------------------------------------------------------- frontier check
+# --------------------------------------------------------------------------- series and tasks
+
+
+def parse_values(text: str) -> tuple[float, ...]:
+    values = tuple(sorted({float(x) for x in text.split(",") if x.strip()}))
+    if not values or values[0] < 0:
+        raise argparse.ArgumentTypeError("a comma-separated list of values >= 0")
+    return values
+
+
+def grid_for(args, name: str, passes: int) -> tuple[float, ...]:
+    """The sweep of a learner at a number of passes: --grid NAME/P, --grid NAME, else the defaults
+    (NAME/P, then NAME)."""
+    for key in (f"{name}/{passes}", name):
+        if key in args.grid:
+            return args.grid[key]
+    grids = QUICK_GRIDS if args.quick else FULL_GRIDS
+    for key in (f"{name}/{passes}", name):
+        if key in grids:
+            return grids[key]
+    raise KeyError(name)
+
+
+def build_series(args) -> list[Series]:
+    out = []
+    if args.use_vw:
+        out.append(Series("vw-l1", "VW", "l1", 1, grid_for(args, "vw-l1", 1), tuple(args.vw_extra)))
+        out.append(Series("vw-ftrl", "VW", "ftrl", 1, grid_for(args, "vw-ftrl", 1), tuple(args.vw_extra)))
+    c_values = args.grid.get("C") or (QUICK_GRIDS if args.quick else FULL_GRIDS)["C"]
+    if args.use_sklearn:
+        out.append(Series("batch", "scikit-learn", "liblinear", 1, c_values, (("max_iter", args.sk_max_iter),)))
+    for name in args.learners:
+        learner = LEARNERS[name]
+        extra = tuple(args.learner_args.get(name, ()))
+        if learner.batch:
+            for e in args.scd_epochs:
+                values = args.grid.get(f"{name}/{e}") or args.grid.get(name) or c_values
+                out.append(Series(f"{name}/{e}", "streamlearn", name, e, values, extra))
+        else:
+            for p in args.passes:
+                out.append(Series(f"{name}/{p}", "streamlearn", name, p, grid_for(args, name, p), extra))
+    return out
+
+
+def cost(task: Task, sizes: dict) -> float:
+    """A rough duration, to start the long runs first."""
+    size = sizes[task.ds]
+    s = task.series
+    if s.tool == "scikit-learn":
+        return size * (3 + 6 * math.log10(max(task.value, 0.01) / 0.01))
+    if s.tool == "VW":
+        return size * 0.5
+    return size * (0.6 + 0.3 * s.passes)
+
+
+def probe(series: list[Series], tiny: Path, work: Path) -> dict[str, str]:
+    """Run each streamlearn learner once on a tiny file (untimed; also fills the numba cache).
+    Returns {learner: message} for the learners whose command fails."""
+    failed = {}
+    seen = set()
+    for s in series:
+        if s.tool != "streamlearn" or s.learner in seen:
+            continue
+        seen.add(s.learner)
+        value = s.values[min(1, len(s.values) - 1)]
+        cmd = streamlearn_base() + sl_train_args(replace(s, passes=min(s.passes, 2)), str(tiny), value,
+                                                 str(work / "probe.model"), m=100)
+        try:
+            run(cmd)
+        except RuntimeError as exc:
+            lines = str(exc).strip().splitlines()
+            failed[s.learner] = lines[-1] if lines else str(exc)
+            say(f"skipping streamlearn learner {s.learner}: its command fails ({failed[s.learner]})")
+    return failed
+
+
+def run_all(tasks: list[Task], jobs: int, work: Path, sizes: dict) -> tuple[list[Point], float]:
+    """Run every task on ``jobs`` workers: the main shuffle's first, longest first; the re-runs on other
+    shuffle seeds after them. Returns the points and the time at which the main shuffle's were done."""
+    order = sorted(range(len(tasks)), key=lambda i: (tasks[i].seed != SHUFFLE_SEED, -cost(tasks[i], sizes)))
+    points: list[Point | None] = [None] * len(tasks)
+    main_left = sum(t.seed == SHUFFLE_SEED for t in tasks)
+    main_done = 0.0
+    t0 = time.perf_counter()
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+        futures = {pool.submit(run_task, tasks[i], str(work), i): i for i in order}
+        for n, fut in enumerate(as_completed(futures), 1):
+            i = futures[fut]
+            p = fut.result()
+            points[i] = p
+            t = tasks[i]
+            if t.seed == SHUFFLE_SEED:
+                main_left -= 1
+                if main_left == 0:
+                    main_done = time.perf_counter() - t0
+            what = f"{t.ds:<8} {t.series.label:<32} {t.series.param} {fmt_v(t.value):>7}" + \
+                (f" seed {t.seed}" if t.seed != SHUFFLE_SEED else "")
+            if p.error:
+                say(f"[{n}/{len(tasks)} {time.perf_counter() - t0:5.0f} s] {what}: FAILED {p.error.splitlines()[0]}")
+            else:
+                say(f"[{n}/{len(tasks)} {time.perf_counter() - t0:5.0f} s] {what}: {p.nnz:>7,} non-zero, "
+                    f"accuracy {p.acc:.4f}, train {p.train_s:.2f} s" + (f" ({p.note})" if p.note else ""))
+    return points, main_done  # type: ignore[return-value]
+
+
+# --------------------------------------------------------------------------- targets
 
 
 @dataclass
-class Verdict:
-    undominated: list[Point]  # VW points with no streamlearn point at least as sparse and as accurate
-    densest: Point  # VW's point with the most non-zero weights
-    densest_best: Point | None  # best streamlearn point with no more non-zero weights than that
+class TargetResult:
+    name: str
+    checked: int  # reference points checked
+    misses: list  # (reference point, best streamlearn point or None)
+    available: bool = True
 
     @property
-    def dominates(self) -> bool:
-        return not self.undominated
+    def ok(self) -> bool:
+        return self.available and not self.misses
 
     @property
-    def densest_ok(self) -> bool:
-        return self.densest_best is not None and self.densest_best.correct >= self.densest.correct
-
-    @property
-    def met(self) -> bool:
-        return self.dominates and self.densest_ok
+    def verdict(self) -> str:
+        return "n/a" if not self.available else ("PASS" if self.ok else "FAIL")
 
 
-def best_within(points: list[Point], nnz: int) -> Point | None:
+def best_within(points: list[Point], nnz: float) -> Point | None:
     """The most accurate point with at most nnz non-zero weights (the sparser one on a tie)."""
     fits = [p for p in points if p.nnz <= nnz]
     return max(fits, key=lambda p: (p.correct, -p.nnz)) if fits else None
 
 
-def check(vw: list[Point], sl: list[Point]) -> Verdict:
-    undominated = []
-    for v in vw:
+def target_one_pass(ref: list[Point], sl: list[Point], available: bool) -> TargetResult:
+    misses = []
+    for v in ref:
+        best = best_within(sl, v.nnz)
+        if best is None or best.acc < v.acc - ONE_PASS_TOL - 1e-12:
+            misses.append((v, best))
+    return TargetResult("one pass vs VW --ftrl", len(ref), misses, available and bool(ref))
+
+
+def target_batch(ref: list[Point], sl: list[Point], available: bool) -> TargetResult:
+    checked = [b for b in ref if b.nnz >= BATCH_MIN_NNZ]
+    misses = []
+    for b in checked:
+        best = best_within(sl, BATCH_NNZ_FACTOR * b.nnz)
+        if best is None or best.acc < b.acc - BATCH_TOL - 1e-12:
+            misses.append((b, best))
+    return TargetResult("<= 10 passes vs batch optimum", len(checked), misses, available and bool(ref))
+
+
+def target_vw_l1(ref: list[Point], sl: list[Point], available: bool) -> TargetResult:
+    misses = []
+    for v in ref:
         best = best_within(sl, v.nnz)
         if best is None or best.correct < v.correct:
-            undominated.append(v)
-    densest = max(vw, key=lambda p: (p.nnz, p.correct))
-    return Verdict(undominated, densest, best_within(sl, densest.nnz))
+            misses.append((v, best))
+    return TargetResult("one pass vs VW --l1 (no tolerance)", len(ref), misses, available and bool(ref))
+
+
+def evaluate(series: list[Series], pts: dict) -> list[TargetResult]:
+    """pts: series key -> points (one dataset, one seed)."""
+    by = {s.key: s for s in series}
+    sl_one = [p for k, ps in pts.items() if by[k].tool == "streamlearn" and by[k].one_pass for p in ps]
+    sl_all = [p for k, ps in pts.items() if by[k].tool == "streamlearn" and by[k].passes <= 10 for p in ps]
+    return [target_one_pass(pts.get("vw-ftrl", []), sl_one, "vw-ftrl" in pts),
+            target_batch(pts.get("batch", []), sl_all, "batch" in pts),
+            target_vw_l1(pts.get("vw-l1", []), sl_one, "vw-l1" in pts)]
 
 
 # --------------------------------------------------------------------------- plot
 
+COLORS = {"vw-l1": "#7f7f7f", "vw-ftrl": "#d62728", "batch": "#000000", "tg": "#1f77b4", "fobos": "#2ca02c",
+          "ftrl": "#ff7f0e", "scd": "#9467bd"}
 
-def plot(results: list[tuple[Dataset, list[Point], list[Point], Verdict]], path: Path) -> None:
+
+def plot(res: dict, path: Path) -> None:
     """One subplot per dataset: test accuracy against non-zero weights (symlog x, so 0 shows)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(results), figsize=(5.2 * len(results), 4.4), squeeze=False)
-    for ax, (ds, vw, sl, verdict) in zip(axes[0], results):
-        for points, style, label in ((vw, "o-", "VW --l1"), (sl, "s-", "streamlearn tg --l1")):
-            pts = sorted(points, key=lambda p: (p.nnz, p.correct))
-            ax.plot([p.nnz for p in pts], [p.acc for p in pts], style, label=label, markersize=5)
+    datasets = res["datasets"]
+    fig, axes = plt.subplots(1, len(datasets), figsize=(6.2 * len(datasets), 5.2), squeeze=False)
+    handles = {}
+    for ax, ds in zip(axes[0], datasets):
+        pts = res["points"][ds.key][SHUFFLE_SEED]
+        for s in res["series"]:
+            ps = sorted(pts.get(s.key, []), key=lambda p: (p.nnz, p.correct))
+            if not ps:
+                continue
+            color = COLORS.get(s.learner if s.tool == "streamlearn" else s.key, None)
+            if s.tool == "VW":     # hollow, larger: streamlearn's ftrl points fall on VW --ftrl's
+                style = dict(marker="o", linestyle=":", linewidth=1.2, markersize=7, markerfacecolor="none")
+            elif s.tool == "scikit-learn":
+                style = dict(marker="*", linestyle="-", linewidth=1.6, markersize=8)
+            else:
+                style = dict(marker="s" if s.passes == 1 else "^", markersize=4,
+                             linestyle="-" if s.passes == 1 else "--", linewidth=1.2)
+            (line,) = ax.plot([p.nnz for p in ps], [p.acc for p in ps], color=color, label=s.label,
+                              alpha=0.9, **style)
+            handles.setdefault(s.label, line)
         ax.set_xscale("symlog", linthresh=10, linscale=0.3)
         ax.set_xlim(left=0)
-        ax.set_title(f"{ds.title}: streamlearn dominates: {'yes' if verdict.dominates else 'no'}", fontsize=10)
-        ax.set_xlabel("non-zero weights (log scale; 0 to 10 linear)")
+        verdicts = res["targets"][ds.key][SHUFFLE_SEED]
+        ax.set_title(f"{ds.title}\ntarget 1 (one pass vs VW --ftrl): {verdicts[0].verdict}; "
+                     f"target 2 (<= 10 passes vs batch): {verdicts[1].verdict}", fontsize=9)
+        ax.set_xlabel("non-zero weights, constant included (log scale; 0 to 10 linear)")
         ax.set_ylabel("test accuracy")
         ax.grid(True, which="major", alpha=0.3)
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", ncol=2, fontsize=9, frameon=False)
-    fig.tight_layout(rect=(0, 0, 1, 0.93))
+    fig.legend(list(handles.values()), list(handles.keys()), loc="upper center", ncol=min(6, len(handles)),
+               fontsize=8, frameon=False)
+    rows = math.ceil(len(handles) / 6)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.045 * rows))
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
 
 
 # --------------------------------------------------------------------------- report
 
 
-def yes_no(ok: bool) -> str:
-    return "yes" if ok else "no"
+def point_line(p: Point) -> str:
+    return f"{p.nnz:,} non-zero, {p.acc:.4f}"
 
 
-def point_table(vw: list[Point], sl: list[Point]) -> list[str]:
-    out = ["| tool | L1 | non-zero weights | test accuracy | train time (s) |", "|---|---:|---:|---:|---:|"]
-    for p in vw + sl:
-        out.append(f"| {p.tool} | {fmt_l1(p.l1)} | {p.nnz:,} | {p.acc:.4f} ({p.correct:,}/{p.total:,}) "
-                   f"| {p.train_s:.2f} |")
-    return out
-
-
-def verdict_lines(v: Verdict) -> list[str]:
-    d, b = v.densest, v.densest_best
-    best = "none" if b is None else f"{b.acc:.4f} (L1 {fmt_l1(b.l1)}, {b.nnz:,} non-zero weights)"
-    lines = [f"- streamlearn's frontier dominates VW's: **{yes_no(v.dominates)}**",
-             f"- At VW's densest point (L1 {fmt_l1(d.l1)}, {d.nnz:,} non-zero weights, accuracy {d.acc:.4f}) "
-             f"streamlearn's best accuracy with at most as many non-zero weights is {best}: "
-             f"**{'met' if v.densest_ok else 'not met'}**"]
-    if v.undominated:
-        lines.append("- VW points not dominated: " + "; ".join(
-            f"L1 {fmt_l1(p.l1)} ({p.nnz:,} non-zero, {p.acc:.4f})" for p in v.undominated))
+def target_lines(t: TargetResult, ref_label: str) -> list[str]:
+    if not t.available:
+        return [f"- {t.name}: **n/a** ({ref_label} not run)"]
+    lines = [f"- {t.name}: **{t.verdict}** ({t.checked - len(t.misses)} of {t.checked} {ref_label} points matched)"]
+    for ref, best in t.misses:
+        got = "none" if best is None else f"best streamlearn {point_line(best)} ({best.series}, {fmt_v(best.value)})"
+        lines.append(f"  - missed: {ref_label} {fmt_v(ref.value)} ({point_line(ref)}); {got}")
     return lines
 
 
-def data_lines(prepared: dict) -> list[str]:
+def summary_table(series: list[Series], pts: dict) -> list[str]:
+    """Best accuracy of each series within non-zero budgets."""
+    head = "| series | points | non-zero range | " + " | ".join(f"<= {b:,}" for b in BUDGETS) + " | best |"
+    out = [head, "|---|---:|---|" + "---:|" * (len(BUDGETS) + 1)]
+    for s in series:
+        ps = pts.get(s.key, [])
+        if not ps:
+            continue
+        cells = []
+        for b in BUDGETS + (math.inf,):
+            best = best_within(ps, b)
+            cells.append("–" if best is None else f"{best.acc:.4f}")
+        out.append(f"| {s.label} | {len(ps)} | {min(p.nnz for p in ps):,}–{max(p.nnz for p in ps):,} | "
+                   + " | ".join(cells) + " |")
+    return out
+
+
+def point_table(series: list[Series], pts: dict) -> list[str]:
+    out = ["| series | parameter | non-zero weights | test accuracy | train time (s) | note |",
+           "|---|---:|---:|---:|---:|---|"]
+    for s in series:
+        for p in pts.get(s.key, []):
+            out.append(f"| {s.label} | {s.param} {fmt_v(p.value)} | {p.nnz:,} | {p.acc:.4f} ({p.correct:,}/{p.total:,}) "
+                       f"| {p.train_s:.2f} | {p.note} |")
+    return out
+
+
+def spread_lines(res: dict, ds: Dataset) -> list[str]:
+    """How much the one-pass points move over the shuffle seeds (same series, same value)."""
+    seeds = res["seeds"]
+    if len(seeds) < 2:
+        return []
+    out = [f"Shuffle seeds {', '.join(map(str, seeds))}: spread (max - min over the seeds) of the one-pass "
+           f"points at the same L1 value.", "",
+           "| series | values | accuracy spread: median | mean | max (at L1) | non-zero weights: median relative spread |",
+           "|---|---:|---:|---:|---:|---:|"]
+    for s in res["series"]:
+        if not s.one_pass:
+            continue
+        by_value: dict = {}
+        for seed in seeds:
+            for p in res["points"][ds.key][seed].get(s.key, []):
+                by_value.setdefault(p.value, {})[seed] = p
+        full = {v: d for v, d in by_value.items() if len(d) == len(seeds)}
+        if not full:
+            continue
+        acc_spread = {v: max(p.acc for p in d.values()) - min(p.acc for p in d.values()) for v, d in full.items()}
+        nnz_spread = [(max(p.nnz for p in d.values()) - min(p.nnz for p in d.values())) /
+                      max(1, max(p.nnz for p in d.values())) for d in full.values()]
+        worst = max(acc_spread, key=acc_spread.get)
+        out.append(f"| {s.label} | {len(full)} | {statistics.median(acc_spread.values()):.4f} | "
+                   f"{statistics.mean(acc_spread.values()):.4f} | {acc_spread[worst]:.4f} ({fmt_v(worst)}) | "
+                   f"{statistics.median(nnz_spread):.1%} |")
+    verdicts = [f"seed {seed}: {res['targets'][ds.key][seed][0].verdict}" for seed in seeds]
+    out += ["", "Target 1 (one pass vs VW --ftrl) on each seed: " + ", ".join(verdicts) + "."]
+    return out
+
+
+def matched_ftrl_lines(pts: dict) -> list[str]:
+    """streamlearn ftrl (one pass) against VW --ftrl at the same L1 values."""
+    vw = {p.value: p for p in pts.get("vw-ftrl", [])}
+    sl = {p.value: p for p in pts.get("ftrl/1", [])}
+    common = sorted(set(vw) & set(sl))
+    if not common:
+        return []
+    dacc = [sl[v].acc - vw[v].acc for v in common]
+    ratio = [sl[v].nnz / vw[v].nnz for v in common if vw[v].nnz]
+    same = sum(sl[v].nnz == vw[v].nnz for v in common)
+    worst = max(common, key=lambda v: abs(sl[v].nnz - vw[v].nnz))
+    return [f"streamlearn ftrl against VW --ftrl at the same {len(common)} L1 values (one pass, the same "
+            f"alpha and beta): the same non-zero count at {same}; streamlearn / VW non-zero ratio "
+            f"{min(ratio):.4f} to {max(ratio):.4f} (largest difference at L1 {fmt_v(worst)}: "
+            f"{sl[worst].nnz:,} vs {vw[worst].nnz:,}); accuracy difference {min(dacc):+.4f} to {max(dacc):+.4f}."]
+
+
+def data_lines(res: dict) -> list[str]:
     out = ["| dataset | task | train (prepared) | train lines (+1) | test (prepared) | test lines (+1) |",
            "|---|---|---|---:|---|---:|"]
-    for ds, (train, test) in prepared.items():
+    for ds in res["datasets"]:
+        train, test = res["prepared"][ds.key]
         out.append(f"| {ds.title} | {ds.task} | `{train.path}` from `{ds.train}` | {train.meta['lines']:,} "
                    f"({train.meta['positives']:,}) | `{test.path}` from `{ds.test}` | {test.meta['lines']:,} "
                    f"({test.meta['positives']:,}) |")
     return out
 
 
-def command_lines(args) -> list[str]:
-    p, vx, sx = args.passes, args.vw_extra, args.sl_extra
-    return ["```",
-            shlex.join(vw_train_cmd("TRAIN", "L1", "MODEL", "READABLE", p, vx)),
-            shlex.join(vw_test_cmd("MODEL", "TEST", "PRED")),
-            shlex.join(sl_train_cmd("TRAIN", "L1", "MODEL", p, sx)),
-            shlex.join(sl_predict_cmd("MODEL", "TEST", "PRED")),
-            "```"]
+def command_lines(res: dict) -> list[str]:
+    out = ["```"]
+    for s in res["series"]:
+        if s.tool == "VW":
+            out.append(shlex.join(vw_train_cmd(s, "TRAIN", "L1", "MODEL", "READABLE")))
+    if any(s.tool == "VW" for s in res["series"]):
+        out.append(shlex.join(vw_test_cmd("MODEL", "TEST", "PRED")))
+    seen = set()
+    for s in res["series"]:
+        if s.tool == "streamlearn" and (s.learner, s.passes > 1) not in seen:
+            seen.add((s.learner, s.passes > 1))
+            passes = "P" if s.passes > 1 else "1"
+            args = sl_train_args(s, "TRAIN", "LAMBDA" if LEARNERS[s.learner].batch else "L1", "MODEL")
+            args[args.index("--passes") + 1] = "E" if LEARNERS[s.learner].batch else passes
+            out.append("streamlearn " + shlex.join(args))
+    out.append("streamlearn predict -i MODEL -d TEST -p PRED --quiet   # first point of each series, as a check")
+    if any(s.tool == "scikit-learn" for s in res["series"]):
+        out.append(f"X, y, _ = load_csr(TRAIN, bits={BITS}); LogisticRegression(l1_ratio=1, solver='liblinear', "
+                   f"C=C, fit_intercept=False).fit(X, y > 0)")
+    return out + ["```"]
 
 
 def render(res: dict) -> str:
     m, a = res["machine"], res["args"]
-    all_met = all(v.met for _, _, _, v in res["results"])
+    skipped = [f"{name} ({why})" for name, why in res["skipped"].items()]
     lines = [
         MARK_START,
-        "## Sparsity frontier: streamlearn tg vs VW `--l1` (bench/frontier.py)",
+        "## Sparsity frontier: streamlearn vs VW `--l1`, VW `--ftrl` and the batch L1 optimum (bench/frontier.py)",
         "",
-        f"- Date: {res['date']} UTC; total run time {res['elapsed']:.0f} s",
-        f"- Produced by: {res['produced_by']}",
-        f"- Settings: passes {a.passes}, bits {BITS}, shuffle seed {SHUFFLE_SEED}; VW L1 sweep "
-        f"{', '.join(map(fmt_l1, a.vw_l1))}; streamlearn L1 sweep {', '.join(map(fmt_l1, a.sl_l1))}"
+        f"- Date: {res['date']} UTC; total run time {res['elapsed']:.0f} s with {a.jobs} worker processes"
+        + (f" (the main shuffle's runs done after {res['main_elapsed']:.0f} s, then the other seeds' re-runs)"
+           if len(res["seeds"]) > 1 else "")
         + (" (quick mode: smoke test of the script)" if a.quick else ""),
+        f"- Produced by: {res['produced_by']}",
+        f"- Settings: bits {BITS}, logistic loss, shuffle seed {SHUFFLE_SEED}"
+        + (f" (and {', '.join(map(str, res['seeds'][1:]))} for the seed spread)" if len(res["seeds"]) > 1 else "")
+        + f"; streamlearn learners {', '.join(a.learners)}, online passes {', '.join(map(str, a.passes))}, "
+        f"scd epochs {', '.join(map(str, a.scd_epochs))}; liblinear max_iter {a.sk_max_iter}"
+        + (f"; skipped: {'; '.join(skipped)}" if skipped else ""),
+        "- Sweeps: " + "; ".join(f"{s.label}: {s.param} {', '.join(map(fmt_v, s.values))}" for s in res["series"]),
         f"- Extra arguments: VW `{shlex.join(a.vw_extra) or '(none)'}`, streamlearn "
-        f"`{shlex.join(a.sl_extra) or '(none)'}`",
+        + (", ".join(f"{k} `{shlex.join(v)}`" for k, v in a.learner_args.items()) or "(none)"),
         f"- Machine: nproc {m['nproc']}, CPU {m['cpu']}, RAM {m['ram']}, load average at start (1/5/15 min) "
         f"{m['load']}, {m['os']}",
-        f"- Versions: Python {m['python']}, numpy {m['numpy']}, numba {m['numba']}, "
-        f"vowpalwabbit {m['vowpalwabbit']}, streamlearn commit {m['commit']}",
-        "- Method: each tool trains once per L1 value on the shuffled, tag-free train file and predicts the "
-        "test file; accuracy counts predictions > 0 as +1 and the rest as -1. Non-zero weights: VW's "
-        "readable model (`index:value` lines with value != 0), streamlearn's model file (non-zero weights "
-        "read with `load_model`). Train time is the wall time of the training command (one run, untimed "
-        "warm-up before). A VW point is dominated when some streamlearn point has no more non-zero weights "
-        "and at least the same accuracy.",
+        f"- Versions: Python {m['python']}, numpy {m['numpy']}, numba {m['numba']}, vowpalwabbit "
+        f"{m['vowpalwabbit']}, scikit-learn {version('scikit-learn')}, scipy {version('scipy')}, streamlearn "
+        f"commit {m['commit']}",
+        "- Method: every series trains once per value on the shuffled, tag-free train file and is evaluated on "
+        "the test file; accuracy counts raw predictions > 0 as +1. Non-zero weights include the constant for "
+        "every series (VW: readable model; streamlearn: model file; liblinear: coefficients, the constant "
+        "being a column of X with `fit_intercept=False`). streamlearn's test predictions are "
+        "`load_csr(TEST) @ w` (checked against `streamlearn predict` on the first point of each series). "
+        "scd's L1 is `lambda = 1/(C m)` (m training examples), the liblinear problem at the same C. Train "
+        "times are wall times with two runs sharing the 2 cores.",
         "",
         "Data (tags removed, train lines shuffled; labels as in the source files):",
         "",
-        *data_lines(res["prepared"]),
+        *data_lines(res),
         "",
-        "Commands (TRAIN, TEST, L1, MODEL, READABLE, PRED stand for the actual values):",
+        "Commands (TRAIN, TEST, L1, LAMBDA, P, E, MODEL, READABLE, PRED stand for the actual values; "
+        "streamlearn runs in-process through `streamlearn.cli.main`):",
         "",
-        *command_lines(a),
+        *command_lines(res),
         "",
-        f"Target (streamlearn dominates VW on every dataset and is at least as accurate at VW's densest "
-        f"point): **{'met' if all_met else 'not met'}**",
+        "Targets: (1) **one pass**: for every VW `--ftrl` point a streamlearn one-pass point (tg, fobos, "
+        f"ftrl) with no more non-zero weights and accuracy >= VW's - {ONE_PASS_TOL}; (2) **<= 10 passes**: "
+        f"for every batch-optimum point with >= {BATCH_MIN_NNZ} non-zero weights a streamlearn point (any "
+        f"learner, <= 10 passes/epochs) with <= {BATCH_NNZ_FACTOR}x its non-zero weights and accuracy >= its "
+        f"- {BATCH_TOL}. Also shown: the earlier target (one pass dominates VW `--l1`, no tolerance).",
         "",
-        f"![frontier]({PLOT_NAME})",
+        "| dataset | target 1: one pass vs VW --ftrl | target 2: <= 10 passes vs batch | one pass vs VW --l1 |",
+        "|---|---|---|---|",
     ]
-    for ds, vw, sl, verdict in res["results"]:
-        lines += ["", f"### {ds.title}", "", *point_table(vw, sl), "", *verdict_lines(verdict)]
+    for ds in res["datasets"]:
+        t = res["targets"][ds.key][SHUFFLE_SEED]
+        lines.append(f"| {ds.title} | **{t[0].verdict}** | **{t[1].verdict}** | {t[2].verdict} |")
+    lines += ["", f"![frontier]({PLOT_NAME})"]
+    for ds in res["datasets"]:
+        pts = res["points"][ds.key][SHUFFLE_SEED]
+        t = res["targets"][ds.key][SHUFFLE_SEED]
+        lines += ["", f"### {ds.title}", "",
+                  *target_lines(t[0], "VW --ftrl L1"), *target_lines(t[1], "batch C"),
+                  *target_lines(t[2], "VW --l1 L1"), "",
+                  "Best test accuracy of each series with at most N non-zero weights:", "",
+                  *summary_table(res["series"], pts), ""]
+        matched = matched_ftrl_lines(pts)
+        if matched:
+            lines += [*matched, ""]
+        spread = spread_lines(res, ds)
+        if spread:
+            lines += [*spread, ""]
+        failures = res["failures"].get(ds.key)
+        if failures:
+            lines += [f"Failed runs: {failures}", ""]
+        lines += ["<details><summary>All points</summary>", "", *point_table(res["series"], pts), "",
+                  "</details>"]
     lines += ["", MARK_END]
     return "\n".join(lines) + "\n"
 
@@ -482,24 +941,47 @@ def render(res: dict) -> str:
 # --------------------------------------------------------------------------- main
 
 
-def parse_grid(text: str) -> tuple[float, ...]:
-    values = tuple(sorted({float(x) for x in text.split(",") if x.strip()}))
-    if not values or values[0] < 0:
-        raise argparse.ArgumentTypeError("a comma-separated list of L1 values >= 0")
+def parse_named(items: list[str], what: str, value_fn) -> dict:
+    out = {}
+    for item in items:
+        name, eq, value = item.partition("=")
+        if not eq or not name:
+            raise argparse.ArgumentTypeError(f"{what} must be NAME=VALUE (got {item})")
+        out[name.strip()] = value_fn(value)
+    return out
+
+
+def int_list(text: str) -> tuple[int, ...]:
+    values = tuple(sorted({int(x) for x in text.split(",") if x.strip()}))
+    if not values or values[0] < 1:
+        raise argparse.ArgumentTypeError("a comma-separated list of integers >= 1")
     return values
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help=f"fewer L1 values; results to {QUICK_OUT}")
-    ap.add_argument("--passes", type=int, default=1, help="passes of both tools (default 1)")
+    ap.add_argument("--quick", action="store_true", help=f"far fewer values; results to {QUICK_OUT}")
     ap.add_argument("--datasets", default=",".join(d.key for d in DATASETS),
                     help="comma-separated subset of " + ", ".join(d.key for d in DATASETS))
-    ap.add_argument("--vw-l1", type=parse_grid, default=None, help="VW's L1 values, comma-separated")
-    ap.add_argument("--sl-l1", type=parse_grid, default=None, help="streamlearn's L1 values, comma-separated")
-    ap.add_argument("--vw-args", default="", help="extra arguments of VW's training command (--vw-args=...)")
-    ap.add_argument("--sl-args", default="", help="extra arguments of streamlearn train (--sl-args=...)")
+    ap.add_argument("--learners", default=",".join(LEARNERS),
+                    help="streamlearn learners, comma-separated subset of " + ", ".join(LEARNERS))
+    ap.add_argument("--passes", type=int_list, default=None,
+                    help="passes of the online learners (default 1,10; with --quick 1,3)")
+    ap.add_argument("--scd-epochs", type=int_list, default=None, help="scd's --passes (default 10; with --quick 3)")
+    ap.add_argument("--grid", action="append", default=[], metavar="NAME=V1,V2,...",
+                    help="a sweep: NAME vw-l1, vw-ftrl, C, a learner or LEARNER/PASSES (repeatable)")
+    ap.add_argument("--learner-args", action="append", default=[], metavar="NAME=ARGS",
+                    help="extra arguments of a streamlearn learner's training command (repeatable)")
+    ap.add_argument("--vw-args", default="", help="extra arguments of VW's training commands (--vw-args=...)")
+    ap.add_argument("--sk-max-iter", type=int, default=100, help="liblinear's max_iter (default 100, sklearn's)")
+    ap.add_argument("--no-vw", action="store_true", help="leave out the VW series")
+    ap.add_argument("--no-batch", action="store_true", help="leave out the scikit-learn batch optimum")
+    ap.add_argument("--seeds", type=int, default=1,
+                    help="re-run the one-pass points on this many shuffles in all (default 1: no re-runs)")
+    ap.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
     ap.add_argument("--data-root", type=Path, default=DATA_ROOT, help=f"datasets (default {DATA_ROOT})")
+    ap.add_argument("--rerender", action="store_true",
+                    help=f"only rewrite the report and the plot from the last run's points ({LAST_RUN.name})")
     ap.add_argument("--out", type=Path, default=None,
                     help=f"results file (default {DEFAULT_OUT}, or {QUICK_OUT} with --quick); "
                     f"the plot {PLOT_NAME} goes next to it")
@@ -509,11 +991,21 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     if not keys or any(k not in known for k in keys):
         ap.error(f"--datasets must name some of {', '.join(known)}")
     args.datasets = [known[k] for k in keys]
-    if args.passes < 1:
-        ap.error("--passes must be at least 1")
-    args.vw_l1 = args.vw_l1 or (QUICK_VW_L1 if args.quick else VW_L1)
-    args.sl_l1 = args.sl_l1 or (QUICK_SL_L1 if args.quick else SL_L1)
-    args.vw_extra, args.sl_extra = shlex.split(args.vw_args), shlex.split(args.sl_args)
+    args.learners = [k.strip() for k in args.learners.split(",") if k.strip()]
+    if any(k not in LEARNERS for k in args.learners):
+        ap.error(f"--learners must name some of {', '.join(LEARNERS)}")
+    args.passes = args.passes or (QUICK_PASSES if args.quick else (1, 10))
+    args.scd_epochs = args.scd_epochs or ((3,) if args.quick else (10,))
+    if any(p > 10 for p in args.passes + args.scd_epochs):
+        ap.error("the targets look at <= 10 passes: --passes and --scd-epochs must be <= 10")
+    if args.seeds < 1 or args.jobs < 1:
+        ap.error("--seeds and --jobs must be at least 1")
+    try:
+        args.grid = parse_named(args.grid, "--grid", parse_values)
+        args.learner_args = parse_named(args.learner_args, "--learner-args", shlex.split)
+    except argparse.ArgumentTypeError as exc:
+        ap.error(str(exc))
+    args.vw_extra = shlex.split(args.vw_args)
     args.out = REPO / (args.out or (QUICK_OUT if args.quick else DEFAULT_OUT))
     return args
 
@@ -521,32 +1013,101 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     raw_argv = sys.argv[1:] if argv is None else argv
     args = parse_args(raw_argv)
+    if args.rerender:
+        with open(LAST_RUN, "rb") as f:
+            res = pickle.load(f)
+        res["args"].out = args.out if "--out" in " ".join(raw_argv) else res["args"].out
+        return report(res)
     if not args.data_root.is_dir():
         say(f"{args.data_root} is absent: frontier benchmark skipped")
         return 0
-    if not vw_available():
-        say("error: vowpalwabbit cannot be imported (pip install vowpalwabbit==9.11.9 into this Python)")
-        return 1
+    skipped: dict[str, str] = {}
+    args.use_vw = not args.no_vw and vw_available()
+    if not args.no_vw and not args.use_vw:
+        skipped["VW"] = "vowpalwabbit cannot be imported"
+    try:
+        import scipy  # noqa: F401
+        import sklearn  # noqa: F401
+        args.use_sklearn = not args.no_batch
+    except ImportError:
+        args.use_sklearn = False
+        if not args.no_batch:
+            skipped["batch optimum"] = "scikit-learn or scipy cannot be imported"
+    for what, why in skipped.items():
+        say(f"skipping {what}: {why}")
     t0 = time.perf_counter()
+    seeds = [SHUFFLE_SEED + i for i in range(args.seeds)]
     res: dict = {"args": args, "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S"),
-                 "produced_by": produced_by(raw_argv, "bench/frontier.py"),
-                 "machine": machine_facts(), "prepared": {}, "results": []}
+                 "produced_by": produced_by(raw_argv, "bench/frontier.py"), "machine": machine_facts(),
+                 "datasets": args.datasets, "seeds": seeds, "prepared": {}, "skipped": skipped,
+                 "points": {}, "targets": {}, "failures": {}}
+    trains: dict = {}
     for ds in args.datasets:
-        res["prepared"][ds] = prepare_dataset(args.data_root, ds)
+        for seed in seeds:
+            trains[ds.key, seed] = prepare_train(args.data_root, ds, seed)
+        res["prepared"][ds.key] = (trains[ds.key, SHUFFLE_SEED], prepare_test(args.data_root, ds))
+    series = build_series(args)
     with tempfile.TemporaryDirectory(prefix="frontier-") as tmp:
         work = Path(tmp)
-        warm_up(next(iter(res["prepared"].values()))[1].path, work, args)
-        for ds, (train, test) in res["prepared"].items():
-            say(f"{ds.title}: {train.meta['lines']:,} train, {test.meta['lines']:,} test examples")
-            labels = read_labels(test.path)
-            vw = sweep("VW", args.vw_l1, train.path, test.path, labels, args, work)
-            sl = sweep("streamlearn", args.sl_l1, train.path, test.path, labels, args, work)
-            verdict = check(vw, sl)
-            res["results"].append((ds, vw, sl, verdict))
-            for line in verdict_lines(verdict):
-                say("  " + line.replace("**", ""))
+        tiny = work / "tiny.vw"
+        with open(REPO / res["prepared"][args.datasets[0].key][1].path, "rb") as f:
+            tiny.write_bytes(b"".join(f.readline() for _ in range(200)))
+        failed = probe(series, tiny, work)
+        for name, why in failed.items():
+            skipped[f"streamlearn {name}"] = why
+        series = [s for s in series if not (s.tool == "streamlearn" and s.learner in failed)]
+        res["series"] = series
+        tasks = []
+        for ds in args.datasets:
+            test = str(res["prepared"][ds.key][1].path)
+            for seed in seeds:
+                train = trains[ds.key, seed]
+                for s in series:
+                    if seed != SHUFFLE_SEED and not s.one_pass:
+                        continue
+                    for i, v in enumerate(s.values):
+                        tasks.append(Task(ds.key, s, v, seed, str(train.path), test, train.meta["lines"],
+                                          verify=(i == 0 and seed == SHUFFLE_SEED and s.tool == "streamlearn")))
+        sizes = {ds.key: res["prepared"][ds.key][0].meta["size"] / 1e7 for ds in args.datasets}
+        say(f"{len(tasks)} runs on {args.jobs} worker processes")
+        points, res["main_elapsed"] = run_all(tasks, args.jobs, work, sizes)
+    for ds in args.datasets:
+        res["points"][ds.key] = {seed: {} for seed in seeds}
+        res["targets"][ds.key] = {}
+    failures: dict = {}
+    for t, p in zip(tasks, points):
+        if p.error:
+            failures.setdefault(t.ds, []).append(f"{t.series.label} {t.series.param} {fmt_v(t.value)}: "
+                                                 f"{p.error.splitlines()[0]}")
+            continue
+        res["points"][t.ds][t.seed].setdefault(t.series.key, []).append(p)
+    res["failures"] = {k: "; ".join(v[:5]) + (f" (and {len(v) - 5} more)" if len(v) > 5 else "")
+                       for k, v in failures.items()}
+    for ds in args.datasets:
+        for seed in seeds:
+            res["targets"][ds.key][seed] = evaluate(series, res["points"][ds.key][seed])
     res["elapsed"] = time.perf_counter() - t0
-    plot(res["results"], args.out.parent / PLOT_NAME)
+    LAST_RUN.parent.mkdir(parents=True, exist_ok=True)
+    with open(LAST_RUN, "wb") as f:
+        pickle.dump(res, f)
+    return report(res)
+
+
+def report(res: dict) -> int:
+    args, seeds = res["args"], res["seeds"]
+    say("")
+    for ds in args.datasets:
+        t = res["targets"][ds.key][SHUFFLE_SEED]
+        say(f"{ds.title}: target 1 (one pass vs VW --ftrl) {t[0].verdict}; target 2 (<= 10 passes vs batch) "
+            f"{t[1].verdict}; one pass vs VW --l1 {t[2].verdict}")
+        for line in target_lines(t[0], "VW --ftrl L1")[1:] + target_lines(t[1], "batch C")[1:]:
+            say("  " + line.strip())
+        if len(seeds) > 1:
+            say("  target 1 per seed: " + ", ".join(f"{s}: {res['targets'][ds.key][s][0].verdict}" for s in seeds))
+    try:
+        plot(res, args.out.parent / PLOT_NAME)
+    except Exception as exc:  # the tables matter more than the picture
+        say(f"warning: the plot could not be drawn ({exc.__class__.__name__}: {exc})")
     write_section(args.out, render(res), MARK_START, MARK_END)
     say(f"results written to {args.out} and {args.out.parent / PLOT_NAME} ({res['elapsed']:.0f} s)")
     return 0
