@@ -165,10 +165,11 @@ def test_libsvm_input_expands_the_default_namespace(tmp_path):
 
 @pytest.mark.parametrize("algo", [a for a in ALGO_NAMES])
 def test_every_learner_takes_expanded_features(data, tmp_path, algo):
-    opts = {"sgd": [], "tg": ["--l1", "1e-4"], "fobos": ["--algo", "fobos", "--l1", "1e-4"],
+    opts = {"sgd": [], "tg": ["--algo", "tg", "--l1", "1e-4"], "fobos": ["--algo", "fobos", "--l1", "1e-4"],
             "l1ball": ["--radius", "5"], "eg": ["--algo", "eg", "--radius", "5"],
             "smidas": ["--algo", "smidas", "--l1", "1e-4"], "rounding": ["--algo", "rounding", "--threshold", "1e-3"],
-            "subgradient": ["--algo", "subgradient", "--l1", "1e-4"], "scd": ["--algo", "scd", "--l1", "1e-3"]}[algo]
+            "subgradient": ["--algo", "subgradient", "--l1", "1e-4"], "scd": ["--algo", "scd", "--l1", "1e-3"],
+            "ftrl": ["--algo", "ftrl", "--l1", "0.5"]}[algo]
     m = tmp_path / "m.slm"
     r = ok("train", "-d", data, "-q", "ui", "--loss", "logistic", "-f", m, *opts)
     assert "non-zero weights" in r.stderr
