@@ -24,6 +24,16 @@ def cli(*args, expect_ok: bool = True, input: str | None = None):
     return res
 
 
+def text_buffer(data: bytes | str) -> np.ndarray:
+    """Text as the reader hands it to the parser: a writable uint8 array. Tests that call the
+    compiled parsers pass this rather than bytes, whose np.frombuffer view is read-only: numba
+    compiles a read-only array as another type, so bytes would compile the whole parser a second
+    time (about half a minute on a cold cache) for a specialization the CLI never runs."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return np.frombuffer(bytearray(data), dtype=np.uint8)
+
+
 def vw_dataset(n: int, seed: int = 0, namespaces: str = "abc", vocab: int = 40,
                weighted: bool = True) -> list[str]:
     """``n`` VW lines (logistic labels -1/1 from a hidden sparse linear model) with several
@@ -115,7 +125,7 @@ def same_model(a, b, rtol: float = 0.0, atol: float = 0.0, header: bool = True) 
 def parse_examples(path, bits: int, noconstant: bool = False) -> list[tuple]:
     """A VW file as the example tuples of tests/reference.py: (label or None, importance, base,
     [(hashed index, value), ...]), hashed as the CLI hashes them with ``-b bits`` (default hashing)."""
-    data = Path(path).read_bytes()
+    data = text_buffer(Path(path).read_bytes())
     b = parse_block(str(path), data, 1, FMT_VW, (1 << bits) - 1, noconstant, 0, HASH_MODES["strings"])
     assert len(b.faults) == 0
     out = []

@@ -14,6 +14,7 @@ from streamlearn.hashing import HASH_MODES
 from streamlearn.io.blocks import FMT_LIBSVM, FMT_VW, parse_block
 from streamlearn.io.expand import ExpandedOutputs, ExpansionError, make_expander
 from streamlearn.names import expand_line
+from helpers import text_buffer
 
 NAMESPACES = ["a", "ab", "b", "c", "12", "", "u2", "\u00e9t\u00e9"]
 WORDS = ["x", "y", "the", "quick", "7", "42", "country=jp", "color:red", ":0.84", "z:-1", "w:2", "q:0.5"]
@@ -40,7 +41,7 @@ options_st = st.fixed_dictionaries({
 
 
 def compiled(lines: list[str], spec: FeatureSpec, bits: int, noconstant: bool, seed: int, fmt=FMT_VW):
-    data = ("\n".join(lines) + "\n").encode()
+    data = text_buffer("\n".join(lines) + "\n")
     mask = (1 << bits) - 1
     block = parse_block("t", data, 1, fmt, mask, noconstant, seed, HASH_MODES["strings"],
                         redefine=np.array(spec.redefine_map, np.uint8))
@@ -79,7 +80,7 @@ def test_compiled_expansion_equals_plain_python(lines, options, bits, noconstant
     for part in data:
         if not part:
             continue
-        block = parse_block("t", ("\n".join(part) + "\n").encode(), 1, FMT_VW, mask, noconstant, seed, 0,
+        block = parse_block("t", text_buffer("\n".join(part) + "\n"), 1, FMT_VW, mask, noconstant, seed, 0,
                             redefine=np.array(spec.redefine_map, np.uint8))
         out = expander.expand(block, ExpandedOutputs())
         for e in range(out.n):
@@ -107,7 +108,7 @@ def test_libsvm_features_are_the_default_namespace():
 def test_too_many_features_for_one_example_is_a_clear_error():
     words = " ".join(f"w{i}" for i in range(120))
     spec = FeatureSpec.from_options(interactions=("aaa",))     # 120*121*122/6 = 295,240 per example
-    data = f"1 |a {words}\n".encode()
+    data = text_buffer(f"1 |a {words}\n")
     block = parse_block("big.vw", data, 1, FMT_VW, (1 << 18) - 1, False, 0, 0,
                         redefine=np.array(spec.redefine_map, np.uint8))
     expander = make_expander(spec, (1 << 18) - 1)

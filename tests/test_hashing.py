@@ -70,7 +70,9 @@ def test_scan_hash_equals_scan_then_hash(data, seed, mode):
     """The parser's one-pass scan-and-hash equals finding the name's end, then hash_name."""
     stop = np.zeros(256, np.bool_)
     stop[[32, 9, 58, 124, 13]] = True
-    buf = np.frombuffer(data, np.uint8) if data else np.zeros(0, np.uint8)
+    # a writable array, as the parser's buffer: one compiled specialization (the parser inlines
+    # scan_hash; a read-only view of the bytes would compile it a second time)
+    buf = np.frombuffer(bytearray(data), np.uint8)
     q, h = scan_hash(buf, 0, buf.size, seed, mode, stop)
     expected_end = next((i for i, c in enumerate(data) if stop[c]), len(data))
     assert q == expected_end and h == hash_name(buf, 0, q, seed, mode)

@@ -7,6 +7,7 @@ import pytest
 
 from streamlearn.hashing import constant_index, feature_index, namespace_hash
 from streamlearn.io.blocks import FMT_LIBSVM, FMT_VW, detect_format, parse_block, quote_bytes
+from helpers import text_buffer
 
 BITS = 18
 MASK = (1 << BITS) - 1
@@ -14,7 +15,7 @@ MASK = (1 << BITS) - 1
 
 def parse(text, fmt=FMT_VW, bits=BITS, noconstant=True, seed=0, mode=0):
     data = text.encode("utf-8") if isinstance(text, str) else text
-    b = parse_block("t.vw", data, 1, fmt, (1 << bits) - 1, noconstant, seed, mode)
+    b = parse_block("t.vw", text_buffer(data), 1, fmt, (1 << bits) - 1, noconstant, seed, mode)
     out = []
     tags = b.tag_list()
     for e in range(b.n):

@@ -31,6 +31,7 @@ import pytest
 
 pytest.importorskip("vowpalwabbit")
 
+from helpers import text_buffer  # noqa: E402
 from streamlearn.io.blocks import FMT_VW, parse_block  # noqa: E402
 
 VW = [sys.executable, "-m", "vowpalwabbit"]
@@ -230,7 +231,7 @@ def run_vw(path, opts: Options) -> list[Example]:
 
 
 def run_streamlearn(data: bytes, opts: Options) -> list[Example]:
-    b = parse_block("conformance", data, 1, FMT_VW, (1 << opts.bits) - 1, opts.noconstant,
+    b = parse_block("conformance", text_buffer(data), 1, FMT_VW, (1 << opts.bits) - 1, opts.noconstant,
                     opts.hash_seed, opts.hash_mode)
     tags = b.tag_list()
     out = []
