@@ -45,8 +45,11 @@ def run_kernel(examples, bits, splits=(), full=False, state=False, **opts):
     return preds, weights
 
 
-values = st.floats(min_value=-3, max_value=3, allow_nan=False).filter(lambda v: abs(v) > 1e-3).map(
-    lambda v: float(np.float32(v)))
+# feature values in [-3, -1e-3) U (1e-3, 3], as float32: drawn from the two intervals rather than
+# filtered out of [-3, 3] (hypothesis draws 0 and tiny floats often, and a filter that rejects them
+# made about two thirds of the generated streams invalid, so they were drawn again)
+values = st.one_of(st.floats(min_value=-3, max_value=-1e-3, exclude_max=True),
+                   st.floats(min_value=1e-3, max_value=3, exclude_min=True)).map(lambda v: float(np.float32(v)))
 
 
 @st.composite
