@@ -52,23 +52,34 @@ values = st.one_of(st.floats(min_value=-3, max_value=-1e-3, exclude_max=True),
                    st.floats(min_value=1e-3, max_value=3, exclude_min=True)).map(lambda v: float(np.float32(v)))
 
 
+# the strategies of a stream's parts, built once (building them at every draw was a good part of
+# the generation time)
+CLASS_LABELS = st.sampled_from([-1.0, 1.0, 0.0])
+REAL_LABELS = st.floats(-5, 5, allow_nan=False)
+IMPORTANCES = st.sampled_from([1.0, 1.0, 1.0, 0.5, 2.0, 0.0])
+BASES = st.sampled_from([0.0, 0.0, 0.25])
+FEATURE_COUNTS = st.integers(0, 6)
+ONE_IN_TEN = st.integers(0, 9)
+
+
 @st.composite
 def streams(draw, bits):
     dim = 1 << bits
+    index = st.integers(0, dim - 1)
     n = draw(st.integers(1, 40))
     classification = draw(st.booleans())
     out = []
     for _ in range(n):
-        k = draw(st.integers(0, 6))
-        feats = [(draw(st.integers(0, dim - 1)), draw(values)) for _ in range(k)]
-        if draw(st.integers(0, 9)) == 0:
+        k = draw(FEATURE_COUNTS)
+        feats = [(draw(index), draw(values)) for _ in range(k)]
+        if draw(ONE_IN_TEN) == 0:
             label = None
         elif classification:
-            label = draw(st.sampled_from([-1.0, 1.0, 0.0]))
+            label = draw(CLASS_LABELS)
         else:
-            label = draw(st.floats(-5, 5, allow_nan=False))
-        h = draw(st.sampled_from([1.0, 1.0, 1.0, 0.5, 2.0, 0.0]))
-        base = draw(st.sampled_from([0.0, 0.0, 0.25]))
+            label = draw(REAL_LABELS)
+        h = draw(IMPORTANCES)
+        base = draw(BASES)
         out.append((label, h, base, feats))
     return out
 
