@@ -12,9 +12,9 @@ loss, ``-b 20`` hashed features, and is evaluated on the test split:
 * **VW --ftrl**: ``--ftrl`` with VW's default alpha 0.5 and beta 1, ``--l1 L1`` from 1e-6 to 10, one
   pass; test predictions from ``vw -t -i``.
 * **batch optimum**: scikit-learn's ``LogisticRegression(l1_ratio=1, solver='liblinear', C=C,
-  fit_intercept=False)`` (penalty='l1' before scikit-learn 1.8) on the same hashed features, read with
-  ``streamlearn.csr.load_csr(bits=20)`` (so column j is weight slot j of the streamlearn and VW
-  models), minimizing ``C sum_i loss_i + ||w||_1``. **No intercept: the constant feature is a column
+  fit_intercept=False, random_state=0)`` (penalty='l1' before scikit-learn 1.8) on the same hashed
+  features, read with ``streamlearn.csr.load_csr(bits=20)`` (so column j is weight slot j of the
+  streamlearn and VW models), minimizing ``C sum_i loss_i + ||w||_1``. **No intercept: the constant feature is a column
   of X** (its slot, value 1 in every row), penalized like every other weight -- exactly as VW and
   streamlearn treat their constant, and as liblinear would penalize its own intercept anyway.
   scikit-learn's defaults otherwise (tol 1e-4, max_iter 100; a point that stopped at max_iter is
@@ -482,7 +482,8 @@ def sklearn_task(task: Task, work: Path) -> Point:
     major, minor = (int(x) for x in sklearn.__version__.split(".")[:2])
     l1 = {"l1_ratio": 1.0} if (major, minor) >= (1, 8) else {"penalty": "l1"}
     max_iter = int(dict(task.series.extra).get("max_iter", 100))
-    model = LogisticRegression(solver="liblinear", C=task.value, fit_intercept=False, max_iter=max_iter, **l1)
+    model = LogisticRegression(solver="liblinear", C=task.value, fit_intercept=False, max_iter=max_iter,
+                               random_state=0, **l1)  # liblinear visits the coordinates in a random order
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -856,7 +857,7 @@ def command_lines(res: dict) -> list[str]:
     out.append("streamlearn predict -i MODEL -d TEST -p PRED --quiet   # first point of each series, as a check")
     if any(s.tool == "scikit-learn" for s in res["series"]):
         out.append(f"X, y, _ = load_csr(TRAIN, bits={BITS}); LogisticRegression(l1_ratio=1, solver='liblinear', "
-                   f"C=C, fit_intercept=False).fit(X, y > 0)")
+                   f"C=C, fit_intercept=False, random_state=0).fit(X, y > 0)")
     return out + ["```"]
 
 
