@@ -58,6 +58,10 @@ DERIVED_W = {
     "smidas": "w is recomputed from the stored theta through the p-norm link (3e-16 relative)",
 }
 
+#: learners that compute in float32 (as VW does) and the tolerance the feature-order check allows them:
+#: the summation order of an example's score changes its last float32 bit
+FLOAT32 = {"ftrl": 1e-4}
+
 N_TRAIN, N_TEST, SPLIT = 300, 80, 150   # SPLIT: a multiple of rounding's --period 5
 ALGOS = list(ALGO_NAMES)
 
@@ -147,10 +151,11 @@ def test_block_size_does_not_matter(data, algo, block):
 def test_feature_order_within_a_namespace_does_not_matter(data, algo):
     one, preds = base_model(data, algo)
     model, p = train(data, algo, "shuffled", source="shuffled")
-    close_models(model, one, rtol=1e-9, atol=1e-12)
+    rtol = FLOAT32.get(algo, 1e-9)
+    close_models(model, one, rtol=rtol, atol=1e-12 if rtol < 1e-6 else rtol)
     # progressive predictions are printed with 6 decimals
     a, b = read_predictions(p), read_predictions(preds)
-    assert np.all(np.abs(a - b) <= 1e-9 * np.abs(b) + 1.01e-6)
+    assert np.all(np.abs(a - b) <= rtol * np.abs(b) + 1.01e-6)
     # and the two models predict the same on the test set, shuffled or not
     q1, q2 = data["dir"] / f"{algo}.q1", data["dir"] / f"{algo}.q2"
     cli("predict", "-i", one, "-d", data["test"], "-p", q1, "--quiet")
@@ -158,7 +163,7 @@ def test_feature_order_within_a_namespace_does_not_matter(data, algo):
                                 shuffle_namespaces(data["test"].read_text().splitlines(True), seed=5))
     cli("predict", "-i", model, "-d", test_shuffled, "-p", q2, "--quiet")
     a, b = read_predictions(q1), read_predictions(q2)
-    assert np.all(np.abs(a - b) <= 1e-9 * np.abs(b) + 1.01e-6)
+    assert np.all(np.abs(a - b) <= rtol * np.abs(b) + 1.01e-6)
 
 
 def same_resaved_model(again, one, algo):

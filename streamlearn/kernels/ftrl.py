@@ -22,8 +22,10 @@ The learner is lazy by construction: w_i is a function of its own z_i and n_i, w
 with feature i changes, so an untouched coordinate never needs catching up and an example costs
 O(its features). The table stores w beside z and n (VW's layout), so prediction reads one column.
 
-VW computes in float32; streamlearn keeps float64 state and arithmetic and takes lambda1, lambda2,
-alpha and beta as the float32 values VW parses them to. The -p prediction is VW's first predict,
+Like VW, the learner computes in float32 with VW's order of operations (ftrl.cc): the score sum,
+the loss derivative (expf), every step of the update, and lambda1, lambda2, alpha and beta as the
+float32 values VW parses them to; the table stores the float32 values (exactly, in float64). So the
+model equals VW's bit for bit where the inputs are the same floats. The -p prediction is VW's first predict,
 clamped to the bounds before the example's label (``loop.shown_before_label``); the loss and the
 gradient use the prediction clamped to the bounds the label widened.
 """
@@ -36,8 +38,8 @@ import numpy as np
 from numba import njit
 
 from streamlearn.errors import OptionError
-from streamlearn.kernels.loop import base_start, example_loop_shown, shown_before_label, state_view, sum_end
-from streamlearn.kernels.losses import loss_dloss
+from streamlearn.kernels.loop import example_loop_shown, shown_before_label, state_view, sum_end
+from streamlearn.kernels.losses import loss_dloss_f32
 from streamlearn.kernels.spec import Layout, LearnerSpec
 from streamlearn.kernels.state import A_FTRL, P_FTRL_ALPHA, P_FTRL_BETA, P_L1, P_L2, S_NLEARN, S_T
 
@@ -50,22 +52,30 @@ ALPHA = 0.5
 BETA = 1.0
 
 
+F32 = np.float32
+
+
 @njit(cache=True, nogil=True, inline="always")
 def ftrl_weight_of(z, n, alpha, beta, l1, l2):
-    """Algorithm 1's closed-form weight of a coordinate from its z and n."""
-    if abs(z) <= l1:
-        return 0.0
-    sign = 1.0 if z > 0.0 else -1.0
-    return (sign * l1 - z) / ((beta + math.sqrt(n)) / alpha + l2)
+    """Algorithm 1's closed-form weight of a coordinate from its z and n, in float32 as VW computes
+    it: 0 if |z| <= l1, else (l1 - |z|) sgn(z) / (l2 + (beta + sqrt(n)) / alpha), the division
+    taken as a reciprocal step (all arguments float32)."""
+    flag = F32(-1.0) if z < F32(0.0) else F32(1.0)
+    fabs_z = z * flag
+    if fabs_z <= l1:
+        return F32(0.0)
+    step = F32(1.0) / (l2 + (beta + np.sqrt(n)) / alpha)
+    return step * flag * (l1 - fabs_z)
 
 
 @njit(cache=True, nogil=True, inline="always")
 def ftrl_step(table, i, g, alpha, beta, l1, l2):
-    """One coordinate's update with gradient g (Algorithm 1, the loop over i in the example)."""
-    n = table[i, N]
+    """One coordinate's update with float32 gradient g (Algorithm 1, the loop over i in the
+    example), in VW's float32 arithmetic and operation order; the table holds the float32 values."""
+    n = F32(table[i, N])
     n_new = n + g * g
-    sigma = (math.sqrt(n_new) - math.sqrt(n)) / alpha
-    z = table[i, Z] + g - sigma * table[i, W]
+    sigma = (np.sqrt(n_new) - np.sqrt(n)) / alpha
+    z = F32(table[i, Z]) + (g - sigma * F32(table[i, W]))
     table[i, Z] = z
     table[i, N] = n_new
     table[i, W] = ftrl_weight_of(z, n_new, alpha, beta, l1, l2)
@@ -73,22 +83,29 @@ def ftrl_step(table, i, g, alpha, beta, l1, l2):
 
 @njit(cache=True, nogil=True)
 def ftrl_settings(prm, iprm):
-    """(alpha, beta, lambda1, lambda2)."""
-    return prm[P_FTRL_ALPHA], prm[P_FTRL_BETA], prm[P_L1], prm[P_L2]
+    """(alpha, beta, lambda1, lambda2) as float32."""
+    return F32(prm[P_FTRL_ALPHA]), F32(prm[P_FTRL_BETA]), F32(prm[P_L1]), F32(prm[P_L2])
 
 
 @njit(cache=True, nogil=True, inline="always")
 def ftrl_weight(table, i, cfg, v):
-    return table[i, W]
+    return F32(table[i, W])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def ftrl_start(base):
+    """The score is summed in float32 from the example's base, as VW's inline_predict sums it."""
+    return F32(base)
 
 
 @njit(cache=True, nogil=True, inline="always")
 def ftrl_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
-    """Algorithm 1's update of every feature of a learned example (module docstring)."""
+    """Algorithm 1's update of every feature of a learned example (module docstring), in float32:
+    d = loss'(p, y) h, then each feature's step with g = d x."""
     alpha, beta, l1, l2 = cfg
-    d = loss_dloss(code, p, y, tau) * h
+    d = loss_dloss_f32(code, p, y, tau) * F32(h)
     for k in range(s, f):
-        ftrl_step(table, idx[k], d * np.float64(val[k]), alpha, beta, l1, l2)
+        ftrl_step(table, idx[k], d * F32(val[k]), alpha, beta, l1, l2)
     st[S_T] += h
     st[S_NLEARN] += 1.0
 
@@ -99,7 +116,7 @@ def learn_ftrl_block(indptr, idx, val, labels, weights, bases, nfeat, start, end
     """Examples start..end-1 with FTRL-Proximal (the example loop of ``streamlearn.kernels.loop``;
     -p shows the prediction before the label widened the bounds, as VW's --ftrl does)."""
     return example_loop_shown(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm,
-                              st, ctr, preds, ftrl_settings(prm, iprm), state_view, ftrl_weight, base_start,
+                              st, ctr, preds, ftrl_settings(prm, iprm), state_view, ftrl_weight, ftrl_start,
                               sum_end, ftrl_learn, shown_before_label)
 
 
@@ -107,9 +124,10 @@ def learn_ftrl_block(indptr, idx, val, labels, weights, bases, nfeat, start, end
 def recompute_weights(table, alpha, beta, l1, l2):
     """w_i from z_i and n_i for every coordinate with state (after -i: the model's w was computed with
     the settings it was trained with)."""
+    alpha, beta, l1, l2 = F32(alpha), F32(beta), F32(l1), F32(l2)
     for i in range(table.shape[0]):
         if table[i, N] != 0.0 or table[i, Z] != 0.0:
-            table[i, W] = ftrl_weight_of(table[i, Z], table[i, N], alpha, beta, l1, l2)
+            table[i, W] = ftrl_weight_of(F32(table[i, Z]), F32(table[i, N]), alpha, beta, l1, l2)
 
 
 def after_load(table, prm, iprm, st) -> None:

@@ -71,6 +71,26 @@ def loss_dloss(code, p, y, tau):
     return -tau if e > 0.0 else 1.0 - tau
 
 
+@njit(cache=True, nogil=True)
+def loss_dloss_f32(code, p, y, tau):
+    """``loss_dloss`` in float32 arithmetic, as VW's loss_functions.cc computes first_derivative
+    (expf for the logistic loss; vw-spec-2.md §2g): for the learners that reproduce VW bit for bit
+    (ftrl). Arguments are rounded to float32; the result is a float32."""
+    p32 = np.float32(p)
+    y32 = np.float32(y)
+    if code == SQUARED:
+        return np.float32(2.0) * (p32 - y32)
+    if code == LOGISTIC:
+        return -y32 / (np.float32(1.0) + np.exp(y32 * p32))
+    if code == HINGE:
+        return -y32 if y32 * p32 < np.float32(1.0) else np.float32(0.0)
+    e = y32 - p32
+    if e == np.float32(0.0):
+        return np.float32(0.0)
+    t32 = np.float32(tau)
+    return -t32 if e > np.float32(0.0) else np.float32(1.0) - t32
+
+
 #: y * p beyond which VW's float32 logistic loss log(1 + e^-yp) is exactly 0 (e^-yp <= 2^-24)
 LOGISTIC_ZERO_MARGIN = 24.0 * math.log(2.0)
 
