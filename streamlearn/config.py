@@ -57,7 +57,8 @@ OPTION_STAGES = (("regularization", TG_OPTIONS), ("p_norm", ("p_norm",)), ("reg"
 SCD_REFUSES = ("learning_rate", "power_t", "initial_t", "decay_learning_rate", "holdout_period",
                "holdout_off", "early_terminate", "shuffle", "invariant", "sgd")
 #: learner tables derived from the specs: name -> the option whose choices it lists
-_CHOICE_TABLES = {"REG_NAMES": "reg", "PROJECTION_NAMES": "projection", "CD_ORDERS": "cd_order"}
+_CHOICE_TABLES = {"REG_NAMES": "reg", "PROJECTION_NAMES": "projection", "CD_ORDERS": "cd_order",
+                  "CD_STEPS": "cd_step"}
 
 
 def _learners():
@@ -187,6 +188,7 @@ class TrainConfig:
     shuffle: bool = False
     random_seed: int = 0
     cd_order: str = "random"
+    cd_step: str = "column"
     max_memory: str | None = None
     quadratic: tuple = ()
     cubic: tuple = ()
@@ -312,7 +314,7 @@ def _check_train(cfg: TrainConfig) -> None:
     if _spec(cfg.algo).batch:
         _check_scd(cfg)
     else:
-        for name in ("cd_order", "max_memory"):
+        for name in ("cd_order", "cd_step", "max_memory"):
             if name in cfg.explicit and name not in _spec(cfg.algo).options:
                 raise _needs(name)
     if cfg.shuffle and cfg.passes < 2:
@@ -359,6 +361,7 @@ def memory_limit(cfg) -> int:
 def _check_scd(cfg) -> None:
     """Stochastic coordinate descent is a batch method for squared and logistic loss."""
     _check_choice("cd_order", cfg.cd_order, _choices("cd_order"))
+    _check_choice("cd_step", cfg.cd_step, _choices("cd_step"))
     if cfg.loss not in ("squared", "logistic"):
         raise OptionError(f"--algo scd works with --loss squared or logistic (got {cfg.loss})")
     for name in SCD_REFUSES:

@@ -3,9 +3,10 @@ examples held in memory: the driver's parsed blocks are gathered into one column
 matrix, then each epoch runs d' coordinate steps (d' = the non-empty hashed columns) of the compiled
 kernel ``streamlearn.kernels.scd.scd_epochs``. See that module for the algorithm, the loss
 conventions (streamlearn's squared loss (p - y)^2 has beta = 2: the paper's 1/2 (a - y)^2 with
-lambda doubled; logistic has beta = 1/4) and the deviations from the paper's literal statement
-(importance weights, base scores, per-column beta for features outside [-1, 1], non-empty columns
-only)."""
+lambda doubled; logistic has beta = 1/4), the step forms (``step``: "column", each coordinate's own
+smoothness constant beta * (1/m) sum_i x_ij^2, the default; "paper", beta * max(1, max_i x_ij^2); both
+Algorithm 1; "newton", CDN's Newton step with a line search, not the paper's) and the deviations
+from the paper's literal statement (importance weights, base scores, non-empty columns only)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from streamlearn.kernels import scd as K
 from streamlearn.kernels.losses import LOGISTIC, LOSSES
 
 ORDERS = {"random": K.RANDOM, "cyclic": K.CYCLIC}
+STEPS = {"column": K.COLUMN, "paper": K.PAPER, "newton": K.NEWTON}
 
 # bytes per stored feature entry at the peak of fit_scd (see memory_needed)
 _PER_ENTRY = (
@@ -89,7 +91,7 @@ def epoch_seed(seed: int, epoch: int) -> int:
 
 
 def fit_scd(blocks, bits: int, loss: str, lam: float, epochs: int, order, seed: int, on_epoch=None,
-            init=None):
+            init=None, step="column", progress=None):
     """Minimize (1/sum h) sum_i h_i L(<w, x_i> + base_i, y_i) + lam ||w||_1 by stochastic coordinate
     descent (Shalev-Shwartz & Tewari 2009, Algorithm 2) over the examples of ``blocks`` (parsed
     blocks with indptr, idx, val, labels, weights, bases; copied, so their arrays may be reused once
@@ -99,11 +101,17 @@ def fit_scd(blocks, bits: int, loss: str, lam: float, epochs: int, order, seed: 
     raises ValueError). ``epochs`` passes of d' coordinate steps, d' the non-empty columns.
     ``order``: "random" / 0 (uniform coordinates, numba's generator seeded per epoch from ``seed``:
     the same seed gives bit-identical weights) or "cyclic" / 1 (0+, 0-, 1+, 1-, ... continuing
-    across epochs; deterministic). ``on_epoch(epoch, w_index, w_values, accesses)`` is called after
+    across epochs; deterministic). ``step``: "column" / 1 (per-column beta_c = beta * sum_i hn_i
+    x_ic^2, the coordinate's smoothness constant; the default), "paper" / 0 (beta * max(1, max_i
+    x_ic^2)) or "newton" / 2 (CDN's Newton step with a line search, over the d' columns); see
+    ``streamlearn.kernels.scd``. ``on_epoch(epoch, w_index, w_values, accesses)`` is called after
     each epoch (1-based) with the non-zero effective weights so far and the feature entries read so
     far (each step reads its column's entries). ``init`` = (hashed columns, weights) starts from those
     weights (``-i``): a weight v becomes w_c = max(v, 0), w_{c+d'} = max(-v, 0); weights of columns
     the data never has are dropped (the objective is lowest with them at 0, and no step visits them).
+    ``progress(state)`` is called once the data are in memory (``state["epoch"]`` 0) and after each
+    epoch, with a dict: epoch, epochs, objective, loss, regularizer, nonzero (effective weights),
+    accesses, seconds (of fitting so far), columns, examples.
 
     Returns (w_index int64, w_values float64, info): the hashed columns with a non-zero effective
     weight w_c - w_{c+d'} (increasing), those weights, and a dict of counts, timings and the
@@ -128,6 +136,13 @@ def fit_scd(blocks, bits: int, loss: str, lam: float, epochs: int, order, seed: 
     epochs = int(epochs)
     if epochs < 0:
         raise ValueError(f"epochs must be >= 0, not {epochs}")
+    if isinstance(step, str):
+        if step not in STEPS:
+            raise ValueError(f"unknown step form {step!r} (column, paper or newton)")
+        step = STEPS[step]
+    step = int(step)
+    if step not in (K.PAPER, K.COLUMN, K.NEWTON):
+        raise ValueError(f"unknown step form {step} (0 = paper, 1 = column, 2 = newton)")
 
     t0 = time.perf_counter()
     indptr, idx, val, labels, h, z, seen = _gather(blocks, code)
@@ -138,7 +153,10 @@ def fit_scd(blocks, bits: int, loss: str, lam: float, epochs: int, order, seed: 
     del indptr, idx, val
     d = cols.shape[0]
     beta = K.BETA[code]
-    betas = K.column_betas(colptr, vals, beta)
+    if step != K.PAPER:   # newton: beta_c is unused by the steps, kept for reference
+        betas = K.column_smoothness(colptr, rows, vals, hn, beta)
+    else:
+        betas = K.column_betas(colptr, vals, beta)
     w = np.zeros(2 * d, np.float64)
     if init is not None and d:
         at = np.searchsorted(cols, np.asarray(init[0], np.int64))
@@ -162,20 +180,32 @@ def fit_scd(blocks, bits: int, loss: str, lam: float, epochs: int, order, seed: 
 
     accesses = 0
     objectives, paper_objectives = [], []
+
+    def report(epoch, ls, reg):
+        if progress is not None:
+            progress({"epoch": epoch, "epochs": epochs, "objective": ls + reg, "loss": ls, "regularizer": reg,
+                      "nonzero": int(np.count_nonzero(w[:d] != w[d:])), "accesses": accesses,
+                      "seconds": time.perf_counter() - t1, "columns": d, "examples": m})
+
+    if progress is not None:
+        ls, reg, _ = objective()
+        report(0, ls, reg)
     for epoch in range(1, epochs + 1):
         accesses += int(K.scd_epochs(colptr, rows, vals, betas, labels, hn, z, w, lam, code, 1, d, order,
-                                     epoch_seed(seed, epoch), (epoch - 1) * d))
+                                     epoch_seed(seed, epoch), (epoch - 1) * d, step))
         ls, reg, paper_reg = objective()
         objectives.append(ls + reg)
         paper_objectives.append(ls + paper_reg)
         if on_epoch is not None:
             on_epoch(epoch, *effective(), accesses)
+        report(epoch, ls, reg)
     t2 = time.perf_counter()
     ls, reg, paper_reg = objective()
     w_index, w_values = effective()
     info = {
         "examples_read": seen, "examples": m, "entries": int(rows.shape[0]), "columns": d,
-        "weight_sum": hsum, "beta": beta, "epochs": epochs, "steps_per_epoch": d,
+        "weight_sum": hsum, "beta": beta, "step": {v: k for k, v in STEPS.items()}[step],
+        "epochs": epochs, "steps_per_epoch": d,
         "order": "random" if order == K.RANDOM else "cyclic", "accesses": accesses,
         "loss": ls, "regularizer": reg, "objective": ls + reg,
         "paper_objective": ls + paper_reg,   # Eq. 7 at w in R^{2d}: lam * sum_j w_j

@@ -3,7 +3,12 @@ once (into a cache, counting its examples and feature entries), the memory the i
 take is printed and checked against ``--max-memory`` before anything is loaded, then ``--passes``
 epochs of coordinate steps run over the data in memory (``streamlearn.scd``), and the model is saved
 like every other learner's. Progressive predictions do not exist for a batch method: ``-p`` writes
-the final model's predictions for the training examples."""
+the final model's predictions for the training examples.
+
+Progress (unless ``--quiet``): after every epoch one line on stderr with the objective (the average
+loss of the training examples + lambda ||w||_1, from the scores kept in memory: no pass over the data)
+and the non-zero weights; when stderr is a terminal, also a progress bar with the time left, redrawn
+in place (``\r``) below the last epoch line and erased at the end."""
 
 from __future__ import annotations
 
@@ -87,8 +92,13 @@ def train_scd(cfg: TrainConfig, model=None) -> dict:
                 rep.out.flush()
                 objectives.append(result)
 
-        index, values, info = scd.fit_scd(read_cache(cache_path, source_name), cfg.bits, cfg.loss, cfg.l1,
-                                          cfg.passes, cfg.cd_order, cfg.random_seed, on_epoch, init=init)
+        bar = EpochProgress(rep.out, quiet=cfg.quiet)
+        try:
+            index, values, info = scd.fit_scd(read_cache(cache_path, source_name), cfg.bits, cfg.loss, cfg.l1,
+                                              cfg.passes, cfg.cd_order, cfg.random_seed, on_epoch, init=init,
+                                              step=cfg.cd_step, progress=bar.update)
+        finally:
+            bar.close()
         table[:, 0] = 0.0
         table[index, 0] = values
         if cfg.predictions:
@@ -100,13 +110,64 @@ def train_scd(cfg: TrainConfig, model=None) -> dict:
         except OSError:
             pass
     wall = time.perf_counter() - started
-    rep.summary([f"number of examples = {n}", f"epochs = {cfg.passes}",
+    rep.summary([f"number of examples = {n}", f"epochs = {cfg.passes} ({cfg.cd_order} coordinates, "
+                 f"{cfg.cd_step} step)",
                  f"objective = {info['objective']:f}" if "objective" in info else "objective = n.a.",
                  f"non-zero weights = {nonzero} ({100.0 * nonzero / (1 << cfg.bits):.4g}% of 2^{cfg.bits})",
                  f"data accesses = {info.get('accesses', 0)}", f"wall time = {wall:.3f} s",
                  f"malformed lines = {run.malformed}"])
     return {"state": st, "table": table, "nonzero": nonzero, "malformed": run.malformed,
             "passes": cfg.passes, "objectives": objectives, "info": info}
+
+
+class EpochProgress:
+    """Per-epoch progress of a fit on ``out`` (``fit_scd``'s ``progress`` callback): one line per epoch,
+    ``scd epoch 3/100: objective 0.0797640587 = average loss 0.0741 + l1 0.0056; non-zero weights
+    1245; 12.3 s``, and, when ``out`` is a terminal (``tty``: None = ask ``out.isatty()``), a bar
+    ``[#######.............]  35/100 epochs, 12.3 s, ETA 22.8 s`` kept on the last line with ``\r``
+    (the time left: the mean time of an epoch so far times the epochs left). Nothing when quiet."""
+
+    WIDTH = 30
+
+    def __init__(self, out, quiet: bool = False, tty: bool | None = None):
+        self.out = out
+        self.quiet = quiet
+        if tty is None:
+            try:
+                tty = bool(out.isatty())
+            except (AttributeError, ValueError, OSError):
+                tty = False
+        self.tty = tty
+        self.shown = 0      # characters of the bar on the terminal's last line
+
+    def _erase(self) -> None:
+        if self.shown:
+            self.out.write("\r" + " " * self.shown + "\r")
+            self.shown = 0
+
+    def update(self, state: dict) -> None:
+        if self.quiet:
+            return
+        epoch, epochs, seconds = state["epoch"], state["epochs"], state["seconds"]
+        self._erase()
+        if epoch > 0:
+            self.out.write(f"scd epoch {epoch}/{epochs}: objective {state['objective']:.10g} = average loss "
+                           f"{state['loss']:.10g} + l1 {state['regularizer']:.6g}; non-zero weights "
+                           f"{state['nonzero']}; {seconds:.1f} s\n")
+        if self.tty and epoch < epochs:
+            done = int(self.WIDTH * epoch / epochs) if epochs else self.WIDTH
+            eta = f"ETA {seconds / epoch * (epochs - epoch):.1f} s" if epoch else "ETA n.a."
+            text = (f"[{'#' * done}{'.' * (self.WIDTH - done)}] {epoch:>{len(str(epochs))}}/{epochs} epochs, "
+                    f"{seconds:.1f} s, {eta}")
+            self.out.write(text)
+            self.shown = len(text)
+        self.out.flush()
+
+    def close(self) -> None:
+        """Erase the bar (after the last epoch, or when the fit stops early)."""
+        if not self.quiet:
+            self._erase()
+            self.out.flush()
 
 
 def _predict(cfg, table, st, rep, blocks) -> None:

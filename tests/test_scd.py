@@ -1,6 +1,9 @@
 """Stochastic coordinate descent (--algo scd; Shalev-Shwartz & Tewari 2009, Section 2): the CSR -> CSC
-conversion equals scipy's, every coordinate step equals a dense NumPy transcription of Algorithm 1,
-the iterates converge to the optimum of scikit-learn's solvers, and runs are reproducible."""
+conversion equals scipy's, every coordinate step equals a dense NumPy transcription of Algorithm 1
+(with either per-column beta: the column's smoothness constant, the default, or the paper's) and of
+CDN's Newton step with its line search (--cd-step newton), seeded random epochs equal the same
+transcriptions over the kernel's coordinate draws, the iterates converge to the optimum of
+scikit-learn's solvers under every step form, and runs are reproducible."""
 
 from types import SimpleNamespace
 
@@ -78,11 +81,32 @@ def dense_dloss(code, z, y):
     return -y / (1.0 + np.exp(y * z))
 
 
-def algorithm1(X, y, hn, base, lam, code, coords):
+def dense_d2loss(code, z):
+    if code == SQUARED:
+        return np.full_like(z, 2.0)
+    q = 1.0 / (1.0 + np.exp(-z))
+    return q * (1.0 - q)
+
+
+def dense_loss(code, z, y):
+    if code == SQUARED:
+        return (z - y) ** 2
+    return np.logaddexp(0.0, -y * z)
+
+
+def documented_beta(X, hn, code, step):
+    """beta_c as the docs state it: column = beta * sum_i hn_i x_ic^2 (beta * (1/m) sum_i x_ic^2 with
+    unit weights); paper = beta * max(1, max_i x_ic^2)."""
+    if step == "column":
+        return K.BETA[code] * (hn @ (X * X))
+    return K.BETA[code] * np.maximum(1.0, (X * X).max(axis=0))
+
+
+def algorithm1(X, y, hn, base, lam, code, coords, step="paper"):
     """Algorithm 1 on X^ = [X, -X] with dense arithmetic, the gradient recomputed from scratch at
-    every step; beta per column as documented (beta * max(1, max x^2)). Yields w after each step."""
+    every step; beta per column as documented (``documented_beta``). Yields w after each step."""
     Xh = np.hstack([X, -X])
-    beta = K.BETA[code] * np.maximum(1.0, (X * X).max(axis=0))
+    beta = documented_beta(X, hn, code, step)
     beta = np.concatenate([beta, beta])
     w = np.zeros(Xh.shape[1])
     for j in coords:
@@ -104,19 +128,96 @@ def small_problem(rng, code, m=30, d=6):
     return X, y, h / h.sum(), base
 
 
+def cdn(X, y, hn, base, lam, code, columns):
+    """CDN (Yuan et al. 2010, Section 4.1.2) with dense arithmetic: at each listed column the Newton
+    direction of the L1 problem along it (gradient and curvature recomputed from scratch), then the
+    first step 1, 1/2, 1/4, ... whose decrease of the whole objective is at least 0.01 times the
+    step times the model's (at most 30 trials; squared loss: step 1, the exact minimizer); no step
+    when the model's decrease is below 1e-12 |t| (sum_i hn_i |L'_i x_ic| + lambda). Yields the
+    weights and scores after each step."""
+    v = np.zeros(X.shape[1])
+
+    def objective(u):
+        return hn @ dense_loss(code, base + X @ u, y) + lam * np.abs(u).sum()
+
+    for c in columns:
+        z = base + X @ v
+        g = hn @ (dense_dloss(code, z, y) * X[:, c])
+        gabs = hn @ np.abs(dense_dloss(code, z, y) * X[:, c])
+        h = max(hn @ (dense_d2loss(code, z) * X[:, c] ** 2), 1e-12)
+        if g + lam <= h * v[c]:
+            t = -(g + lam) / h
+        elif g - lam >= h * v[c]:
+            t = -(g - lam) / h
+        else:
+            t = -v[c]
+        model = g * t + lam * (abs(v[c] + t) - abs(v[c]))
+        if -model <= 1e-12 * abs(t) * (gabs + lam):
+            yield v.copy(), base + X @ v
+            continue
+        s = 1.0
+        for _ in range(30):
+            u = v.copy()
+            u[c] += s * t
+            if code == SQUARED or objective(u) - objective(v) <= 0.01 * s * model:
+                v = u
+                break
+            s *= 0.5
+        yield v.copy(), base + X @ v
+
+
+def csc_of(X):
+    csr = sp.csr_matrix(X)
+    return K.csr_to_csc(csr.indptr.astype(np.int64), csr.indices.astype(np.uint32),
+                        csr.data.astype(np.float32), X.shape[1])
+
+
+def test_column_beta_is_the_documented_one():
+    """beta_c of the default step is beta * (1/m) sum_i x_ic^2 (importance-weighted), at most the
+    paper's on data within [-1, 1] and far below it on count features."""
+    rng = np.random.default_rng(3)
+    for code in (SQUARED, LOGISTIC):
+        X, y, hn, base = small_problem(rng, code)
+        cols, colptr, rows, vals = csc_of(X)
+        np.testing.assert_allclose(K.column_smoothness(colptr, rows, vals, hn, K.BETA[code]),
+                                   documented_beta(X, hn, code, "column"), rtol=1e-12)
+        np.testing.assert_allclose(K.column_betas(colptr, vals, K.BETA[code]),
+                                   documented_beta(X, hn, code, "paper"), rtol=1e-12)
+    unit = np.full(30, 1 / 30)
+    counts = rng.poisson(0.3, size=(30, 4)).astype(float) * 3
+    counts[0] = 1.0
+    column, paper = (documented_beta(counts, unit, LOGISTIC, step) for step in ("column", "paper"))
+    assert np.all(column < paper)
+    small = np.clip(counts / 10, -1, 1)
+    assert np.all(documented_beta(small, unit, LOGISTIC, "column") <= K.BETA[LOGISTIC])
+
+
+def test_zero_beta_column_is_never_updated():
+    X = np.array([[1.0, 2.0], [0.5, 0.0], [0.0, 1.0]])
+    cols, colptr, rows, vals = csc_of(X)
+    y, hn, z, w = np.array([1.0, -1.0, 1.0]), np.full(3, 1 / 3), np.zeros(3), np.zeros(4)
+    betas = np.array([0.0, 1.0])
+    for j in (0, 2):   # both signs of column 0
+        assert K.scd_step(colptr, rows, vals, betas, y, hn, z, w, 0.01, LOGISTIC, j) == 0
+    assert not w.any() and not z.any()
+    assert K.scd_step(colptr, rows, vals, betas, y, hn, z, w, 0.01, LOGISTIC, 1) == 2 and w[1] > 0
+
+
+@pytest.mark.parametrize("step", ["column", "paper"])
 @pytest.mark.parametrize("loss", ["squared", "logistic"])
 @pytest.mark.parametrize("lam", [0.0, 0.01, 0.2])
-def test_steps_equal_algorithm1(loss, lam):
+def test_steps_equal_algorithm1(loss, lam, step):
     code = LOSSES[loss]
     rng = np.random.default_rng(7 + int(100 * lam) + code)
     for _ in range(3):
         X, y, hn, base = small_problem(rng, code)
         m, d = X.shape
-        csr = sp.csr_matrix(X)
-        cols, colptr, rows, vals = K.csr_to_csc(csr.indptr.astype(np.int64), csr.indices.astype(np.uint32),
-                                               csr.data.astype(np.float32), d)
+        cols, colptr, rows, vals = csc_of(X)
         assert cols.shape[0] == d
-        betas = K.column_betas(colptr, vals, K.BETA[code])
+        if step == "column":
+            betas = K.column_smoothness(colptr, rows, vals, hn, K.BETA[code])
+        else:
+            betas = K.column_betas(colptr, vals, K.BETA[code])
         # cyclic order through scd_epochs, one step per call (first_step carries the position)
         nsteps = 6 * d
         cyclic = [(t % (2 * d)) // 2 + (d if t % 2 else 0) for t in range(nsteps)]
@@ -125,7 +226,7 @@ def test_steps_equal_algorithm1(loss, lam):
         for seq, via_epochs in ((cyclic, True), (fixed, False)):
             z = base.copy()
             w = np.zeros(2 * d)
-            for t, (w_ref, z_ref) in enumerate(algorithm1(X, y, hn, base, lam, code, seq)):
+            for t, (w_ref, z_ref) in enumerate(algorithm1(X, y, hn, base, lam, code, seq, step)):
                 if via_epochs:
                     K.scd_epochs(colptr, rows, vals, betas, y, hn, z, w, lam, code, 1, 1, K.CYCLIC, 0, t)
                 else:
@@ -134,6 +235,75 @@ def test_steps_equal_algorithm1(loss, lam):
                 np.testing.assert_allclose(z, z_ref, rtol=1e-12, atol=1e-12)
             assert np.any(w != 0.0) or lam > 0
 
+
+
+@pytest.mark.parametrize("loss", ["squared", "logistic"])
+@pytest.mark.parametrize("lam", [0.0, 0.01, 0.2])
+def test_newton_steps_equal_cdn(loss, lam):
+    code = LOSSES[loss]
+    rng = np.random.default_rng(17 + int(100 * lam) + code)
+    for _ in range(2):
+        X, y, hn, base = small_problem(rng, code)
+        X[1:4] *= 4.0      # values outside [-1, 1]
+        d = X.shape[1]
+        cols, colptr, rows, vals = csc_of(X)
+        betas = np.zeros(d)   # unused by the Newton step
+        for via_epochs in (True, False):
+            seq = [t % d for t in range(5 * d)] if via_epochs else rng.integers(0, d, size=5 * d)
+            z = base.copy()
+            w = np.zeros(2 * d)
+            for t, (v_ref, z_ref) in enumerate(cdn(X, y, hn, base, lam, code, seq)):
+                if via_epochs:
+                    K.scd_epochs(colptr, rows, vals, betas, y, hn, z, w, lam, code, 1, 1, K.CYCLIC, 0, t,
+                                 K.NEWTON)
+                else:
+                    K.scd_newton_step(colptr, rows, vals, y, hn, z, w, lam, code, seq[t])
+                assert np.all(w >= 0) and np.all(w[:d] * w[d:] == 0)
+                # the Newton step divides by the curvature, so rounding differences grow faster
+                np.testing.assert_allclose(w[:d] - w[d:], v_ref, rtol=1e-9, atol=1e-10)
+                np.testing.assert_allclose(z, z_ref, rtol=1e-9, atol=1e-10)
+
+
+def test_newton_line_search_backtracks():
+    """Logistic loss with large wrong margins: the curvature at the scores is tiny, the Newton step
+    overshoots and the line search halves it (several trials, each a pass over the column); the
+    steps still equal the transcription's."""
+    rng = np.random.default_rng(29)
+    X, y, hn, _ = small_problem(rng, LOGISTIC, m=12, d=3)
+    base = -6.0 * y + rng.normal(scale=0.5, size=12)
+    cols, colptr, rows, vals = csc_of(X)
+    lens = np.diff(colptr)
+    z, w, trials = base.copy(), np.zeros(6), []
+    for t, (v_ref, z_ref) in enumerate(cdn(X, y, hn, base, 0.001, LOGISTIC, [0, 1, 2, 0, 1, 2])):
+        c = t % 3
+        trials.append(K.scd_newton_step(colptr, rows, vals, y, hn, z, w, 0.001, LOGISTIC, c) // lens[c] - 1)
+        np.testing.assert_allclose(w[:3] - w[3:], v_ref, rtol=1e-9, atol=1e-10)
+        np.testing.assert_allclose(z, z_ref, rtol=1e-9, atol=1e-10)
+    assert max(trials) >= 3, trials
+
+
+@pytest.mark.parametrize("step", ["column", "paper", "newton"])
+@pytest.mark.parametrize("loss", ["squared", "logistic"])
+def test_seeded_epochs_equal_reference(loss, step):
+    """A few epochs of fit_scd with random coordinates (importance weights, base scores) equal the
+    slow dense transcription run over the same draws: per epoch, coordinate_sequence of the epoch's
+    seed (2d' signed coordinates for Algorithm 1, d' columns for newton), to 1e-9."""
+    code = LOSSES[loss]
+    rng = np.random.default_rng(23 + code)
+    X, y, hn, base = small_problem(rng, code, m=40, d=7)
+    h = hn * 40 * rng.uniform(0.5, 3.0)          # not normalized: fit_scd divides by the sum
+    d, epochs, seed = X.shape[1], 4, 12345
+    w_index, w_values, info = scd.fit_scd([block_of(X, y, h, base)], 6, loss, 0.02, epochs, "random", seed,
+                                          step=step)
+    n = d if step == "newton" else 2 * d
+    seq = np.concatenate([K.coordinate_sequence(scd.epoch_seed(seed, e), n, d) for e in range(1, epochs + 1)])
+    ref = cdn(X, y, hn, base, 0.02, code, seq) if step == "newton" else \
+        algorithm1(X, y, hn, base, 0.02, code, seq, step)
+    for w_ref, _ in ref:
+        pass
+    v_ref = w_ref if step == "newton" else w_ref[:d] - w_ref[d:]
+    np.testing.assert_allclose(dense_weights(w_index, w_values, d), v_ref, rtol=1e-9, atol=1e-12)
+    assert info["step"] == step and np.count_nonzero(v_ref) > 0
 
 def objective(X, y, w, lam, code):
     p = X @ w
@@ -150,9 +320,10 @@ def dense_weights(w_index, w_values, d):
     return w
 
 
+@pytest.mark.parametrize("step", ["column", "paper", "newton"])
 @pytest.mark.parametrize("loss,lam", [("squared", 0.05), ("squared", 0.005), ("logistic", 0.01),
                                       ("logistic", 0.002)])
-def test_converges_to_reference_optimum(loss, lam):
+def test_converges_to_reference_optimum(loss, lam, step):
     code = LOSSES[loss]
     rng = np.random.default_rng(11)
     m, d = 200, 15
@@ -165,17 +336,21 @@ def test_converges_to_reference_optimum(loss, lam):
                                  max_iter=100000, **L1).fit(X, y).coef_.ravel()
     else:
         ref = Lasso(alpha=lam / 2, fit_intercept=False, tol=1e-14, max_iter=1000000).fit(X, y).coef_
-    w_index, w_values, info = scd.fit_scd([block_of(X, y)], 4, loss, lam, 3000, "random", 3)
+    epochs = {"paper": 3000, "column": 1000, "newton": 200}[step]
+    w_index, w_values, info = scd.fit_scd([block_of(X, y)], 4, loss, lam, epochs, "random", 3, step=step)
     w = dense_weights(w_index, w_values, d)
     r_ref, r_scd = objective(X, y, ref, lam, code), objective(X, y, w, lam, code)
     assert abs(r_scd - r_ref) <= 1e-4 * r_ref, (r_scd, r_ref)
     assert info["objective"] == pytest.approx(r_scd, rel=1e-10)
     assert 0 < info["nonzero"] < d or lam < 0.01
     # Eq. 7's R(w) over w in R^{2d} never increases (each step decreases it: Theorem 1's condition
-    # holds per column); the effective objective may, while both parts of a column are positive
+    # holds per column; newton's line search ensures a decrease); the effective objective may,
+    # while both parts of a column are positive (never with newton, which keeps one of them 0)
     obj = np.array(info["paper_objectives"])
     assert np.all(obj >= np.array(info["objectives"]))
     assert np.all(np.diff(obj) <= 1e-12 * obj[:-1])
+    if step == "newton":
+        assert info["objectives"] == info["paper_objectives"]
 
 
 def test_reproducible_and_orders():
@@ -238,6 +413,8 @@ def test_bad_loss_and_empty():
         scd.fit_scd([block_of(X, [1.0, 0.0, 1.0])], 4, "hinge", 0.1, 1, "random", 0)
     with pytest.raises(ValueError):
         scd.fit_scd([block_of(X, [1.0, 0.0, 1.0])], 4, "squared", 0.1, 1, "sideways", 0)
+    with pytest.raises(ValueError):
+        scd.fit_scd([block_of(X, [1.0, 0.0, 1.0])], 4, "squared", 0.1, 1, "random", 0, step="huge")
     w_index, w_values, info = scd.fit_scd([], 4, "squared", 0.1, 2, "random", 0)
     assert w_index.shape == w_values.shape == (0,) and info["examples"] == 0
 
