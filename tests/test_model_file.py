@@ -89,8 +89,10 @@ def test_model_size_grows_with_nonzero_weights_not_with_bits(tmp_path):
     assert os.path.getsize(large) < 20 * i28.shape[0] + 2000   # ~12 bytes per non-zero weight + header
     sparse = train(tmp_path, "tg.slm", "-b", "18", "--loss", "logistic", "--l1", "0.05", "--predict-only-model")
     assert os.path.getsize(sparse) < os.path.getsize(small) / 2
-    # without --predict-only-model each row also holds G and N (to resume): 4 + 3 x 8 bytes
-    full = train(tmp_path, "full.slm", "-b", "28", "--loss", "logistic")
+    # without --predict-only-model each row also holds G and N (to resume): 4 + 3 x 8 bytes. -b 25
+    # (indices past float32's exact integers, a table 128 x -b 18's) rather than 28: scanning 2^28
+    # rows of three columns cost ~3 s, and the -b 28 model above already covers the widest index
+    full = train(tmp_path, "full.slm", "-b", "25", "--loss", "logistic")
     hf, i_f, rf = load_model(str(full))
     assert hf["column_names"] == ["w", "g", "n"] and rf.shape == (i_f.shape[0], 3)
     assert os.path.getsize(full) < 36 * i_f.shape[0] + 2000
