@@ -67,7 +67,7 @@ def configs(path: Path) -> list[tuple[str, list[str], list[str]]]:
         tag = f" -q {Q}" if q else ""
         out.append((f"sgd{tag}", common_sl + ["--algo", "tg", "--sgd", "--l1", repr(L1)] + q,
                     common_vw + ["--sgd", "--l1", repr(L1)] + q))
-        out.append((f"default{tag}", common_sl + ["--l1", repr(L1)] + q,
+        out.append((f"default{tag}", common_sl + ["--algo", "tg", "--l1", repr(L1)] + q,
                     common_vw + ["--l1", repr(L1)] + q))
     return out
 

@@ -86,9 +86,10 @@ def main():
                    "smidas (stochastic mirror descent made sparse), rounding (SGD with coefficient "
                    "rounding), subgradient (L1-regularized subgradient), scd (stochastic coordinate "
                    "descent, batch) or ftrl (FTRL-Proximal). "
-                   "Default: tg when --l1, --threshold or --period is given, fobos when --reg, --l2 "
-                   "or --lambda is, l1ball when --radius is, ftrl when --ftrl-alpha or --ftrl-beta is, "
-                   "else sgd.")
+                   "Default: ftrl for --l1 alone; tg for --l1 with a rule flag or a rate option, or "
+                   "when --threshold, --period or --cumulative-penalty is given; fobos when --reg, --l2 "
+                   "or --lambda is, l1ball when --radius is, ftrl when --ftrl-alpha or --ftrl-beta is; "
+                   "with -i, the model's learner if it takes the options given; else sgd.")
 @click.option("--ftrl", "ftrl", is_flag=True, default=False, help="VW's spelling of --algo ftrl.")
 @click.option("--ftrl-alpha", "--ftrl_alpha", "ftrl_alpha", type=FLOAT, default=0.5,
               help="ftrl: alpha of each coordinate's rate alpha / (beta + sqrt(sum of its squared gradients)).")

@@ -410,14 +410,27 @@ def _check_learner_options(cfg: TrainConfig) -> None:
 
 
 def _resolve_algo(values: dict, explicit: dict) -> None:
-    """No --algo: the learner an option given selects (``LearnerSpec.selected_by``; tg for
-    --l1/--threshold/--period/--cumulative-penalty, l1ball for --radius/--projection, fobos for
-    --reg/--l2/--lambda, a later one in the registry taking precedence), else the -i model's or sgd."""
+    """No --algo: the -i model's learner when it takes every learner option given; else the learner
+    an option given selects (``LearnerSpec.selected_by``; tg for --threshold/--period/
+    --cumulative-penalty and --l1, l1ball for --radius/--projection, fobos for --reg/--l2/--lambda,
+    ftrl for --ftrl-alpha/--ftrl-beta, a later one in the registry taking precedence); without a
+    model, ftrl for a bare --l1 (``LearnerSpec.default_for``: --l1 with no option of another learner,
+    no rule flag and no rate option); else the model's or sgd."""
     if "algo" in explicit:
         return
-    for spec in _learners().SPECS:
+    specs = _learners().SPECS
+    model = _spec(values.get("algo"))         # values hold the algo only when a model is given
+    learner_options = {n for spec in specs for n in spec.options} & set(explicit)
+    if model is not None and learner_options <= set(model.options):
+        return
+    for spec in specs:
         if any(n in explicit for n in spec.selected_by):
             values["algo"] = spec.name
+    if model is None:
+        for spec in specs:
+            if (any(n in explicit for n in spec.default_for) and learner_options <= set(spec.options)
+                    and not any(n in explicit for n in spec.default_unless)):
+                values["algo"] = spec.name
 
 
 def _resolve_reg(values: dict, explicit: dict) -> None:

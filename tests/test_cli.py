@@ -68,7 +68,7 @@ def test_link_and_binary(tmp_path):
 
 
 def test_summary_and_progress_table():
-    r = ok("train", "-d", TRAIN, "--loss", "logistic", "--l1", "0.001")
+    r = ok("train", "-d", TRAIN, "--loss", "logistic", "--algo", "tg", "--l1", "0.001")
     err = r.stderr.splitlines()
     i = err.index("average  since         example        example        current        current  current")
     assert err[i + 1] == "loss     last          counter         weight          label        predict features"
@@ -190,8 +190,22 @@ def test_bad_choice_is_a_click_usage_error():
     assert r.exit_code == 2 and "Invalid value for '--loss'" in r.stderr
 
 
-def test_l1_alone_selects_truncated_gradient(tmp_path):
+def test_l1_alone_selects_ftrl_and_with_tg_options_tg(tmp_path):
     r = ok("train", "--l1", "0.01", input="1 |a b\n")
+    assert "learner = ftrl" in r.stderr
+    for extra in (["--sgd", "--threshold", "1"], ["--period", "2"], ["--sgd"], ["--no-cumulative-penalty"], ["--adaptive"], ["-l", "0.1"],
+                  ["--power-t", "0.4"], ["--cumulative-penalty"]):
+        r = ok("train", "--l1", "0.01", *extra, input="1 |a b\n")
+        assert "learner = tg" in r.stderr, extra
+    r = ok("train", "--l1", "0.01", "--l2", "0.1", input="1 |a b\n")
+    assert "learner = fobos" in r.stderr
+    # with -i, the model's learner when it takes the options given (tg's --l1 stays tg)
+    model = tmp_path / "tg.slm"
+    ok("train", "--algo", "tg", "--l1", "0.01", "-f", model, input="1 |a b\n")
+    r = ok("train", "--l1", "0.02", "-i", model, input="1 |a b\n")
+    assert "learner = tg" in r.stderr
+    ok("train", "-f", model, input="1 |a b\n")                      # an sgd model: --l1 makes it tg
+    r = ok("train", "--l1", "0.02", "-i", model, input="1 |a b\n")
     assert "learner = tg" in r.stderr
 
 

@@ -87,7 +87,8 @@ def test_model_size_grows_with_nonzero_weights_not_with_bits(tmp_path):
     assert i18.shape[0] == i28.shape[0]                        # no collisions among ~1000 features
     assert abs(os.path.getsize(large) - os.path.getsize(small)) < 100
     assert os.path.getsize(large) < 20 * i28.shape[0] + 2000   # ~12 bytes per non-zero weight + header
-    sparse = train(tmp_path, "tg.slm", "-b", "18", "--loss", "logistic", "--l1", "0.05", "--predict-only-model")
+    sparse = train(tmp_path, "tg.slm", "-b", "18", "--loss", "logistic", "--algo", "tg", "--l1", "0.05",
+                   "--predict-only-model")
     assert os.path.getsize(sparse) < os.path.getsize(small) / 2
     # without --predict-only-model each row also holds G and N (to resume): 4 + 3 x 8 bytes. -b 25
     # (indices past float32's exact integers, a table 128 x -b 18's) rather than 28: scanning 2^28
@@ -115,7 +116,8 @@ def test_cli_errors_for_bad_models(tmp_path):
 
 def test_readable_model(tmp_path):
     txt = tmp_path / "w.txt"
-    model = train(tmp_path, "r.slm", "--loss", "logistic", "--l1", "0.01", "--readable-model", str(txt))
+    model = train(tmp_path, "r.slm", "--loss", "logistic", "--algo", "tg", "--l1", "0.01", "--readable-model",
+                  str(txt))
     lines = txt.read_text().splitlines()
     assert lines[0] == "streamlearn readable model (format 1)"
     assert lines[1:4] == ["bits: 18", "loss: logistic", "algo: tg"]

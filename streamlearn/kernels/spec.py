@@ -99,6 +99,11 @@ class LearnerSpec:
     #: options that choose this learner when --algo is not given (a later learner in the registry
     #: takes precedence)
     selected_by: tuple = ()
+    #: options that choose this learner when --algo is not given, no -i model is, every learner
+    #: option given is this learner's, and none of ``default_unless`` is given either (after
+    #: ``selected_by``: the default for a bare --l1)
+    default_for: tuple = ()
+    default_unless: tuple = ()
     #: option -> the names it accepts, for the options whose values this learner defines
     choices: dict = field(default_factory=dict)
     #: (cfg, flag) -> None: the learner's own checks of a configuration, raising OptionError
