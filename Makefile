@@ -36,6 +36,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/frontier.py
 	$(BIN)/python bench/bench_l1ball.py
 	$(BIN)/python bench/bench_objective.py
+	$(BIN)/python bench/bench_scd.py
 	$(BIN)/python bench/bench_expansion.py
 
 samples: $(STAMP)
