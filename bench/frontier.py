@@ -20,9 +20,10 @@ loss, ``-b 20`` hashed features, and is evaluated on the test split:
   scikit-learn's defaults otherwise (tol 1e-4, max_iter 100; a point that stopped at max_iter is
   marked).
 * **streamlearn**: ``streamlearn train --loss logistic -b 20 --algo A ...`` for each learner
-  (default tg, fobos, ftrl -- ``--ftrl-alpha 0.5 --ftrl-beta 1``, VW's defaults -- and scd), the online
+  (default tg, fobos, ftrl -- ``--ftrl-alpha 0.5 --ftrl-beta 1``, VW's defaults -- scd with its default
+  step and scd-newton, ``--algo scd --cd-step newton``), the online
   ones with ``--passes P`` for each P of ``--passes`` (default 1 and 10; ``--holdout-off`` when P > 1,
-  no shuffling), scd (batch stochastic coordinate descent) with ``--passes E`` epochs (default 10)
+  no shuffling), scd (batch coordinate descent) with ``--passes E`` epochs (default 10)
   and its L1 ``lambda = 1 / (C m)`` for each C of the batch sweep (m the training examples): the same
   objective as liblinear's at that C, scaled by 1/(C m). The runs go through ``streamlearn.cli.main``
   in-process in the worker processes (the CLI's code without a new interpreter per run); test
@@ -74,7 +75,7 @@ fails (e.g. ``--algo ftrl`` before it exists) is skipped with a message; so are 
 when they cannot be imported.
 
 Usage: ``python bench/frontier.py [--quick] [--datasets news20,imdb,reuters] [--learners
-tg,fobos,ftrl,scd] [--passes 1,10] [--scd-epochs 10] [--grid NAME=v1,v2,...]...
+tg,fobos,ftrl,scd,scd-newton] [--passes 1,10] [--scd-epochs 10] [--grid NAME=v1,v2,...]...
 [--learner-args NAME=ARGS]... [--vw-args=ARGS] [--seeds N] [--jobs J] [--out PATH]``. Grid NAMEs:
 ``vw-l1``, ``vw-ftrl``, ``C`` (the batch sweep, also scd's), a learner (``tg``: all its passes) or a
 learner and passes (``tg/10``).
@@ -171,7 +172,8 @@ LEARNERS = {
     "tg": Learner("tg", ("--algo", "tg")),
     "fobos": Learner("fobos", ("--algo", "fobos")),
     "ftrl": Learner("ftrl", ("--algo", "ftrl", "--ftrl-alpha", f"{FTRL_ALPHA:g}", "--ftrl-beta", f"{FTRL_BETA:g}")),
-    "scd": Learner("scd", ("--algo", "scd"), batch=True),
+    "scd": Learner("scd", ("--algo", "scd"), batch=True),  # its default step (--cd-step column)
+    "scd-newton": Learner("scd-newton", ("--algo", "scd", "--cd-step", "newton"), batch=True),
 }
 
 
@@ -211,17 +213,18 @@ class Series:
             return f"VW --{self.learner}"
         if self.tool == "scikit-learn":
             return "batch optimum (liblinear)"
-        unit = "epochs" if self.learner == "scd" else ("pass" if self.passes == 1 else "passes")
+        unit = "epochs" if LEARNERS[self.learner].batch else ("pass" if self.passes == 1 else "passes")
         return f"streamlearn {self.learner}, {self.passes} {unit}"
 
     @property
     def param(self) -> str:
-        return "C" if self.key == "batch" or self.learner == "scd" else "L1"
+        return "C" if self.key == "batch" or (self.learner in LEARNERS and LEARNERS[self.learner].batch) else "L1"
 
     @property
     def one_pass(self) -> bool:
         """A one-pass online series (streamlearn or VW)."""
-        return self.passes == 1 and self.tool != "scikit-learn" and self.learner != "scd"
+        return self.passes == 1 and self.tool != "scikit-learn" and not (
+            self.learner in LEARNERS and LEARNERS[self.learner].batch)
 
 
 @dataclass
@@ -689,7 +692,7 @@ def evaluate(series: list[Series], pts: dict) -> list[TargetResult]:
 # --------------------------------------------------------------------------- plot
 
 COLORS = {"vw-l1": "#7f7f7f", "vw-ftrl": "#d62728", "batch": "#000000", "tg": "#1f77b4", "fobos": "#2ca02c",
-          "ftrl": "#ff7f0e", "scd": "#9467bd"}
+          "ftrl": "#ff7f0e", "scd": "#9467bd", "scd-newton": "#8c564b"}
 
 
 def plot(res: dict, path: Path) -> None:
