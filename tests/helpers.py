@@ -24,14 +24,12 @@ def cli(*args, expect_ok: bool = True, input: str | None = None):
     return res
 
 
-def text_buffer(data: bytes | str) -> np.ndarray:
-    """Text as the reader hands it to the parser: a writable uint8 array. Tests that call the
-    compiled parsers pass this rather than bytes, whose np.frombuffer view is read-only: numba
-    compiles a read-only array as another type, so bytes would compile the whole parser a second
-    time (about half a minute on a cold cache) for a specialization the CLI never runs."""
-    if isinstance(data, str):
-        data = data.encode("utf-8")
-    return np.frombuffer(bytearray(data), dtype=np.uint8)
+def text_buffer(data: bytes | str) -> bytearray:
+    """Text for the compiled parsers (parse_block), as a bytearray: parse_block views bytes and
+    bytearrays alike (np.frombuffer), but the view of bytes is read-only, which numba compiles as
+    another type -- the whole parser a second time (about half a minute on a cold cache), a
+    specialization the CLI never runs (the reader's buffers are writable, as this view is)."""
+    return bytearray(data.encode("utf-8") if isinstance(data, str) else data)
 
 
 def vw_dataset(n: int, seed: int = 0, namespaces: str = "abc", vocab: int = 40,
