@@ -679,6 +679,26 @@ def target_vw_l1(ref: list[Point], sl: list[Point], available: bool) -> TargetRe
     return TargetResult("one pass vs VW --l1 (no tolerance)", len(ref), misses, available and bool(ref))
 
 
+def per_learner(series: list[Series], pts: dict) -> list[str]:
+    """Targets 1 and 2 with each streamlearn learner alone: which learners carry them."""
+    by = {s.key: s for s in series}
+    out = []
+    for i, (name, ref) in enumerate((("target 1", "vw-ftrl"), ("target 2", "batch"))):
+        if ref not in pts:
+            continue
+        cells = []
+        for learner in dict.fromkeys(s.learner for s in series if s.tool == "streamlearn"):
+            own = [p for k, ps in pts.items() if by[k].tool == "streamlearn" and by[k].learner == learner
+                   and (by[k].one_pass if i == 0 else by[k].passes <= 10) for p in ps]
+            if not own:
+                continue
+            t = (target_one_pass if i == 0 else target_batch)(pts[ref], own, True)
+            cells.append(f"{learner} {t.verdict} ({t.checked - len(t.misses)}/{t.checked})")
+        if cells:
+            out.append(f"{name} with one streamlearn learner alone: " + ", ".join(cells))
+    return out
+
+
 def evaluate(series: list[Series], pts: dict) -> list[TargetResult]:
     """pts: series key -> points (one dataset, one seed)."""
     by = {s.key: s for s in series}
@@ -924,7 +944,8 @@ def render(res: dict) -> str:
         t = res["targets"][ds.key][SHUFFLE_SEED]
         lines += ["", f"### {ds.title}", "",
                   *target_lines(t[0], "VW --ftrl L1"), *target_lines(t[1], "batch C"),
-                  *target_lines(t[2], "VW --l1 L1"), "",
+                  *target_lines(t[2], "VW --l1 L1"),
+                  *[f"- {line}" for line in per_learner(res["series"], pts)], "",
                   "Best test accuracy of each series with at most N non-zero weights:", "",
                   *summary_table(res["series"], pts), ""]
         matched = matched_ftrl_lines(pts)
