@@ -172,7 +172,7 @@ LEARNERS = {
     "tg": Learner("tg", ("--algo", "tg")),
     "fobos": Learner("fobos", ("--algo", "fobos")),
     "ftrl": Learner("ftrl", ("--algo", "ftrl", "--ftrl-alpha", f"{FTRL_ALPHA:g}", "--ftrl-beta", f"{FTRL_BETA:g}")),
-    "scd": Learner("scd", ("--algo", "scd"), batch=True),  # its default step (--cd-step column)
+    "scd": Learner("scd", ("--algo", "scd", "--cd-step", "column"), batch=True),  # Algorithm 1, the column step
     "scd-newton": Learner("scd-newton", ("--algo", "scd", "--cd-step", "newton"), batch=True),
 }
 

@@ -175,9 +175,10 @@ def main():
               help="Evaluate the objective on FILE instead of the training examples (implies --objective).")
 @click.option("--cd-order", "cd_order", type=click.Choice(CD_ORDERS), default="random",
               help="scd: coordinates picked uniformly at random (the paper) or in turn.")
-@click.option("--cd-step", "cd_step", type=click.Choice(CD_STEPS), default="column",
-              help="scd: step of a coordinate: column = its own smoothness constant beta * mean x^2; "
-                   "paper = beta * max(1, max x^2) (the paper's); newton = Newton step with line search.")
+@click.option("--cd-step", "cd_step", type=click.Choice(CD_STEPS), default="newton",
+              help="scd: step of a coordinate: newton = Newton step with line search (CDN, converges on "
+                   "text); column = Algorithm 1 with the coordinate's smoothness constant beta * mean x^2; "
+                   "paper = Algorithm 1 with beta * max(1, max x^2) (the paper's, for the reproductions).")
 @click.option("--max-memory", "max_memory", default=None, metavar="SIZE",
               help="scd: refuse to load data needing more memory than SIZE (e.g. 2G). Default: 70% of RAM.")
 @click.option("-q", "--quadratic", "quadratic", multiple=True, metavar="AB",

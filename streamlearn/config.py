@@ -188,7 +188,7 @@ class TrainConfig:
     shuffle: bool = False
     random_seed: int = 0
     cd_order: str = "random"
-    cd_step: str = "column"
+    cd_step: str = "newton"
     max_memory: str | None = None
     quadratic: tuple = ()
     cubic: tuple = ()
