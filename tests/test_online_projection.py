@@ -124,3 +124,24 @@ def test_heap_invariants_hold_after_every_step(data, z):
         assert all(int(table[r, 1]) == p + 1 for p, r in enumerate(rows))
         assert set(rows.tolist()) == set(np.nonzero(table[:, 0])[0].tolist())
         assert np.isclose(state[S_HSUM], np.abs(table[rows, 0]).sum(), rtol=1e-9, atol=1e-9)
+
+
+def test_removal_from_inside_the_heap_sifts_the_last_entry_up():
+    """A weight that becomes exactly 0 leaves the heap from inside it; the last entry takes its place
+    and must move up when it is smaller than its new parent (the random streams above rarely build
+    that shape: a mutant that never sifts up there passed them)."""
+    dim = 7
+    table = np.zeros((dim, 4))
+    state = np.zeros(N_ST)
+    keys = [1.0, 10.0, 2.0, 11.0, 12.0, 3.0, 4.0]       # heap by position: 1 / 10 2 / 11 12 3 4
+    sparse_step(table, 0, 1, 2, state, np.arange(dim), np.array(keys), 1e9)
+    sparse_step(table, 0, 1, 2, state, np.array([3]), np.array([-11.0]), 1e9)   # 11 -> 0: removed
+    n = int(state[H_SIZE])
+    rows = table[:n, 2].astype(int)
+    heap_keys = table[:n, 3]
+    assert n == 6 and set(rows.tolist()) == {0, 1, 2, 4, 5, 6}
+    assert all(heap_keys[(p - 1) // 2] <= heap_keys[p] for p in range(1, n))
+    assert all(int(table[r, 1]) == p + 1 for p, r in enumerate(rows))
+    out = np.zeros(dim)
+    weights_in_force(table, 0, state, out)
+    assert out.tolist() == [1.0, 10.0, 2.0, 0.0, 12.0, 3.0, 4.0]
