@@ -187,6 +187,17 @@ def test_cumulative_penalty_keeps_the_raw_weight():
     assert table[2, 1] == 0.0 and table[2, 2] == 5.0
 
 
+def test_cumulative_penalty_accrues_while_the_raw_weight_is_zero():
+    """A weight whose raw value is exactly 0 but which has a penalty keeps accruing it: the next step
+    must outgrow all of it (a mutant that skipped the accrual at z = 0 passed the random streams)."""
+    table = np.zeros((2, 3))       # Z, P, LAST
+    table[1] = [0.0, 0.3, 0.0]
+    assert catch_up(table, 1, 0.5, math.inf, 2, 1, -1, -1, 0.0, True, 0.5) == 0.0
+    assert table[1, 1] == pytest.approx(0.8) and table[1, 2] == 0.5
+    table[1, 0] = 1.0              # a gradient step moves the raw weight
+    assert catch_up(table, 1, 0.5, math.inf, 2, 1, -1, -1, 0.0, True, 0.5) == pytest.approx(0.2)
+
+
 def test_late_feature_is_not_crushed():
     """A feature first seen after a long stream starts fresh (per-feature lazy L1)."""
     early = [(1.0, 1.0, 0.0, [(1, 1.0)]) for _ in range(500)]
