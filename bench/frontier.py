@@ -20,8 +20,8 @@ loss, ``-b 20`` hashed features, and is evaluated on the test split:
   scikit-learn's defaults otherwise (tol 1e-4, max_iter 100; a point that stopped at max_iter is
   marked).
 * **streamlearn**: ``streamlearn train --loss logistic -b 20 --algo A ...`` for each learner
-  (default tg, fobos, ftrl -- ``--ftrl-alpha 0.5 --ftrl-beta 1``, VW's defaults -- scd with its default
-  step and scd-newton, ``--algo scd --cd-step newton``), the online
+  (default tg, fobos, ftrl -- ``--ftrl-alpha 0.5 --ftrl-beta 1``, VW's defaults -- scd, ``--algo scd
+  --cd-step column``, and scd-newton, ``--algo scd --cd-step newton``), the online
   ones with ``--passes P`` for each P of ``--passes`` (default 1 and 10; ``--holdout-off`` when P > 1,
   no shuffling), scd (batch coordinate descent) with ``--passes E`` epochs (default 10)
   and its L1 ``lambda = 1 / (C m)`` for each C of the batch sweep (m the training examples): the same
@@ -166,13 +166,14 @@ class Learner:
     name: str
     args: tuple  # the learner's own arguments of `streamlearn train`
     batch: bool = False  # scd: --passes are epochs, no holdout option, lambda from the C sweep
+    title: str = ""  # in labels (default: the name)
 
 
 LEARNERS = {
     "tg": Learner("tg", ("--algo", "tg")),
     "fobos": Learner("fobos", ("--algo", "fobos")),
     "ftrl": Learner("ftrl", ("--algo", "ftrl", "--ftrl-alpha", f"{FTRL_ALPHA:g}", "--ftrl-beta", f"{FTRL_BETA:g}")),
-    "scd": Learner("scd", ("--algo", "scd", "--cd-step", "column"), batch=True),  # Algorithm 1, the column step
+    "scd": Learner("scd", ("--algo", "scd", "--cd-step", "column"), batch=True, title="scd (column step)"),  # Algorithm 1, the column step
     "scd-newton": Learner("scd-newton", ("--algo", "scd", "--cd-step", "newton"), batch=True),
 }
 
@@ -214,7 +215,7 @@ class Series:
         if self.tool == "scikit-learn":
             return "batch optimum (liblinear)"
         unit = "epochs" if LEARNERS[self.learner].batch else ("pass" if self.passes == 1 else "passes")
-        return f"streamlearn {self.learner}, {self.passes} {unit}"
+        return f"streamlearn {LEARNERS[self.learner].title or self.learner}, {self.passes} {unit}"
 
     @property
     def param(self) -> str:
