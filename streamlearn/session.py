@@ -96,15 +96,17 @@ class Run:
         tags = block.tag_list() if audit else None
         while pos < n:
             end = pos + 1 if audit else n       # --audit: one example at a time, weights before learning
+            twice = audit and self.learner.predicts_twice and self.iprm[S.I_TRAIN]
             if audit:
                 features = audit_features(entries[pos], self.table, self.audit_g)
+            if twice:       # the score before learning, for the second block
                 raw = audit_score(entries[pos], self.table) + block.bases[pos]
             first = pos
             pos = kernel(block.indptr, block.idx, block.val, block.labels, block.weights, block.bases,
                          counts, pos, end, self.table, self.prm, self.iprm, self.st, ctr, preds)
             if audit:
                 lines = [audit_prediction(preds[first], tags[first]), features]
-                if self.learner.predicts_twice and self.iprm[S.I_TRAIN]:
+                if twice:
                     # VW's learn predicts again, with the bounds the label widened (vw-spec-2 §2f)
                     again = min(max(raw, self.st[S.S_MIN_LABEL]), self.st[S.S_MAX_LABEL])
                     lines += [audit_prediction(again, tags[first]), features]

@@ -27,7 +27,7 @@ entries. Here:
   per-column beta_c in place of beta (the step max(-w_j, -g_j / beta_c), whose lambda inside g_j is
   the soft threshold, uses it for both):
 
-  - ``COLUMN`` (the default): beta_c = beta * (1/m) sum_i x_ic^2 (importance-weighted:
+  - ``COLUMN``: beta_c = beta * (1/m) sum_i x_ic^2 (importance-weighted:
     beta * sum_i hn_i x_ic^2), the coordinate's own smoothness constant from the bound above. It
     satisfies Theorem 1's condition coordinate-wise whatever the feature scale, and is at most the
     paper's beta on data within [-1, 1]; on sparse count features (text) it is far smaller than the
@@ -40,8 +40,8 @@ entries. Here:
   Both bound the curvature by beta = 1/4 for logistic loss, while at a good classifier most
   examples have L'' = q (1 - q) far below it (on 20 Newsgroups at lambda = 1/m, the curvature along
   the non-zero coordinates is a median 2.6% of beta_c), so the steps are that much too short and
-  convergence takes thousands of epochs. ``NEWTON`` (``--cd-step newton``, not the paper's
-  algorithm) is coordinate descent with a Newton step at the current scores and a backtracking line
+  convergence takes thousands of epochs. ``NEWTON`` (``--cd-step newton``, the default; not the
+  paper's algorithm) is coordinate descent with a Newton step at the current scores and a backtracking line
   search (CDN, Yuan, Chang, Hsieh & Lin 2010, JMLR 11, Section 4.1.2): ``scd_newton_step``, over the
   d' columns of the effective weights (the soft threshold of the L1 term inside the direction).
 * **Only non-empty columns**: of the 2^b hashed columns only the d' that hold an entry are stored. An
@@ -267,24 +267,16 @@ def _d2loss(code, a, y):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _softplus(u):
-    """log(1 + exp(u)) without overflow."""
-    if u > 0.0:
-        return u + math.log1p(math.exp(-u))
-    return math.log1p(math.exp(u))
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _loss_change(code, a, y, delta):
     """L(a + delta, y) - L(a, y) without cancellation: delta (2 (a - y) + delta) for squared loss;
     for logistic (y in {-1, +1}, u = -y a, u' = -y (a + delta)) log1p(expm1(u' - u) / (1 + exp(-u))),
-    or softplus(u') - softplus(u) when a margin or the change is large (no cancellation there)."""
+    or L(a + delta) - L(a) (``loss_value``) when a margin or the change is large (no cancellation there)."""
     if code == SQUARED:
         return delta * (2.0 * (a - y) + delta)
     u = -y * a
     u2 = u - y * delta
     if u > 30.0 or u2 > 30.0 or abs(u2 - u) > 30.0:
-        return _softplus(u2) - _softplus(u)
+        return loss_value(code, a + delta, y, 0.5, 0.0, 0.0) - loss_value(code, a, y, 0.5, 0.0, 0.0)
     return math.log1p(math.expm1(u2 - u) / (1.0 + math.exp(-u)))
 
 
