@@ -28,6 +28,7 @@ SPECS = (
     fobos.SUBGRADIENT,
     scd.SCD,
     ftrl.FTRL,
+    gd.GRAVITY,
 )
 LEARNERS = {spec.name: spec for spec in SPECS}
 Learner = LearnerSpec

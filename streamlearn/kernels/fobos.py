@@ -61,6 +61,7 @@ from numba import njit
 from streamlearn.errors import OptionError
 from streamlearn.kernels.gd import gradient_step, rule_layout, rule_saved, rule_settings, step_scale
 from streamlearn.kernels.loop import base_start, example_loop, state_view, sum_end
+from streamlearn.kernels.multiclass import oaa_loop
 from streamlearn.kernels.minibatch import pend_example
 from streamlearn.kernels.nonzero_list import LIST, POS, list_add, list_rebuild
 from streamlearn.kernels.projection import pivot_seed, theta_pivot
@@ -403,6 +404,15 @@ def learn_fobos_block(indptr, idx, val, labels, weights, bases, nfeat, start, en
 
 
 @njit(cache=True, nogil=True)
+def oaa_fobos_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
+                    preds):
+    """``learn_fobos_block`` one-against-all (each class's update is a FOBOS step)."""
+    return oaa_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
+                    preds, fobos_settings(prm, iprm), state_view, fobos_weight, base_start, sum_end,
+                    fobos_learn)
+
+
+@njit(cache=True, nogil=True)
 def finalize(table, prm, iprm, st):
     """Apply an open mini-batch, then bring every weight up to date (lazy regularizers: caught up;
     l2: sigma folded into the stored values), so the weight column holds the weights in force."""
@@ -504,7 +514,8 @@ def fobos_plain_only(cfg):
 
 
 FOBOS = LearnerSpec(
-    name="fobos", code=A_FOBOS, kernel=learn_fobos_block, finalize=finalize, after_load=after_load,
+    name="fobos", code=A_FOBOS, kernel=learn_fobos_block, oaa_kernel=oaa_fobos_block, finalize=finalize,
+    after_load=after_load,
     describe=lambda c: (f"fobos (forward-backward splitting, {c.rule()}: reg = {c.reg}, "
                         + ", ".join(f"{n} = {getattr(c, n):g}" for n in REG_STRENGTHS[c.reg])
                         + f", batch size = {c.batch_size})"),

@@ -39,6 +39,7 @@ from numba import njit
 
 from streamlearn.errors import OptionError
 from streamlearn.kernels.loop import example_loop_shown, shown_before_label, state_view, sum_end
+from streamlearn.kernels.multiclass import oaa_loop
 from streamlearn.kernels.losses import loss_dloss_f32
 from streamlearn.kernels.spec import Layout, LearnerSpec
 from streamlearn.kernels.state import A_FTRL, P_FTRL_ALPHA, P_FTRL_BETA, P_L1, P_L2, S_NLEARN, S_T
@@ -121,6 +122,15 @@ def learn_ftrl_block(indptr, idx, val, labels, weights, bases, nfeat, start, end
 
 
 @njit(cache=True, nogil=True)
+def oaa_ftrl_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
+                   preds):
+    """``learn_ftrl_block`` one-against-all: each class's update is Algorithm 1's with the class's
+    stored score (VW runs --oaa with --ftrl without defining it; vw-spec-2.md §2e)."""
+    return oaa_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
+                    preds, ftrl_settings(prm, iprm), state_view, ftrl_weight, ftrl_start, sum_end, ftrl_learn)
+
+
+@njit(cache=True, nogil=True)
 def recompute_weights(table, alpha, beta, l1, l2):
     """w_i from z_i and n_i for every coordinate with state (after -i: the model's w was computed with
     the settings it was trained with)."""
@@ -179,7 +189,8 @@ def check(cfg, flag) -> None:
 LAYOUT = Layout(("w", "ftrl_z", "ftrl_n"), 3)
 
 FTRL = LearnerSpec(
-    name="ftrl", code=A_FTRL, kernel=learn_ftrl_block, after_load=after_load, settings=settings,
+    name="ftrl", code=A_FTRL, kernel=learn_ftrl_block, oaa_kernel=oaa_ftrl_block, after_load=after_load,
+    settings=settings,
     describe=lambda c: (f"ftrl (FTRL-Proximal: alpha = {f32(c.ftrl_alpha):g}, beta = {f32(c.ftrl_beta):g}, "
                         f"l1 = {f32(c.l1):g}, l2 = {f32(c.l2):g})"),
     layout=lambda c: LAYOUT,

@@ -40,12 +40,13 @@ from numba import njit
 
 from streamlearn.errors import OptionError
 from streamlearn.kernels.loop import base_start, example_loop, squared_norm, state_view, sum_end
+from streamlearn.kernels.multiclass import oaa_loop
 from streamlearn.kernels.losses import loss_dloss, loss_positive, loss_update
 from streamlearn.kernels.spec import Layout, LearnerSpec, l1_regularizer, no_regularizer
 from streamlearn.kernels.state import (
     A_ROUNDING, A_SGD, A_TG, I_ADAPTIVE, I_COL_G, I_COL_LAST, I_COL_N, I_COL_PEN, I_INVARIANT,
     I_NORMALIZED, I_PERIOD, P_G0, P_L1, P_POWER_T, P_THRESHOLD, S_ETA, S_GRAVITY, S_MAX_LABEL,
-    S_MIN_LABEL, S_MULT, S_NLEARN, S_NORM_SUM, S_PENDING, S_ROUNDS, S_T, S_TOTAL_W,
+    S_MIN_LABEL, S_MULT, S_NLEARN, S_NORM_SUM, S_PENDING, S_ROUNDS, S_T, S_TOTAL_W, A_GRAVITY, S_GRAVITY_VW,
 )
 from streamlearn.kernels.table import (
     W, catch_up, catch_up_penalty, catch_up_plain, effective_weights, feature_rate, finalize_lazy, rate_decay,
@@ -218,6 +219,87 @@ def learn_sgd_block(indptr, idx, val, labels, weights, bases, nfeat, start, end,
                         sgd_learn)
 
 
+@njit(cache=True, nogil=True)
+def oaa_sgd_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
+                  preds):
+    """``learn_sgd_block`` one-against-all (``streamlearn.kernels.multiclass.oaa_loop``; also every
+    one-against-all model's prediction-only kernel)."""
+    return oaa_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
+                    preds, gd_settings(prm, iprm), state_view, sgd_weight, base_start, sum_end, sgd_learn)
+
+
+# ----------------------------------------------------------------------------- gravity (VW's --l1)
+
+@njit(cache=True, nogil=True, inline="always")
+def gravity_view(cfg, st):
+    return st[S_GRAVITY_VW]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def gravity_weight(table, i, cfg, gravity):
+    """The stored (raw) weight truncated by the global gravity: sign(w) max(|w| - g, 0)
+    (vw-spec.md §1c, "How --l1 is implemented"; VW's trunc_weight)."""
+    w = table[i, W]
+    if w > gravity:
+        return w - gravity
+    if w < -gravity:
+        return w + gravity
+    return 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def gravity_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
+    """The gradient step on the raw weights, then VW's global gravity grows by l1 * eta_bar, eta_bar
+    = -u / loss'(p, y) the example's effective step (without the normalizer m and the per-feature
+    rates), when |u| > 1e-8 and |loss'| > 1e-8 (vw-spec.md §1c, step 6)."""
+    adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, clast, cpen, gravity, theta, period = cfg
+    t, scale = step_scale(st, h, power_t, adaptive)
+    u = gradient_step(idx, val, s, f, table, st, code, p, y, tau, h, scale, adaptive, normalized,
+                      invariant, sqrt_rate, power_t, cg, cn, cpen, g0)
+    if u != 0.0:
+        if adaptive or normalized:
+            for k in range(s, f):
+                i = idx[k]
+                table[i, W] += u * val[k] * feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t)
+        else:
+            for k in range(s, f):
+                table[idx[k], W] += u * val[k]
+        u_bare = u / st[S_MULT] if normalized else u
+        if abs(u_bare) > 1e-8:
+            d = loss_dloss(code, p, y, tau)
+            if abs(d) > 1e-8:
+                st[S_GRAVITY_VW] += gravity * (-u_bare / d)
+    st[S_T] = t
+    st[S_NLEARN] += 1.0
+
+
+@njit(cache=True, nogil=True)
+def learn_gravity_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
+                        ctr, preds):
+    """Examples start..end-1 with VW's --l1: one global gravity, raw weights truncated when read."""
+    return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
+                        ctr, preds, gd_settings(prm, iprm), gravity_view, gravity_weight, base_start, sum_end,
+                        gravity_learn)
+
+
+@njit(cache=True, nogil=True)
+def oaa_gravity_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
+                      ctr, preds):
+    """``learn_gravity_block`` one-against-all: the gravity grows once per class update (K times per
+    example, as VW's does)."""
+    return oaa_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
+                    preds, gd_settings(prm, iprm), gravity_view, gravity_weight, base_start, sum_end,
+                    gravity_learn)
+
+
+@njit(cache=True, nogil=True)
+def gravity_in_force(table, rows, gravity):
+    out = np.empty(rows.shape[0])
+    for j in range(rows.shape[0]):
+        out[j] = gravity_weight(table, rows[j], None, gravity)
+    return out
+
+
 # ----------------------------------------------------------------------------- tg
 
 @njit(cache=True, nogil=True, inline="always")
@@ -277,6 +359,14 @@ def learn_tg_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, 
 
 
 @njit(cache=True, nogil=True)
+def oaa_tg_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
+                 preds):
+    """``learn_tg_block`` one-against-all (the general catch-up)."""
+    return oaa_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
+                    preds, gd_settings(prm, iprm), tg_view, tg_weight, base_start, sum_end, tg_learn)
+
+
+@njit(cache=True, nogil=True)
 def finalize_tg(table, prm, iprm, st):
     """Catch every weight of a truncated-gradient table up (see ``finalize_lazy``)."""
     finalize_lazy(table, st[S_GRAVITY], prm[P_THRESHOLD], iprm[I_COL_LAST], iprm[I_COL_PEN], iprm[I_COL_G],
@@ -312,6 +402,14 @@ def learn_rounding_block(indptr, idx, val, labels, weights, bases, nfeat, start,
     return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
                         ctr, preds, gd_settings(prm, iprm), rounding_view, rounding_weight, base_start,
                         sum_end, rounding_learn)
+
+
+@njit(cache=True, nogil=True)
+def oaa_rounding_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
+                       ctr, preds):
+    return oaa_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
+                    preds, gd_settings(prm, iprm), rounding_view, rounding_weight, base_start, sum_end,
+                    rounding_learn)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -380,7 +478,7 @@ def _rounding_check(cfg, flag) -> None:
 
 
 SGD = LearnerSpec(
-    name="sgd", code=A_SGD, kernel=learn_sgd_block,
+    name="sgd", code=A_SGD, kernel=learn_sgd_block, oaa_kernel=oaa_sgd_block,
     describe=lambda c: f"sgd (gradient descent, {c.rule()})",
     layout=lambda c: rule_layout(c),
     saved=lambda c: rule_saved(c, rule_layout(c)),
@@ -388,7 +486,7 @@ SGD = LearnerSpec(
 )
 
 TG = LearnerSpec(
-    name="tg", code=A_TG, kernel=learn_tg_block, finalize=finalize_tg,
+    name="tg", code=A_TG, kernel=learn_tg_block, oaa_kernel=oaa_tg_block, finalize=finalize_tg,
     describe=lambda c: (f"tg (truncated gradient, {c.rule()}: l1 = {c.l1:g}, "
                         + ("cumulative penalty" if c.cumulative_penalty else f"threshold = {c.threshold:g}")
                         + f", period = {c.period})"),
@@ -405,7 +503,8 @@ TG = LearnerSpec(
 )
 
 ROUNDING = LearnerSpec(
-    name="rounding", code=A_ROUNDING, kernel=learn_rounding_block, finalize=finalize_rounding,
+    name="rounding", code=A_ROUNDING, kernel=learn_rounding_block, oaa_kernel=oaa_rounding_block,
+    finalize=finalize_rounding,
     describe=lambda c: (f"rounding (SGD, then every {c.period} steps weights with |w| < "
                         f"{c.threshold:g} set to 0, {c.rule()})"),
     layout=lambda c: rule_layout(c, lazy=True),
@@ -415,4 +514,22 @@ ROUNDING = LearnerSpec(
     options=("threshold", "period"),
     check=_rounding_check,
     check_stage="regularization",
+)
+
+
+def _gravity_check(cfg, flag) -> None:
+    if "l2" in cfg.explicit:
+        raise OptionError("--l2 does not apply to --algo gravity (VW's --l2 contraction is not provided)")
+
+
+GRAVITY = LearnerSpec(
+    name="gravity", code=A_GRAVITY, kernel=learn_gravity_block, oaa_kernel=oaa_gravity_block,
+    describe=lambda c: f"gravity (VW's --l1: one global gravity, {c.rule()}: l1 = {c.l1:g})",
+    layout=lambda c: rule_layout(c),
+    saved=lambda c: rule_saved(c, rule_layout(c)),
+    in_force=lambda c, table, st, rows: gravity_in_force(table, rows, st[S_GRAVITY_VW]),
+    regularizer=l1_regularizer,
+    slots=("S_GRAVITY_VW",),
+    options=("l1",),
+    check=_gravity_check,
 )

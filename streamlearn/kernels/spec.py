@@ -121,4 +121,10 @@ class LearnerSpec:
     #: --audit prints the example twice
     predicts_twice: bool = False
     batch: bool = False              # a batch method, trained by streamlearn.scd_run
+    #: the block kernel of --oaa K: the learner one-against-all (``streamlearn.kernels.multiclass``);
+    #: None when the learner does not run one-against-all
+    oaa_kernel: Callable | None = None
+    #: the learner has a multiclass loss of its own (softmax): ``kernel`` runs the joint loop of
+    #: ``streamlearn.kernels.multiclass`` and --oaa K gives its number of classes
+    joint: bool = False
 

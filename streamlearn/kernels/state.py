@@ -47,6 +47,9 @@ I_PROJECTION = 15     # l1ball: online projection method (PROJ_* codes)
 I_BATCH = 16          # mini-batch size B (1: a step per example)
 I_REG = 17            # fobos: regularizer (REG_* codes)
 I_SEED = 18           # --random-seed: mixed into every random choice (randomized pivots)
+I_CLASSES = 19        # multiclass: K, the number of classes (0: a binary or regression model)
+I_CLASS_W = 20        # multiclass: W, the smallest power of two >= K (class k of feature h is slot h*W+k)
+I_INDEXING = 21       # multiclass: labels 0..K-1 (0), 1..K (1), or detected while learning (2, VW's auto)
 N_IPRM = 24
 
 # ----------------------------------------------------------------------------- st: learner state
@@ -85,7 +88,12 @@ S_EG_SINCE = 26       # eg: steps since D was last recomputed from scratch
 # smidas
 S_XI1 = 27            # smidas: sum_j (|theta_j| / M)^p, M = st[S_XIMAX]
 S_XIMAX = 28          # smidas: M = max_j |theta_j|
+# multiclass
+S_INDEX_MODE = 29     # labels in force: 0-indexed (0), 1-indexed (1), or not detected yet (2)
+S_GRAVITY_VW = 30     # gravity: VW's global --l1 gravity, sum of l1 * eta_bar over the updates
 N_ST = 32
+#: multiclass: st[N_ST + 2k] and st[N_ST + 2k + 1] hold class k's normalizer sums (S_NORM_SUM and
+#: S_TOTAL_W while class k learns; VW keeps one normalizer per class, vw-spec-2.md §2e)
 
 # ----------------------------------------------------------------------------- ctr: report counters
 # (VW's shared_data) updated by the example loop only
@@ -124,6 +132,8 @@ A_ROUNDING = 6        # SGD with coefficient rounding every K steps (Langford, L
 A_SUBGRADIENT = 7     # L1-regularized subgradient (Langford, Li & Zhang 2009, Section 3.2)
 A_SCD = 8             # stochastic coordinate descent, a batch method (Shalev-Shwartz & Tewari 2009, Algorithm 2)
 A_FTRL = 9            # FTRL-Proximal with per-coordinate rates (McMahan et al. 2013, Algorithm 1)
+A_GRAVITY = 10        # VW's --l1: one global gravity since the start, weights truncated when read
+A_SOFTMAX = 11        # multinomial logistic regression with FOBOS regularizers on each feature's row
 
 # ----------------------------------------------------------------------------- fobos regularizers
 REG_L1 = 0            # lambda ||w||_1, eq. 6 (lazy, per coordinate)
@@ -132,6 +142,8 @@ REG_ELASTIC = 2       # both: l1 shrink, then l2sq scaling (lazy, per coordinate
 REG_L2 = 3            # lambda ||w||_2, Section 4 (a global factor)
 REG_LINF = 4          # lambda ||w||_inf, eq. 8 (dual L1 projection over the non-zero weights)
 REG_SUBGRADIENT = 5   # --algo subgradient: w -= eta lambda sgn(w) over the non-zero weights
+REG_L1L2 = 6          # softmax: lambda sum_rows ||row||_2, Section 5 (a row shrunk by its l2 norm)
+REG_L1LINF = 7        # softmax: lambda sum_rows ||row||_inf, Section 5 (eq. 8's dual on each row)
 
 # ----------------------------------------------------------------------------- l1ball projection
 PROJ_TREE = 0         # un-shifted weights, cumulative shift and a heap: O(k log n) per example

@@ -1,0 +1,266 @@
+"""The multiclass example loops: one-against-all over any binary learner (VW's ``--oaa K``,
+vw-spec-2.md §2e), and the joint loop of learners with a true multiclass loss (softmax).
+
+Both share the per-example bookkeeping of ``streamlearn.kernels.loop`` (holdout, counters) and add
+what multiclass needs:
+
+* **addressing**: the weight of feature h (its masked index) for class k (0-based) is slot
+  ``(h*W + k) & (2^b - 1)``, W the smallest power of two >= K (VW's stride arithmetic). The K
+  weights of one feature are an aligned block of W slots -- the feature's *row*;
+* **labels**: the class of label y is y-1 (1-indexed) or y (0-indexed). VW's auto mode predicts as
+  1-indexed until, while learning, a label 0 (-> 0-indexed) or K (-> 1-indexed) appears;
+* **prediction**: the K scores in one pass over the example's features (each read through the
+  learner's ``weight``), each clamped to the prediction bounds (oaa) or raw (joint), and the class
+  of the largest, ties to the lowest;
+* **loss**: the 0/1 loss of the predicted class against the label, times the importance weight.
+
+``preds`` is a 2-D array (examples, K + 2): column 0 the predicted label as shown, columns 1..K the
+class scores, column K+1 the label's status (``ST_*``), from which the session writes -r, --scores
+and --probabilities and warns about labels.
+
+One-against-all (``oaa_loop``) learns class k = 0..K-1 in turn with the binary learner's own
+``learn``, label +1 for the true class and -1 for the others, the stored clamped score of class k as
+the prediction (no re-prediction between classes), the features moved to class k's slots, and the
+prediction bounds widened by each class's label first (VW's set_minmax per class update). The
+learning-rate clock advances once per example; each class keeps its own normalizer sums (VW's
+per-offset normalized_sum_norm_x and total_weight). A label outside the classes is learned as a
+negative for every class and counts as an error (VW's behaviour; the session warns).
+
+The joint loop (``joint_loop``) hands the example and all K raw scores to the learner's
+``learn(idx, val, s, f, table, prm, iprm, cfg, st, scores, cls, h, W, mask)``, which updates the rows
+of every touched feature at once.
+"""
+
+import numpy as np
+from numba import njit
+
+from streamlearn.kernels.loop import account
+from streamlearn.kernels.state import (
+    C_NONFINITE, C_PASS_EX, C_DUMP, C_W_LABELED, C_W_UNLABELED, I_CLASS_W, I_CLASSES, I_FIXED_BOUNDS,
+    I_HOLDOUT, I_LOSS, I_TRAIN, N_ST, P_TAU, S_INDEX_MODE, S_MAX_LABEL, S_MIN_LABEL, S_NORM_SUM, S_T,
+    S_TOTAL_W,
+)
+
+ST_OK = 0.0            # a label of one of the classes (or none)
+ST_OUT_OF_RANGE = 1.0  # an integer label outside the classes: learned as a negative for every class
+ST_NOT_INTEGER = 2.0   # a label that is not an integer: predicted, not learned
+ST_NOW_0 = 3.0         # a label 0 made the labels 0-indexed (auto indexing)
+ST_NOW_1 = 4.0         # a label K made the labels 1-indexed (auto indexing)
+
+MAX_LABEL = 2.0 ** 31  # labels beyond this are not integers VW would read (strtol into an int)
+
+
+def class_width(k: int) -> int:
+    """W: the smallest power of two >= K (VW's multiplied stride over the base learner's)."""
+    w = 1
+    while w < k:
+        w *= 2
+    return w
+
+
+@njit(cache=True, nogil=True, inline="always")
+def label_class(y, mode, K):
+    """(class index of label y under the indexing mode (2 = auto, acting 1-indexed), status): class
+    -1 with ST_OUT_OF_RANGE or ST_NOT_INTEGER for a label that names no class."""
+    if not (abs(y) < MAX_LABEL) or y != np.floor(y):
+        return -1, ST_NOT_INTEGER
+    c = int(y) if mode == 0 else int(y) - 1
+    if c < 0 or c >= K:
+        return -1, ST_OUT_OF_RANGE
+    return c, ST_OK
+
+
+@njit(nogil=True, inline="always")
+def class_scores(idx, val, s, f, table, cfg, st, v, weight, dot_start, dot_end, base, W, mask, K, acc):
+    """acc[k] = the raw score of class k: dot_end(dot_start(base) + sum_i weight(slot(h_i, k)) x_i)."""
+    for c in range(K):
+        acc[c] = dot_start(base)
+    for k in range(s, f):
+        row = (np.int64(idx[k]) * W) & mask
+        x = val[k]
+        for c in range(K):
+            acc[c] += weight(table, row + c, cfg, v) * x
+    for c in range(K):
+        acc[c] = dot_end(acc[c], base, table, cfg, st)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def best_class(scores, K):
+    """The class of the largest score, ties to the lowest; a NaN score never wins."""
+    best = 0
+    for c in range(1, K):
+        if scores[c] > scores[best] or scores[best] != scores[best]:
+            best = c
+    return best
+
+
+@njit(cache=True, nogil=True, inline="always")
+def clamp_scores(ctr, st, acc, K, clamp):
+    """The scores as predicted: each clamped to the prediction bounds (oaa), NaN as 0 (flagged)."""
+    lo = st[S_MIN_LABEL]
+    hi = st[S_MAX_LABEL]
+    for c in range(K):
+        r = acc[c]
+        if r != r:
+            ctr[C_NONFINITE] = 1.0
+            r = 0.0
+        elif clamp:
+            if r < lo:
+                r = lo
+            elif r > hi:
+                r = hi
+        acc[c] = r
+
+
+@njit(cache=True, nogil=True)
+def begin_multiclass(ctr, st, y, train, holdout_period, K):
+    """Bookkeeping before predicting an example: count it in the pass, decide holdout, read the
+    label. Returns (labeled, holdout, class, status)."""
+    labeled = y == y
+    ctr[C_PASS_EX] += 1.0
+    holdout = train and holdout_period > 0 and int(ctr[C_PASS_EX]) % holdout_period == 0
+    cls = -1
+    status = ST_OK
+    if labeled:
+        cls, status = label_class(y, st[S_INDEX_MODE], K)
+        if status == ST_NOT_INTEGER:
+            labeled = False
+    return labeled, holdout, cls, status
+
+
+@njit(cache=True, nogil=True)
+def finish_multiclass(ctr, st, preds, e, acc, K, y, h, labeled, holdout, nfeat):
+    """Store example e's predicted label and scores and count its 0/1 loss. Returns the class."""
+    best = best_class(acc, K)
+    shown = float(best) if st[S_INDEX_MODE] == 0 else float(best + 1)
+    preds[e, 0] = shown
+    for c in range(K):
+        preds[e, 1 + c] = acc[c]
+    lval = 0.0
+    if labeled and h > 0.0 and shown != y:
+        lval = h
+    account(ctr, labeled, holdout, h, 0.0, lval, nfeat)
+    return best
+
+
+@njit(cache=True, nogil=True)
+def detect_indexing(st, y, K, status):
+    """VW's auto indexing, while learning: a label 0 makes the labels 0-indexed, a label K
+    1-indexed (for good). Returns the example's status and the class of its label."""
+    if st[S_INDEX_MODE] == 2.0:
+        if y == 0.0:
+            st[S_INDEX_MODE] = 0.0
+            return ST_NOW_0
+        if y == float(K):
+            st[S_INDEX_MODE] = 1.0
+            return ST_NOW_1
+    return status
+
+
+@njit(cache=True, nogil=True)
+def max_features(indptr, start, end):
+    m = 0
+    for e in range(start, end):
+        n = indptr[e + 1] - indptr[e]
+        if n > m:
+            m = n
+    return m
+
+
+@njit(nogil=True, inline="always")
+def oaa_update(idx, val, s, f, table, prm, iprm, cfg, st, code, acc, cls, tau, h, K, W, mask, slots,
+               bounds_follow, learn):
+    """One-against-all learning of one example (module docstring): class k = 0..K-1 learns label
+    +1 (k == cls) or -1 with its stored score, on its own slots and normalizer sums."""
+    n = f - s
+    vals = val[s:f]
+    t0 = st[S_T]
+    for c in range(K):
+        for j in range(n):
+            slots[j] = ((np.int64(idx[s + j]) * W) & mask) + c
+        yk = 1.0 if c == cls else -1.0
+        if bounds_follow:
+            if yk < st[S_MIN_LABEL]:
+                st[S_MIN_LABEL] = yk
+            if yk > st[S_MAX_LABEL]:
+                st[S_MAX_LABEL] = yk
+        st[S_NORM_SUM] = st[N_ST + 2 * c]
+        st[S_TOTAL_W] = st[N_ST + 2 * c + 1]
+        st[S_T] = t0
+        learn(slots, vals, 0, n, table, prm, iprm, cfg, st, code, acc[c], yk, tau, h)
+        st[N_ST + 2 * c] = st[S_NORM_SUM]
+        st[N_ST + 2 * c + 1] = st[S_TOTAL_W]
+    st[S_T] = t0 + h
+
+
+@njit(nogil=True, inline="always")
+def oaa_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr, preds,
+             cfg, view, weight, dot_start, dot_end, learn):
+    """Predict, score and (when training) learn examples start..end-1 one-against-all with a binary
+    learner given by its ``view``, ``weight``, ``dot_start``, ``dot_end`` and ``learn`` (as
+    ``streamlearn.kernels.loop.example_loop`` takes them). Returns the next example index (early at a
+    progress row)."""
+    code = iprm[I_LOSS]
+    tau = prm[P_TAU]
+    holdout_period = iprm[I_HOLDOUT]
+    train = iprm[I_TRAIN] != 0
+    bounds_follow = iprm[I_FIXED_BOUNDS] == 0
+    K = iprm[I_CLASSES]
+    W = iprm[I_CLASS_W]
+    mask = np.int64(table.shape[0] - 1)
+    acc = np.empty(K)
+    slots = np.empty(max_features(indptr, start, end), np.int64)
+    for e in range(start, end):
+        h = weights[e]
+        y = labels[e]
+        labeled, holdout, cls, status = begin_multiclass(ctr, st, y, train, holdout_period, K)
+        s = indptr[e]
+        f = indptr[e + 1]
+        v = view(cfg, st)
+        class_scores(idx, val, s, f, table, cfg, st, v, weight, dot_start, dot_end, bases[e], W, mask, K, acc)
+        clamp_scores(ctr, st, acc, K, True)
+        finish_multiclass(ctr, st, preds, e, acc, K, y, h, labeled, holdout, nfeat[e])
+        if train and labeled and not holdout:
+            status = detect_indexing(st, y, K, status)
+            cls, _ = label_class(y, st[S_INDEX_MODE], K)
+            if h > 0.0:
+                oaa_update(idx, val, s, f, table, prm, iprm, cfg, st, code, acc, cls, tau, h, K, W, mask,
+                           slots, bounds_follow, learn)
+        preds[e, K + 1] = status
+        if ctr[C_W_LABELED] + ctr[C_W_UNLABELED] >= ctr[C_DUMP]:
+            return e + 1
+    return end
+
+
+@njit(nogil=True, inline="always")
+def joint_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr, preds,
+               cfg, view, weight, dot_start, dot_end, learn):
+    """``oaa_loop`` for learners with a multiclass loss: the raw scores (not clamped) and one
+    ``learn(idx, val, s, f, table, prm, iprm, cfg, st, scores, cls, h, W, mask)`` per learned example,
+    which updates every class's weight of the touched features. A label outside the classes is not
+    learned (there is no class to move towards)."""
+    holdout_period = iprm[I_HOLDOUT]
+    train = iprm[I_TRAIN] != 0
+    K = iprm[I_CLASSES]
+    W = iprm[I_CLASS_W]
+    mask = np.int64(table.shape[0] - 1)
+    acc = np.empty(K)
+    for e in range(start, end):
+        h = weights[e]
+        y = labels[e]
+        labeled, holdout, cls, status = begin_multiclass(ctr, st, y, train, holdout_period, K)
+        s = indptr[e]
+        f = indptr[e + 1]
+        v = view(cfg, st)
+        class_scores(idx, val, s, f, table, cfg, st, v, weight, dot_start, dot_end, bases[e], W, mask, K, acc)
+        clamp_scores(ctr, st, acc, K, False)
+        finish_multiclass(ctr, st, preds, e, acc, K, y, h, labeled, holdout, nfeat[e])
+        if train and labeled and not holdout:
+            status = detect_indexing(st, y, K, status)
+            cls, _ = label_class(y, st[S_INDEX_MODE], K)
+            if h > 0.0 and cls >= 0:
+                learn(idx, val, s, f, table, prm, iprm, cfg, st, acc, cls, h, W, mask)
+        preds[e, K + 1] = status
+        if ctr[C_W_LABELED] + ctr[C_W_UNLABELED] >= ctr[C_DUMP]:
+            return e + 1
+    return end
