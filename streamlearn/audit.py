@@ -22,8 +22,14 @@ from streamlearn.names import expand_line
 class FeatureNames:
     """Expands the text of each example with names; keeps the first name of every weight."""
 
-    def __init__(self, spec: FeatureSpec | None, bits: int, noconstant: bool, hash_seed: int, hash_mode: str):
+    def __init__(self, spec: FeatureSpec | None, bits: int, noconstant: bool, hash_seed: int, hash_mode: str,
+                 classes: int = 0):
         self.spec = spec if spec is not None else FeatureSpec.from_options()
+        # --oaa K: feature h of class k is slot (h*W + k) mod 2^b, named "name[k]" for k >= 1
+        self.classes = classes
+        self.width = 1
+        while self.width < classes:
+            self.width *= 2
         self.bits = bits
         self.noconstant = noconstant
         self.hash_seed = hash_seed
@@ -42,9 +48,17 @@ class FeatureNames:
                                    self.hash_mode, self.seen)
             entries = expanded.entries if expanded is not None else []
             if self.collecting:
-                for entry in entries:
-                    if entry.index not in names:
-                        names[entry.index] = entry.name
+                if self.classes:
+                    mask = (1 << self.bits) - 1
+                    for entry in entries:
+                        row = (entry.index * self.width) & mask
+                        for k in range(self.classes):
+                            if row + k not in names:
+                                names[row + k] = entry.name if k == 0 else f"{entry.name}[{k}]"
+                else:
+                    for entry in entries:
+                        if entry.index not in names:
+                            names[entry.index] = entry.name
             out.append(entries)
         return out
 

@@ -77,7 +77,19 @@ def main():
 @click.option("--hash-seed", "--hash_seed", "hash_seed", type=INT, default=0, help="Seed of the feature hash.")
 @click.option("--loss", "--loss-function", "--loss_function", "loss",
               type=click.Choice(LOSS_NAMES), default="squared",
-              help="Loss function. Logistic and hinge read labels > 0 as positive, <= 0 as negative.")
+              help="Loss function. Logistic and hinge read labels > 0 as positive, <= 0 as negative; "
+                   "softmax (with --oaa K): multinomial logistic regression over the K classes.")
+@click.option("--oaa", "oaa", type=INT, default=0, metavar="K",
+              help="K classes, labels 1..K: one-against-all over the binary learner (VW's --oaa), or "
+                   "with --loss softmax one multinomial model.")
+@click.option("--indexing", "indexing", type=INT, default=None,
+              help="--oaa labels are 0..K-1 (0) or 1..K (1); default: detected while learning, as VW does.")
+@click.option("--probabilities", is_flag=True, default=False,
+              help="--oaa: write each class's probability (k:p ...) instead of the class.")
+@click.option("--scores", is_flag=True, default=False,
+              help="--oaa: write each class's score (k:s ...) instead of the class.")
+@click.option("-r", "--raw-predictions", "--raw_predictions", "raw_predictions", default=None, metavar="PATH",
+              help="--oaa: write each class's raw score (' 1:s1 2:s2 ...', VW's -r).")
 @click.option("--quantile-tau", "--quantile_tau", "quantile_tau", type=FLOAT, default=0.5,
               help="Quantile of --loss quantile.")
 @click.option("--algo", type=click.Choice(ALGO_NAMES), default=None,
@@ -250,13 +262,19 @@ def train(ctx, **values):
 @click.option("--link", type=click.Choice(LINK_NAMES), default=None,
               help="Override the model's link function.")
 @click.option("--binary/--no-binary", default=None, help="Override the model's --binary.")
-def predict(sources, format, quiet, strict, block_size, initial_model, predictions, link, binary):
+@click.option("--probabilities", is_flag=True, default=False,
+              help="A multiclass model: write each class's probability (k:p ...) instead of the class.")
+@click.option("--scores", is_flag=True, default=False,
+              help="A multiclass model: write each class's score (k:s ...) instead of the class.")
+def predict(sources, format, quiet, strict, block_size, initial_model, predictions, link, binary, probabilities,
+            scores):
     """Predict with a saved model; hashing options come from the model."""
     from streamlearn import driver
     from streamlearn.config import predict_config
 
     options = dict(initial_model=initial_model, sources=tuple(sources) or ("-",), format=format,
-                   predictions=predictions, link=link, binary=binary, quiet=quiet, strict=strict)
+                   predictions=predictions, link=link, binary=binary, quiet=quiet, strict=strict,
+                   probabilities=probabilities, scores=scores)
     if block_size is not None:
         options["block_size"] = block_size
     cfg = _run(lambda: predict_config(**options))

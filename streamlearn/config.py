@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, fields
 from streamlearn.errors import OptionError
 from streamlearn.io.reader import DEFAULT_BLOCK_SIZE
 
-LOSS_NAMES = ("squared", "logistic", "hinge", "quantile")
+LOSS_NAMES = ("squared", "logistic", "hinge", "quantile", "softmax")
 # ALGO_NAMES, REG_NAMES, PROJECTION_NAMES and CD_ORDERS come from the learners' specs (module
 # __getattr__ below)
 LINK_NAMES = ("identity", "logistic")
@@ -30,7 +30,7 @@ MODEL_OPTIONS = HASHING_OPTIONS + (
     "loss", "quantile_tau", "link", "binary", "algo", "adaptive", "normalized", "invariant",
     "learning_rate", "power_t", "initial_t", "decay_learning_rate", "l1", "threshold", "period",
     "cumulative_penalty", "radius", "projection", "batch_size", "reg", "l2", "lam", "p_norm",
-    "ftrl_alpha", "ftrl_beta",
+    "ftrl_alpha", "ftrl_beta", "oaa", "indexing",
 )
 #: feature-expansion options (VW's -q, --cubic, --interactions, n-grams, --ignore, ...): they decide
 #: the features, so a model stores them and data fed to it is expanded the same way
@@ -43,7 +43,7 @@ RULE_FLAGS = ("sgd", "adaptive", "normalized", "invariant")
 LEGACY_MODEL_OPTIONS = {"adaptive": False, "normalized": False, "invariant": False,
                         "cumulative_penalty": False, "radius": None, "projection": "tree",
                         "batch_size": 1, "reg": "l1", "l2": 0.0, "lam": 0.0, "p_norm": None,
-                        "ftrl_alpha": 0.5, "ftrl_beta": 1.0,
+                        "ftrl_alpha": 0.5, "ftrl_beta": 1.0, "oaa": 0, "indexing": None,
                         **{name: False if name in ("leave_duplicate_interactions", "permutations") else ()
                            for name in FEATURE_OPTIONS}}
 #: options of the regularized learners, checked first (sgd takes none of them)
@@ -136,6 +136,8 @@ FLAG = {
     "ngram": "--ngram", "skips": "--skips", "ignore": "--ignore", "ignore_linear": "--ignore_linear",
     "keep": "--keep", "redefine": "--redefine", "testonly": "-t/--testonly", "invert_hash": "--invert_hash",
     "audit": "--audit", "ftrl_alpha": "--ftrl-alpha", "ftrl_beta": "--ftrl-beta",
+    "oaa": "--oaa", "indexing": "--indexing", "probabilities": "--probabilities", "scores": "--scores",
+    "raw_predictions": "-r/--raw-predictions", "link": "--link",
 }
 
 
@@ -172,6 +174,11 @@ class TrainConfig:
     p_norm: float | None = None
     ftrl_alpha: float = 0.5
     ftrl_beta: float = 1.0
+    oaa: int = 0
+    indexing: int | None = None
+    probabilities: bool = False
+    scores: bool = False
+    raw_predictions: str | None = None
     passes: int = 1
     holdout_period: int = 10
     holdout_off: bool = False
@@ -231,6 +238,19 @@ class TrainConfig:
         return {name: getattr(self, name) for name in MODEL_OPTIONS}
 
     @property
+    def classes(self) -> int:
+        """K of a multiclass model (--oaa K), 0 for a binary or regression one."""
+        return self.oaa
+
+    @property
+    def class_width(self) -> int:
+        """W: class k of feature h is slot (h*W + k) mod 2^b (1 without classes)."""
+        w = 1
+        while w < self.oaa:
+            w *= 2
+        return w
+
+    @property
     def expands(self) -> bool:
         """Some feature-expansion option is given (else the parsed features go to the learner as
         they are)."""
@@ -250,6 +270,8 @@ class PredictConfig:
     predictions: str = "-"
     link: str | None = None
     binary: bool | None = None
+    probabilities: bool = False
+    scores: bool = False
     quiet: bool = False
     strict: bool = False
     block_size: int = DEFAULT_BLOCK_SIZE
@@ -309,7 +331,8 @@ def _check_train(cfg: TrainConfig) -> None:
     if cfg.holdout_off and "holdout_period" in cfg.explicit:
         raise OptionError("--holdout-off and --holdout-period cannot be used together")
     _check_choice("projection", cfg.projection, _choices("projection"))
-    _check_choice("reg", cfg.reg, _choices("reg"))
+    _check_multiclass(cfg)
+    _check_choice("reg", cfg.reg, _reg_choices(cfg.algo))
     _check_learner_options(cfg)
     if _spec(cfg.algo).batch:
         _check_scd(cfg)
@@ -337,6 +360,56 @@ def _check_train(cfg: TrainConfig) -> None:
     for n, p in outputs:
         if p in cfg.sources:
             raise OptionError(f"output file {p} is also an input")
+
+
+def _reg_choices(algo) -> tuple:
+    """The regularizers a learner takes (every learner's, when it takes none)."""
+    spec = _spec(algo)
+    if spec is not None and "reg" in spec.choices:
+        return tuple(spec.choices["reg"])
+    names = []
+    for s in _learners().SPECS:
+        names += [n for n in s.choices.get("reg", ()) if n not in names]
+    return tuple(names)
+
+
+def _check_multiclass(cfg: TrainConfig) -> None:
+    """--oaa K (one-against-all over a binary learner, or the softmax learner's classes) and the
+    options that go with it."""
+    spec = _spec(cfg.algo)
+    if "oaa" in cfg.explicit or cfg.oaa:
+        if cfg.oaa < 2:
+            raise OptionError(f"--oaa needs at least 2 classes (got {cfg.oaa})")
+        if cfg.oaa > 1 << cfg.bits:
+            raise OptionError(f"--oaa {cfg.oaa} needs more weights per feature than -b {cfg.bits} gives "
+                              f"({1 << cfg.bits}); use a larger -b")
+        if cfg.loss == "softmax":
+            if not spec.joint:
+                raise OptionError(f"--loss softmax is learned by --algo softmax, not --algo {cfg.algo}")
+        elif spec.joint:
+            raise OptionError(f"--algo {cfg.algo} needs --loss softmax")
+        elif spec.oaa_kernel is None:
+            takers = [s.name for s in _learners().SPECS if s.oaa_kernel is not None]
+            raise OptionError(f"--oaa does not apply to --algo {cfg.algo}; one-against-all runs --algo "
+                              f"{_one_of(takers)}, and --loss softmax the softmax learner")
+        if cfg.binary:
+            raise OptionError("--binary does not apply to --oaa (the prediction is a class)")
+        if cfg.link != "identity":
+            raise OptionError("--link does not apply to --oaa (use --probabilities)")
+    else:
+        if cfg.loss == "softmax":
+            raise OptionError("--loss softmax needs --oaa K (the number of classes)")
+        if spec.joint:
+            raise OptionError(f"--algo {cfg.algo} needs --oaa K --loss softmax")
+        for name in ("indexing", "probabilities", "scores", "raw_predictions"):
+            if name in cfg.explicit and getattr(cfg, name):
+                raise OptionError(f"{FLAG[name]} needs --oaa K")
+        if "indexing" in cfg.explicit:
+            raise OptionError("--indexing needs --oaa K")
+    if cfg.indexing is not None and cfg.indexing not in (0, 1):
+        raise OptionError(f"--indexing must be 0 or 1 (got {cfg.indexing})")
+    if cfg.probabilities and cfg.scores:
+        raise OptionError("--probabilities and --scores cannot be used together")
 
 
 def memory_limit(cfg) -> int:
@@ -418,6 +491,9 @@ def _resolve_algo(values: dict, explicit: dict) -> None:
     no rule flag and no rate option); else the model's or sgd."""
     if "algo" in explicit:
         return
+    if values.get("loss") == "softmax":
+        values["algo"] = "softmax"
+        return
     specs = _learners().SPECS
     model = _spec(values.get("algo"))         # values hold the algo only when a model is given
     learner_options = {n for spec in specs for n in spec.options} & set(explicit)
@@ -431,6 +507,9 @@ def _resolve_algo(values: dict, explicit: dict) -> None:
             if (any(n in explicit for n in spec.default_for) and learner_options <= set(spec.options)
                     and not any(n in explicit for n in spec.default_unless)):
                 values["algo"] = spec.name
+        if values.get("oaa") and values.get("algo") == "ftrl" and not {"ftrl_alpha", "ftrl_beta"} & set(explicit):
+            # --oaa K --l1: VW's one-against-all with VW's --l1, as VW users run it
+            values["algo"] = "gravity"
 
 
 def _resolve_reg(values: dict, explicit: dict) -> None:
@@ -462,6 +541,9 @@ def _resolve_rule(values: dict, explicit: dict) -> None:
         if "adaptive" not in values or values["adaptive"] or values.get("normalized"):
             given, explicit = ["sgd"], dict(explicit, sgd=True)
     if not given:
+        spec = _spec(values.get("algo"))
+        if spec is not None and not spec.takes_invariant and "adaptive" not in explicit:
+            values["invariant"] = False     # the default rule without the invariant step it cannot take
         if values.get("cumulative_penalty") is None:
             values["cumulative_penalty"] = values.get("adaptive", True) or values.get("normalized", True)
         return

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from streamlearn.kernels import eg, fobos, ftrl, gd, l1ball, scd, smidas
+from streamlearn.kernels import eg, fobos, ftrl, gd, l1ball, multiclass, scd, smidas
 from streamlearn.kernels import state as S
 from streamlearn.kernels.losses import LOGISTIC, LOGISTIC_BOUND, LOSSES
 from streamlearn.kernels.spec import Layout, LearnerSpec
@@ -43,6 +43,14 @@ def predictor() -> LearnerSpec:
     """The learner whose kernel predicts with a saved model (its weights are in force, so the plain
     linear kernel in prediction-only mode)."""
     return gd.SGD
+
+
+def predict_kernel(cfg):
+    """The block kernel that predicts with a saved model of this configuration: the predictor's,
+    one-against-all's with --oaa K, or the joint loop's for a learner with a multiclass loss."""
+    if cfg.classes and get(cfg.algo).joint:
+        return multiclass.predict_joint_block
+    return block_kernel(cfg, predictor())
 
 
 def layout(cfg) -> Layout:
@@ -112,7 +120,7 @@ def make_settings(cfg, train: bool, holdout: int = 0, algo: str | None = None) -
     spec = get(algo or cfg.algo)
     prm = np.zeros(S.N_PRM)
     iprm = np.zeros(S.N_IPRM, np.int64)
-    loss = LOSSES[cfg.loss]
+    loss = LOSSES.get(cfg.loss, LOGISTIC)     # softmax: the learner's own loss (logistic's bounds)
     iprm[S.I_LOSS] = loss
     iprm[S.I_ALGO] = spec.code
     prm[S.P_TAU] = cfg.quantile_tau
@@ -138,6 +146,9 @@ def make_settings(cfg, train: bool, holdout: int = 0, algo: str | None = None) -
     iprm[S.I_COL_LAST2] = lay.last2
     iprm[S.I_BATCH] = cfg.batch_size
     iprm[S.I_SEED] = cfg.random_seed
+    iprm[S.I_CLASSES] = cfg.classes
+    iprm[S.I_CLASS_W] = cfg.class_width
+    iprm[S.I_INDEXING] = 2 if cfg.indexing is None else cfg.indexing
     if spec.settings is not None:
         spec.settings(cfg, prm, iprm)
     return prm, iprm
@@ -145,16 +156,22 @@ def make_settings(cfg, train: bool, holdout: int = 0, algo: str | None = None) -
 
 def make_state(cfg, prm: np.ndarray, saved: dict | None = None) -> np.ndarray:
     """State array: fresh, or restored from a model's saved learner state."""
-    st = np.zeros(S.N_ST)
+    st = np.zeros(S.N_ST + 2 * cfg.classes)
     st[S.S_T] = cfg.initial_t
     st[S.S_ETA] = prm[S.P_ETA0]
     if cfg.initial_t > 0:      # VW: normalizer sums as if initial_t examples of norm 1 had been seen
         st[S.S_NORM_SUM] = st[S.S_TOTAL_W] = cfg.initial_t
+        st[S.N_ST:] = cfg.initial_t
     st[S.S_MULT] = 1.0
+    st[S.S_INDEX_MODE] = 2.0 if cfg.indexing is None else float(cfg.indexing)
     for key, slot in SAVED_STATE.items():
         if saved and key in saved:
             st[slot] = saved[key]
-    if LOSSES[cfg.loss] == LOGISTIC:      # fixed bounds, whatever the model was trained with
+    if saved and "class_norm" in saved and len(saved["class_norm"]) == 2 * cfg.classes:
+        st[S.N_ST:] = saved["class_norm"]
+    if cfg.indexing is not None:
+        st[S.S_INDEX_MODE] = float(cfg.indexing)
+    if LOSSES.get(cfg.loss, LOGISTIC) == LOGISTIC:      # fixed bounds, whatever the model was trained with
         st[S.S_MIN_LABEL] = -LOGISTIC_BOUND
         st[S.S_MAX_LABEL] = LOGISTIC_BOUND
     st[S.S_SCALE] = 1.0
@@ -173,8 +190,21 @@ SAVED_STATE = {
     "t": S.S_T, "eta": S.S_ETA, "pending": S.S_PENDING, "n_learned": S.S_NLEARN,
     "min_label": S.S_MIN_LABEL, "max_label": S.S_MAX_LABEL,
     "norm_sum": S.S_NORM_SUM, "total_weight": S.S_TOTAL_W, "multiplier": S.S_MULT,
+    "index_mode": S.S_INDEX_MODE, "gravity_vw": S.S_GRAVITY_VW,
 }
 
 
 def saved_state(st: np.ndarray) -> dict:
-    return {key: float(st[slot]) for key, slot in SAVED_STATE.items()}
+    out = {key: float(st[slot]) for key, slot in SAVED_STATE.items()}
+    if st.shape[0] > S.N_ST:
+        out["class_norm"] = [float(v) for v in st[S.N_ST:]]
+    return out
+
+
+def block_kernel(cfg, spec: LearnerSpec | None = None):
+    """The block kernel a run of the configured learner calls: its own, or its one-against-all one
+    with --oaa K (a learner with a multiclass loss runs the joint loop in its own kernel)."""
+    spec = spec or get(cfg.algo)
+    if cfg.classes and not spec.joint:
+        return spec.oaa_kernel
+    return spec.kernel

@@ -11,6 +11,7 @@ from streamlearn.config import LEGACY_MODEL_OPTIONS, MODEL_OPTIONS, TrainConfig
 from streamlearn.errors import ModelError
 from streamlearn.io.model_file import save_model
 from streamlearn.io.writers import write_readable_model
+from streamlearn.kernels import state as S
 from streamlearn.kernels.table import count_nonzero, nonzero_rows
 
 
@@ -119,8 +120,11 @@ def save_outputs(cfg: TrainConfig, run, snapshot: bool = False) -> int:
             rows, values = index, weights[:, None]
         else:
             rows = touched
-            values = np.column_stack([in_force] + [table[touched, c] for c in learners.readable_columns(cfg)])
+            shown = table[touched, 0] if learners.get(cfg.algo).readable_raw else in_force
+            values = np.column_stack([shown] + [table[touched, c] for c in learners.readable_columns(cfg)])
         header = _readable_header(cfg, index.shape[0])
+        if learners.get(cfg.algo).readable_raw:
+            header.append(f"l1_state {st[S.S_GRAVITY_VW]:g}")
         if cfg.readable_model:
             write_readable_model(cfg.readable_model, header, rows, values)
         if cfg.invert_hash:

@@ -46,8 +46,10 @@ class Reporter:
         self.out.write(f"streamlearn: warning: {text}\n")
         self.out.flush()
 
-    def row(self, ctr, holding_out: bool, label: float, pred: float, nfeat: int) -> None:
-        """One progress row for the example just processed; resets the since-last sums."""
+    def row(self, ctr, holding_out: bool, label: float, pred: float, nfeat: int, label_text: str | None = None,
+            pred_text: str | None = None) -> None:
+        """One progress row for the example just processed; resets the since-last sums (the label
+        and prediction columns as given, else the numbers with 4 decimals)."""
         if self.quiet:
             return
         if not self.header_done:
@@ -67,7 +69,8 @@ class Reporter:
             since = "n.a." if dw == 0 else f"{ctr[S.C_SUM_LOSS_SINCE] / dw:.6f}"
         weighted = ctr[S.C_W_LABELED] + ctr[S.C_W_UNLABELED]
         text = format_row((avg, since, str(int(ctr[S.C_EXAMPLES])), f"{weighted:.1f}",
-                           "unknown" if label != label else f"{label:.4f}", f"{pred:.4f}", str(nfeat)))
+                           label_text or ("unknown" if label != label else f"{label:.4f}"),
+                           pred_text or f"{pred:.4f}", str(nfeat)))
         self.out.write(text + (" h\n" if holding_out else "\n"))
         self.out.flush()
 

@@ -23,7 +23,8 @@ from streamlearn.io.cache import CacheWriter, cache_matches, read_cache
 from streamlearn.io.model_file import load_model
 from streamlearn.io.reader import check_readable
 from streamlearn.io.shuffle import ShuffledExamples
-from streamlearn.io.writers import PredictionWriter
+from streamlearn.io.writers import PredictionWriter, class_probabilities, format_class_values
+from streamlearn.kernels import multiclass
 from streamlearn.kernels import state as S
 from streamlearn.model_io import model_options, restore_model, save_outputs
 from streamlearn.report import Reporter, best_constant, next_dump
@@ -54,6 +55,16 @@ class Run:
     started: float = field(default_factory=time.perf_counter)
     iprm: np.ndarray | None = None     # integer settings (streamlearn.kernels.state)
     ctr: np.ndarray = field(default_factory=learners.make_counters)   # progress and summary counters
+    kernel: object = None    # the block kernel (default: the learner's)
+    classes: int = 0         # K of a multiclass run (--oaa K)
+    softmax: bool = False    # the classes' probabilities are the softmax of their scores
+    output: str = "class"    # multiclass -p lines: "class", "scores" or "probabilities"
+    raw_writer: PredictionWriter | None = None    # -r: every class's raw score
+    logloss: list = field(default_factory=lambda: [0.0, 0.0])   # --probabilities: sum -log p w, sum w
+
+    def __post_init__(self):
+        if self.kernel is None:
+            self.kernel = self.learner.kernel
 
     def shown(self, p: np.ndarray) -> np.ndarray:
         """Predictions as written and shown: after --binary or the link function."""
@@ -84,10 +95,11 @@ class Run:
         n = block.n
         self.examples += n
         self.entries += int(block.indptr[n])
-        preds = np.empty(n)
+        K = self.classes
+        preds = np.empty((n, K + 2)) if K else np.empty(n)
         ctr = self.ctr
         pos = 0
-        kernel = self.learner.kernel
+        kernel = self.kernel
         counts = block.feature_counts()
         entries = None
         if self.names is not None and block.text_lines is not None:
@@ -97,14 +109,22 @@ class Run:
         while pos < n:
             end = pos + 1 if audit else n       # --audit: one example at a time, weights before learning
             twice = audit and self.learner.predicts_twice and self.iprm[S.I_TRAIN]
-            if audit:
+            if audit and K:     # one block per class, with the class's slots (VW's oaa)
+                features = [audit_features(self.class_entries(entries[pos], k), self.table, self.audit_g)
+                            for k in range(K)]
+            elif audit:
                 features = audit_features(entries[pos], self.table, self.audit_g)
             if twice:       # the score before learning, for the second block
                 raw = audit_score(entries[pos], self.table) + block.bases[pos]
             first = pos
             pos = kernel(block.indptr, block.idx, block.val, block.labels, block.weights, block.bases,
                          counts, pos, end, self.table, self.prm, self.iprm, self.st, ctr, preds)
-            if audit:
+            if audit and K:
+                lines = []
+                for k in range(K):
+                    lines += [audit_prediction(preds[first, 1 + k], tags[first]), features[k]]
+                write_audit(lines)
+            elif audit:
                 lines = [audit_prediction(preds[first], tags[first]), features]
                 if twice:
                     # VW's learn predicts again, with the bounds the label widened (vw-spec-2 §2f)
@@ -113,11 +133,109 @@ class Run:
                 write_audit(lines)
             if ctr[S.C_W_LABELED] + ctr[S.C_W_UNLABELED] >= ctr[S.C_DUMP]:
                 e = pos - 1
-                shown = self.shown(preds[e:e + 1])[0]
-                self.reporter.row(ctr, self.holding_out, block.labels[e], shown, int(counts[e]))
+                if K:
+                    self.reporter.row(ctr, self.holding_out, block.labels[e], preds[e, 0], int(counts[e]),
+                                      *self.class_columns(block.labels[e], preds[e]))
+                else:
+                    shown = self.shown(preds[e:e + 1])[0]
+                    self.reporter.row(ctr, self.holding_out, block.labels[e], shown, int(counts[e]))
                 next_dump(ctr)
-        if self.writer is not None:
+        if K:
+            self.class_outputs(block, preds)
+        elif self.writer is not None:
             self.writer.write(self.shown(preds), block)
+
+    # ------------------------------------------------------------------------- multiclass
+    def class_entries(self, entries, k: int) -> list:
+        """An example's named entries moved to class k's slots (names unchanged, as VW's --audit)."""
+        W = self.iprm[S.I_CLASS_W]
+        mask = self.table.shape[0] - 1
+        return [replace(e, index=((e.index * W) & mask) + k) for e in entries]
+
+    def first_class(self) -> int:
+        """The label of class 0: 0 once the labels are 0-indexed, else 1."""
+        return 0 if self.st[S.S_INDEX_MODE] == 0.0 else 1
+
+    def probabilities(self, scores: np.ndarray) -> np.ndarray:
+        return class_probabilities(scores, self.softmax)
+
+    def class_columns(self, label: float, row: np.ndarray) -> tuple[str, str]:
+        """The progress row's label and prediction columns of a multiclass example: integers, and
+        with --probabilities the class with its probability, 'k(NN%)'."""
+        label_text = "unknown" if label != label else (str(int(label)) if label == int(label) else f"{label:g}")
+        pred = int(row[0])
+        if self.output == "probabilities":
+            p = self.probabilities(row[None, 1:self.classes + 1])[0]
+            return label_text, f"{pred}({100.0 * p[pred - self.first_class()]:2.0f}%)"
+        return label_text, str(pred)
+
+    def class_outputs(self, block: ParsedBlock, preds: np.ndarray) -> None:
+        """Warnings about the block's labels, then its -p and -r lines and the multiclass log loss."""
+        K = self.classes
+        status = preds[:, K + 1]
+        if status.any():
+            self.label_notes(block, status)
+        scores = preds[:, 1:K + 1]
+        first = self.first_class()
+        probs = None
+        if self.output == "probabilities" or (self.writer is not None and self.output == "probabilities"):
+            probs = self.probabilities(scores)
+            labels = block.labels
+            ok = (labels == labels) & (block.weights > 0)
+            if ok.any():
+                cls = labels[ok] - first
+                valid = (cls >= 0) & (cls < K) & (cls == np.floor(cls))
+                p = np.where(valid, probs[ok][np.arange(cls.shape[0]), np.clip(cls, 0, K - 1).astype(np.int64)], 0.0)
+                w = block.weights[ok]
+                with np.errstate(divide="ignore"):
+                    losses = np.where(p > 0, -np.log(np.where(p > 0, p, 1.0)), 999.0)
+                self.logloss[0] += float((losses * w).sum())
+                self.logloss[1] += float(w.sum())
+        if self.writer is not None:
+            if self.output == "class":
+                self.writer.write(preds[:, 0], block)
+            elif self.output == "scores":
+                self.writer.write_lines(format_class_values(scores, first), block)
+            else:
+                self.writer.write_lines(format_class_values(probs, first), block)
+        if self.raw_writer is not None:
+            self.raw_writer.write_lines(format_class_values(scores, first, lead=" "), block)
+
+    def label_notes(self, block: ParsedBlock, status: np.ndarray) -> None:
+        """Warn about labels that name no class (one-line errors with --strict) and tell when auto
+        indexing decided how the labels count."""
+        K = self.classes
+        for e in np.flatnonzero(status).tolist():
+            code = status[e]
+            y = block.labels[e]
+            where = f"{block.source} line {int(block.lines[e])}"
+            if code == multiclass.ST_NOW_0:
+                self.reporter.line("label 0 found -- labels are now considered 0-indexed.")
+                continue
+            if code == multiclass.ST_NOW_1:
+                self.reporter.line(f"label {K} found -- labels are now considered 1-indexed.")
+                continue
+            first = self.first_class()
+            if code == multiclass.ST_NOT_INTEGER:
+                reason = f"label {y:g} is not a class (--oaa labels are integers {first}..{first + K - 1})"
+                consequence = "the example is not learned"
+            else:
+                reason = f"label {y:g} is not in {first}..{first + K - 1}"
+                consequence = ("learned as a negative for every class, as VW does" if self.iprm[S.I_TRAIN]
+                               else "counted as an error")
+            if self.strict:
+                raise InputError(f"{where}: {reason}")
+            self.reporter.warn(f"{where}: {reason}; {consequence}")
+
+
+def _class_outputs(cfg, learner, raw: str | None = None) -> dict:
+    """The Run fields of a multiclass run: K, how its -p lines read, the -r writer."""
+    if not cfg.classes:
+        return {}
+    output = "probabilities" if cfg.probabilities else "scores" if cfg.scores else "class"
+    raw = raw if raw is not None else getattr(cfg, "raw_predictions", None)
+    return dict(classes=cfg.classes, softmax=learner.joint, output=output,
+                raw_writer=PredictionWriter(raw) if raw else None)
 
 
 def allocate_table(bits: int, columns: int) -> np.ndarray:
@@ -203,11 +321,13 @@ def _summary_lines(run: Run, loss: str, tau: float, passes: int, holdout: int, b
         lines.append(f"average loss = {ctr[S.C_SUM_LOSS] / ctr[S.C_W_LABELED]:f}")
     else:
         lines.append("average loss = n.a.")
-    bc = best_constant(ctr, run.st, loss, tau)
+    bc = best_constant(ctr, run.st, loss, tau) if not run.classes else None
     if bc is not None:
         lines.append(f"best constant = {bc[0]:f}")
         if bc[1] is not None:
             lines.append(f"best constant's loss = {bc[1]:f}")
+    if run.output == "probabilities" and run.logloss[1] > 0:
+        lines.append(f"average multiclass log loss = {run.logloss[0] / run.logloss[1]:f}")
     lines.append(f"total feature number = {int(ctr[S.C_FEATURES])}")
     if nonzero is not None:
         lines.append(f"non-zero weights = {nonzero} ({100.0 * nonzero / (1 << bits):.4g}% of 2^{bits})")
@@ -260,9 +380,10 @@ def train(cfg: TrainConfig, model=None) -> dict:
     preamble(cfg, rep, learner, cache_note)
 
     writer = PredictionWriter(cfg.predictions) if cfg.predictions else None
-    run = Run(learner, table, prm, st, rep, cfg.link, cfg.binary, writer, cfg.strict, iprm=iprm, ctr=ctr)
+    run = Run(learner, table, prm, st, rep, cfg.link, cfg.binary, writer, cfg.strict, iprm=iprm, ctr=ctr,
+              kernel=learners.block_kernel(cfg), **_class_outputs(cfg, learner))
     if cfg.invert_hash or cfg.audit:
-        run.names = FeatureNames(hashing.features, cfg.bits, cfg.noconstant, cfg.hash_seed, cfg.hash)
+        run.names = FeatureNames(hashing.features, cfg.bits, cfg.noconstant, cfg.hash_seed, cfg.hash, cfg.classes)
         if cfg.audit:     # G is shown while learning with adaptive rates, as VW does
             run.audit_g = learners.layout(cfg).g if cfg.adaptive and not cfg.testonly else -1
     best_holdout = None
@@ -327,6 +448,8 @@ def train(cfg: TrainConfig, model=None) -> dict:
     finally:
         if writer is not None:
             writer.close()
+        if run.raw_writer is not None:
+            run.raw_writer.close()
         if temp_cache:
             try:
                 os.unlink(cache_path)
@@ -367,6 +490,11 @@ def predict(cfg: PredictConfig) -> dict:
     if cfg.link is not None or cfg.binary is not None:
         mcfg = replace(mcfg, link=cfg.link or mcfg.link,
                        binary=mcfg.binary if cfg.binary is None else cfg.binary)
+    if cfg.probabilities or cfg.scores:
+        if not mcfg.classes:
+            raise OptionError(f"{'--probabilities' if cfg.probabilities else '--scores'} needs a model "
+                              f"trained with --oaa K")
+        mcfg = replace(mcfg, probabilities=cfg.probabilities, scores=cfg.scores)
     # saved weights are final (lazy learners caught up before saving), so every model predicts
     # with the plain linear kernel in predict-only mode
     learner = learners.predictor()
@@ -384,7 +512,8 @@ def predict(cfg: PredictConfig) -> dict:
         rep.line(f"Reading datafile = {'stdin' if path == '-' else path}")
     rep.line(f"Num weight bits = {mcfg.bits}")
     writer = PredictionWriter(cfg.predictions)
-    run = Run(learner, table, prm, st, rep, mcfg.link, mcfg.binary, writer, cfg.strict, iprm=iprm, ctr=ctr)
+    run = Run(learner, table, prm, st, rep, mcfg.link, mcfg.binary, writer, cfg.strict, iprm=iprm, ctr=ctr,
+              kernel=learners.predict_kernel(mcfg), **_class_outputs(mcfg, learners.get(mcfg.algo)))
     try:
         for block in pipelined(text_blocks(cfg.sources, cfg.format, hashing, cfg.block_size,
                                            on_error=run.read_error)):

@@ -30,6 +30,28 @@ def format_predictions(values: np.ndarray) -> list[str]:
     return out
 
 
+def class_probabilities(scores: np.ndarray, softmax: bool) -> np.ndarray:
+    """Each example's class probabilities from its K scores (rows): VW's one-against-all
+    normalization sigma(s_k) / sum_j sigma(s_j) in float32 (vw-spec-2.md §2e), or the softmax."""
+    if softmax:
+        z = scores - scores.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=1, keepdims=True)
+    s = scores.astype(np.float32)
+    with np.errstate(over="ignore"):
+        sig = np.float32(1.0) / (np.float32(1.0) + np.exp(-s))
+    total = np.zeros(s.shape[0], np.float32)
+    for k in range(s.shape[1]):        # summed in class order, as VW does
+        total += sig[:, k]
+    return (sig * (np.float32(1.0) / total)[:, None]).astype(np.float64)
+
+
+def format_class_values(values: np.ndarray, first: int, lead: str = "") -> list[str]:
+    """``k:v`` for every class k = first, first+1, ... with %g numbers (VW's --scores,
+    --probabilities and -r lines); ``lead`` goes before each line."""
+    return [lead + " ".join(f"{first + k}:{v:g}" for k, v in enumerate(row)) for row in values.tolist()]
+
+
 class PredictionWriter:
     """Writes one line per example to a file or ("-") stdout."""
 
@@ -46,7 +68,12 @@ class PredictionWriter:
     def write(self, values: np.ndarray, block: ParsedBlock) -> None:
         if values.shape[0] == 0:
             return
-        text = format_predictions(values)
+        self.write_lines(format_predictions(values), block)
+
+    def write_lines(self, text: list[str], block: ParsedBlock) -> None:
+        """One formatted line per example of the block, each followed by its tag."""
+        if not text:
+            return
         if block.has_tags():
             data = b"\n".join(
                 (t.encode() + b" " + tag) if tag else t.encode() for t, tag in zip(text, block.tag_list()))

@@ -264,3 +264,39 @@ def joint_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, tabl
         if ctr[C_W_LABELED] + ctr[C_W_UNLABELED] >= ctr[C_DUMP]:
             return e + 1
     return end
+
+
+# ----------------------------------------------------------------------------- prediction only
+
+@njit(cache=True, nogil=True, inline="always")
+def plain_view(cfg, st):
+    return 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def plain_weight(table, i, cfg, v):
+    return table[i, 0]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def plain_start(base):
+    return base
+
+
+@njit(cache=True, nogil=True, inline="always")
+def plain_end(acc, base, table, cfg, st):
+    return acc
+
+
+@njit(cache=True, nogil=True, inline="always")
+def no_joint_learn(idx, val, s, f, table, prm, iprm, cfg, st, scores, cls, h, W, mask):
+    return
+
+
+@njit(cache=True, nogil=True)
+def predict_joint_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
+                        preds):
+    """Prediction with a saved model of a learner with a multiclass loss (the weights in column 0 are
+    in force): the joint loop's raw scores, nothing learned."""
+    return joint_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
+                      preds, 0, plain_view, plain_weight, plain_start, plain_end, no_joint_learn)

@@ -92,6 +92,9 @@ class LearnerSpec:
     #: (None: the update rule's G and N; a learner with its own columns names every --invert_hash
     #: line, as VW's --ftrl does, where gd names only the lines whose weight is not 0)
     readable: Callable | None = None
+    #: the readable model prints the stored (raw) weight, not the weight in force, beside the state
+    #: that turns one into the other (VW's --l1: raw weights and the "l1_state" gravity)
+    readable_raw: bool = False
     #: names of the learner's own state slots (``st``, streamlearn.kernels.state)
     slots: tuple = ()
     #: options that belong to this learner (given to another learner, they are an error)
