@@ -71,17 +71,19 @@ def label_class(y, mode, K):
 
 
 @njit(nogil=True, inline="always")
-def class_scores(idx, val, s, f, table, cfg, st, v, weight, dot_start, dot_end, base, W, mask, K, acc):
-    """acc[k] = the raw score of class k: dot_end(dot_start(base) + sum_i weight(slot(h_i, k)) x_i)."""
+def class_scores(idx, val, s, f, table, cfg, st, v, weight, dot_start, dot_end, base, W, mask, K, sums, acc):
+    """acc[k] = the raw score of class k: dot_end(dot_start(base) + sum_i weight(slot(h_i, k)) x_i),
+    summed in ``sums`` (an array of dot_start's type: a learner that sums in float32 sums each class
+    in float32, as its binary loop does)."""
     for c in range(K):
-        acc[c] = dot_start(base)
+        sums[c] = dot_start(base)
     for k in range(s, f):
         row = (np.int64(idx[k]) * W) & mask
         x = val[k]
         for c in range(K):
-            acc[c] += weight(table, row + c, cfg, v) * x
+            sums[c] += weight(table, row + c, cfg, v) * x
     for c in range(K):
-        acc[c] = dot_end(acc[c], base, table, cfg, st)
+        acc[c] = dot_end(sums[c], base, table, cfg, st)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -209,6 +211,7 @@ def oaa_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table,
     W = iprm[I_CLASS_W]
     mask = np.int64(table.shape[0] - 1)
     acc = np.empty(K)
+    sums = np.full(K, dot_start(0.0))
     slots = np.empty(max_features(indptr, start, end), np.int64)
     for e in range(start, end):
         h = weights[e]
@@ -217,7 +220,7 @@ def oaa_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table,
         s = indptr[e]
         f = indptr[e + 1]
         v = view(cfg, st)
-        class_scores(idx, val, s, f, table, cfg, st, v, weight, dot_start, dot_end, bases[e], W, mask, K, acc)
+        class_scores(idx, val, s, f, table, cfg, st, v, weight, dot_start, dot_end, bases[e], W, mask, K, sums, acc)
         clamp_scores(ctr, st, acc, K, True)
         finish_multiclass(ctr, st, preds, e, acc, K, y, h, labeled, holdout, nfeat[e])
         if train and labeled and not holdout:
@@ -245,6 +248,7 @@ def joint_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, tabl
     W = iprm[I_CLASS_W]
     mask = np.int64(table.shape[0] - 1)
     acc = np.empty(K)
+    sums = np.full(K, dot_start(0.0))
     for e in range(start, end):
         h = weights[e]
         y = labels[e]
@@ -252,7 +256,7 @@ def joint_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, tabl
         s = indptr[e]
         f = indptr[e + 1]
         v = view(cfg, st)
-        class_scores(idx, val, s, f, table, cfg, st, v, weight, dot_start, dot_end, bases[e], W, mask, K, acc)
+        class_scores(idx, val, s, f, table, cfg, st, v, weight, dot_start, dot_end, bases[e], W, mask, K, sums, acc)
         clamp_scores(ctr, st, acc, K, False)
         finish_multiclass(ctr, st, preds, e, acc, K, y, h, labeled, holdout, nfeat[e])
         if train and labeled and not holdout:
