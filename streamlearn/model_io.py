@@ -87,6 +87,12 @@ def _readable_header(cfg: TrainConfig, nonzero: int) -> list[str]:
             f"non-zero weights: {nonzero}"]
 
 
+def rows_in_use(slots: np.ndarray, width: int) -> int:
+    """The number of features a multiclass model uses: its rows (the aligned blocks of ``width``
+    slots that hold a feature's class weights) with a weight that is not 0."""
+    return int(np.unique(np.asarray(slots, np.int64) // width).shape[0])
+
+
 def save_outputs(cfg: TrainConfig, run, snapshot: bool = False) -> int:
     """Finalize the table and write -f / --readable-model. Returns the number of non-zero weights.
 
@@ -99,10 +105,14 @@ def save_outputs(cfg: TrainConfig, run, snapshot: bool = False) -> int:
     lay = learners.layout(cfg)
     plain = learners.weights_in_column(cfg)      # the weight column is in force
     if plain and not (cfg.final_model or cfg.readable_model or cfg.invert_hash):
+        if cfg.classes:
+            run.rows_in_use = rows_in_use(np.flatnonzero(table[:, 0]), cfg.class_width)
         return int(count_nonzero(table))
     touched = nonzero_rows(table, lay.saved)     # rows with a weight or saved state that is not 0
     in_force = learners.weights_in_force(cfg, table, st, touched)
     index, weights = touched[in_force != 0.0], in_force[in_force != 0.0]
+    if cfg.classes:
+        run.rows_in_use = rows_in_use(index, cfg.class_width)
     if cfg.final_model:
         # weights only with --predict-only-model; else also the learner's state, for -i
         extra = learners.state_columns(cfg)

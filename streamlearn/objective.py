@@ -12,8 +12,10 @@ import numpy as np
 
 from streamlearn import learners
 from streamlearn.kernels.losses import LOSSES
-from streamlearn.kernels.objective import loss_sums
+from streamlearn.kernels import state as S
+from streamlearn.kernels.objective import class_loss_sums, loss_sums
 from streamlearn.kernels.table import nonzero_rows
+from streamlearn.model_io import rows_in_use
 
 
 def regularizer(cfg, w: np.ndarray) -> tuple[float, str]:
@@ -37,23 +39,32 @@ def evaluate(cfg, run, blocks, allocate) -> dict:
     rows, w = rows[w != 0.0], w[w != 0.0]
     dense = allocate(cfg.bits, 1)
     dense[rows, 0] = w
-    code = LOSSES[cfg.loss]
+    code = LOSSES.get(cfg.loss, -1)
     total = weight = 0.0
     for block in blocks:
-        t, h = loss_sums(block.indptr, block.idx, block.val, block.labels, block.weights, block.bases,
-                         dense, code, cfg.quantile_tau)
+        if cfg.classes:
+            t, h = class_loss_sums(block.indptr, block.idx, block.val, block.labels, block.weights, block.bases,
+                                   dense, code, cfg.quantile_tau, cfg.classes, cfg.class_width,
+                                   st[S.S_INDEX_MODE] == 0.0, learners.get(cfg.algo).joint)
+        else:
+            t, h = loss_sums(block.indptr, block.idx, block.val, block.labels, block.weights, block.bases,
+                             dense, code, cfg.quantile_tau)
         total += t
         weight += h
     loss = total / weight if weight > 0 else math.nan
     reg, form = regularizer(cfg, w)
     reg *= learners.get(cfg.algo).regularizer_scale(cfg, st)
-    return {"loss": loss, "regularizer": reg, "form": form, "objective": loss + reg,
-            "l1_norm": float(np.abs(w).sum()), "nonzero": int(w.shape[0]), "accesses": run.entries}
+    out = {"loss": loss, "regularizer": reg, "form": form, "objective": loss + reg,
+           "l1_norm": float(np.abs(w).sum()), "nonzero": int(w.shape[0]), "accesses": run.entries}
+    if cfg.classes:
+        out["rows"] = rows_in_use(rows, cfg.class_width)
+    return out
 
 
 def describe(result: dict, passes: int, where: str) -> str:
     """One line for stderr."""
     return (f"objective after pass {passes} ({where}): {result['objective']:.12g} = average loss "
             f"{result['loss']:.12g} + {result['form']} ({result['regularizer']:.12g}); ||w||_1 = "
-            f"{result['l1_norm']:.12g}; non-zero weights = {result['nonzero']}; data accesses = "
-            f"{result['accesses']}")
+            f"{result['l1_norm']:.12g}; non-zero weights = {result['nonzero']}"
+            + (f"; non-zero rows = {result['rows']}" if "rows" in result else "")
+            + f"; data accesses = {result['accesses']}")

@@ -61,6 +61,7 @@ class Run:
     output: str = "class"    # multiclass -p lines: "class", "scores" or "probabilities"
     raw_writer: PredictionWriter | None = None    # -r: every class's raw score
     logloss: list = field(default_factory=lambda: [0.0, 0.0])   # --probabilities: sum -log p w, sum w
+    rows_in_use: int | None = None   # a multiclass model's non-zero rows (features in use), once saved
 
     def __post_init__(self):
         if self.kernel is None:
@@ -331,6 +332,8 @@ def _summary_lines(run: Run, loss: str, tau: float, passes: int, holdout: int, b
     lines.append(f"total feature number = {int(ctr[S.C_FEATURES])}")
     if nonzero is not None:
         lines.append(f"non-zero weights = {nonzero} ({100.0 * nonzero / (1 << bits):.4g}% of 2^{bits})")
+        if run.rows_in_use is not None:
+            lines.append(f"non-zero rows = {run.rows_in_use} (features in use by any of the {run.classes} classes)")
     wall = time.perf_counter() - run.started
     lines.append(f"examples per second = {run.examples / wall if wall > 0 else 0.0:.0f}")
     lines.append(f"wall time = {wall:.3f} s")
