@@ -1,0 +1,487 @@
+"""Multinomial logistic regression (softmax) with FOBOS regularizers on each feature's row of the
+weight matrix (Duchi & Singer 2009: eq. 3 with the regularizers of Section 4, the mixed norms of
+Section 4 eq. 9, the lazy updates of Section 5, Proposition 4).
+
+**Model.** The weights form a matrix W with one row per feature and one column per class; the
+weight of feature h for class k is table slot ``(h*W + k) & mask`` (``streamlearn.kernels.
+multiclass``: a feature's *row* is the aligned block of W slots at ``base = (h*W) & mask``, of which
+slots base..base+K-1 are used). The score of class k is ``s_k = sum_i w[row_i + k] x_i`` (the joint
+loop computes the K raw scores), the prediction ``p = softmax(s)`` and the loss
+``-log p_cls``, whose gradient with respect to weight (row i, k) is ``(p_k - [k == cls]) x_i``.
+
+**Step (Section 2, eq. 2).** With ``d_k = p_k - [k == cls]``, every feature entry of the example
+moves its row by
+
+    w[row + k] -= scale * m * r_row * d_k * x          (k = 0..K-1)
+
+``scale`` and ``m`` as in ``streamlearn.kernels.gd`` (``step_scale``: eta * h, times t^-power_t
+without adaptive rates; m the global normalizer of --normalized, 1 otherwise) and ``r_row`` the
+row's own rate: ONE rate per row (per feature), ``rate_decay(G_row + g0, N_row)`` with
+
+* ``G_row += h * x^2 * sum_k d_k^2`` (adaptive: the squared norm of the row's gradient, group AdaGrad),
+* ``N_row = max |x|`` seen (normalized; when it grows the row's K weights are rescaled by the factor
+  gd applies to one weight, N_old/N_new (adaptive) or its square), and the global normalizer m from
+  the sums of h * sum_i (x_i / N_i)^2 and of h (``st[S_NORM_SUM]``, ``st[S_TOTAL_W]``).
+
+Under --sgd (the plain schedule) r_row = 1 and m = 1. G_row, N_row and the row's last-touch values
+live in the columns of the row's base slot (slots base+1.. leave those columns 0). The
+importance-invariant rule (--invariant) has no closed form here and does not apply. An example whose
+gradient is exactly 0 (or not a number: an infinite score) moves no weight and no statistic; the
+clock and the prox still advance.
+
+**Prox (eq. 3).** After the step, the prox of ``eta_t lambda r(W)`` with ``eta_t = scale * m``
+(Section 3's online choice eta_{t+1/2} = eta_t), each row with its own rate: the diagonal step
+``scale m r_row`` is the same for the K weights of a row, so the prox of a row-separable r under it
+is the ordinary prox of the row with strength ``lambda scale m r_row``. ``--reg`` (``REG_*``):
+
+* ``l1``, lambda ||W||_1 (eq. 6): each weight soft-thresholded by the strength;
+* ``l2sq``, lambda/2 ||W||_F^2 (eq. 7): each weight divided by ``1 + lambda eta`` (with a row rate
+  r: multiplied by ``(1 + lambda eta)^(-r)``, which composes -- as ``fobos`` does);
+* ``elastic``, both (the l1 shrink, then the l2sq scaling), plain schedule only (as ``fobos``);
+* ``l1l2``, lambda sum_rows ||row||_2 (Section 4, mixed norms, eq. 9 with the l2 prox):
+  ``row <- row * [1 - a / ||row||_2]_+``;
+* ``l1linf``, lambda sum_rows ||row||_inf (eq. 9 with eq. 8 and its dual):
+  ``row <- row - Proj_{||.||_1 <= a}(row)``: every |w_k| capped at theta, where
+  ``sum_k [|w_k| - theta]_+ = a``; the zero row when ``||row||_1 <= a``.
+
+**Lazy catch-up (Section 5, Proposition 4).** Every prox above composes: two successive steps of
+strengths a and b equal one of strength a + b (l1, l1l2, l1linf; l2sq: factors multiply, i.e.
+log-strengths add). Proofs, for v a row and t(a) = a r:
+
+* l1: ``shrink(shrink(v, a), b) = shrink(v, a + b)`` coordinate-wise (|v| - a - b, stopping at 0).
+* l1/l2: if ||v|| <= a both sides are 0 (||v|| <= a + b). Else u = v (1 - a/||v||) has
+  ||u|| = ||v|| - a, so prox_b(u) = v (||v|| - a)/||v|| * [1 - b/(||v|| - a)]_+
+  = v [(||v|| - a - b)/||v||]_+ = prox_{a+b}(v).
+* l1/linf: let theta_a solve sum_k [|v_k| - theta]_+ = a (0 when ||v||_1 <= a) and u = prox_a(v),
+  |u_k| = min(|v_k|, theta_a). If theta_a = 0, u = 0 and ||v||_1 <= a + b: both sides are 0. Else
+  ||u||_1 = ||v||_1 - a, so ||u||_1 <= b iff ||v||_1 <= a + b (both sides 0); otherwise for
+  theta' = theta_{a+b} <= theta_a, ``[min(|v_k|, theta_a) - theta']_+ = [|v_k| - theta']_+ -
+  [|v_k| - theta_a]_+`` (check |v_k| <= theta', between, above theta_a), whose sum over k is
+  (a + b) - a = b: theta' is u's threshold for b and prox_b(u)_k = sign(v_k) min(|v_k|, theta_a,
+  theta') = prox_{a+b}(v)_k.
+
+A row's rate changes only when one of its features is in an example (its G_row and N_row move), so
+between two touches every missed prox has strength ``lambda eta_s r_row`` with the same r_row, and
+the missed steps act as one of strength ``r_row * sum_s lambda eta_s``. The kernel keeps the sum in
+``st[S_FOBOS_CUM]`` (l2sq: the sum of log(1 + lambda eta_s); elastic: ``fobos``'s two cumulatives,
+``st[S_FOBOS_CUM2]`` the second), and each row the value at its last touch (column LAST of its base
+slot). Reading any slot of a row (``softmax_weight``) first pays the row what it owes -- O(K) (l1linf:
+O(K log K), a sort) -- and sets LAST to the cumulative, so later reads of the same row in the example
+(the other classes, a repeated feature) owe nothing: the catch-up is idempotent. So an example costs
+O(K * its features), whatever the number of rows. ``finalize`` catches every row up before saving.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from streamlearn.errors import OptionError
+from streamlearn.kernels.gd import X2_MAX, X2_MIN, X_MIN, rule_layout, rule_saved, rule_settings, step_scale
+from streamlearn.kernels.multiclass import joint_loop
+from streamlearn.kernels.loop import base_start, sum_end
+from streamlearn.kernels.spec import Layout, LearnerSpec
+from streamlearn.kernels.state import (
+    A_SOFTMAX, I_CLASS_W, I_CLASSES, I_COL_LAST, I_COL_LAST2, I_REG, P_L1, P_L2, P_LAMBDA, REG_ELASTIC,
+    REG_L1, REG_L1L2, REG_L1LINF, REG_L2SQ, S_FOBOS_CUM, S_FOBOS_CUM2, S_MULT, S_NLEARN, S_NORM_SUM, S_T,
+    S_TOTAL_W,
+)
+from streamlearn.kernels.table import feature_rate, shrink
+
+WCOL = 0                  # the weight column
+ELASTIC_REBASE = 300.0    # rebase the elastic cumulatives before exp(L) can overflow (as fobos)
+
+
+# ----------------------------------------------------------------------------- the proxes of one row
+
+@njit(cache=True, nogil=True)
+def linf_threshold(w, a, buf):
+    """theta >= 0 with sum_k [|w_k| - theta]_+ = a, for ||w||_1 > a > 0: the threshold of the
+    Euclidean projection of |w| onto the L1 ball of radius a (Duchi et al. 2008, Figure 1, by
+    sorting, u sorted decreasingly): theta = (sum_{i<=rho} u_i - a) / rho with rho the largest j
+    such that u_j > (sum_{i<=j} u_i - a)/j. The test is made as sum_{i<j} (u_i - u_j) < a (the
+    same inequality), which holds for j = 1 in floating point too: written as in Figure 1 it
+    fails at j = 1 when a is below u_1's rounding, and the row would be zeroed. ``buf`` is
+    scratch of length len(w)."""
+    K = w.shape[0]
+    for k in range(K):
+        buf[k] = abs(w[k])
+    buf.sort()
+    cs = buf[K - 1]
+    rho = 1
+    for j in range(2, K + 1):
+        u = buf[K - j]
+        if cs - (j - 1) * u < a:
+            cs += u
+            rho = j
+        else:
+            break
+    theta = (cs - a) / rho
+    return theta if theta > 0.0 else 0.0
+
+
+@njit(cache=True, nogil=True)
+def row_prox(w, reg, a, buf):
+    """The prox of strength a >= 0 of the regularizer ``reg`` on the row w, in place (module
+    docstring): l1 soft threshold (eq. 6); l2sq w * exp(-a) (a a log-strength: sum of
+    log(1 + lambda eta), eq. 7); l1l2 w [1 - a/||w||_2]_+ (Section 4); l1linf w - Proj_{L1 ball
+    of radius a}(w) (eq. 8's dual). Not for elastic (two cumulatives, see ``catch_up_row``)."""
+    K = w.shape[0]
+    if a <= 0.0:
+        return
+    if reg == REG_L1:
+        for k in range(K):
+            w[k] = shrink(w[k], a)
+    elif reg == REG_L2SQ:
+        c = math.exp(-a)
+        for k in range(K):
+            w[k] *= c
+    elif reg == REG_L1L2:
+        sq = 0.0
+        for k in range(K):
+            sq += w[k] * w[k]
+        norm = math.sqrt(sq)
+        if norm <= a:
+            for k in range(K):
+                w[k] = 0.0
+        else:
+            c = 1.0 - a / norm
+            for k in range(K):
+                w[k] *= c
+    elif reg == REG_L1LINF:
+        l1 = 0.0
+        for k in range(K):
+            l1 += abs(w[k])
+        if l1 <= a:
+            for k in range(K):
+                w[k] = 0.0
+        else:
+            theta = linf_threshold(w, a, buf)
+            for k in range(K):
+                if w[k] > theta:
+                    w[k] = theta
+                elif w[k] < -theta:
+                    w[k] = -theta
+
+
+@njit(cache=True, nogil=True, inline="always")
+def catch_up_row(table, base, cfg, cum, cum2):
+    """Pay row ``base`` the prox steps released since its last touch (Proposition 4; module
+    docstring): one prox of strength ``r_row * (cum - LAST)``, r_row the row's rate (1 under the
+    plain schedule), then LAST = cum. Idempotent: a row level with the cumulatives is untouched."""
+    adaptive, normalized, g0, cg, cn, power_t, sqrt_rate, reg, clast, clast2, lam1, lam2, K, width, d, buf = cfg
+    last = table[base, clast]
+    owed = cum - last
+    if reg == REG_ELASTIC:
+        owed2 = cum2 - table[base, clast2]
+        if owed == 0.0 and owed2 == 0.0:
+            return
+        table[base, clast] = cum
+        table[base, clast2] = cum2
+        # fobos's composed elastic net: shrink by exp(-L0) (A - A0), then scale by exp(-(L - L0))
+        sh = math.exp(-last) * owed2
+        c = math.exp(-owed)
+        for k in range(K):
+            w = table[base + k, WCOL]
+            if w != 0.0:
+                table[base + k, WCOL] = shrink(w, sh) * c
+        return
+    if owed == 0.0:
+        return
+    table[base, clast] = cum
+    if adaptive or normalized:
+        owed *= feature_rate(table, base, cg, cn, g0, sqrt_rate, power_t)
+    if owed > 0.0:
+        row_prox(table[base:base + K, WCOL], reg, owed, buf)
+
+
+@njit(cache=True, nogil=True)
+def catch_up_all(table, cfg, st):
+    """Catch every row up (before saving, or before an elastic rebase)."""
+    width = cfg[13]
+    cum = st[S_FOBOS_CUM]
+    cum2 = st[S_FOBOS_CUM2]
+    for base in range(0, table.shape[0], width):
+        catch_up_row(table, base, cfg, cum, cum2)
+
+
+@njit(cache=True, nogil=True)
+def rebase_elastic(table, cfg, st):
+    """Catch every row up, then restart both elastic cumulatives and every row's LAST values at 0."""
+    catch_up_all(table, cfg, st)
+    width = cfg[13]
+    clast = cfg[8]
+    clast2 = cfg[9]
+    for base in range(0, table.shape[0], width):
+        table[base, clast] = 0.0
+        table[base, clast2] = 0.0
+    st[S_FOBOS_CUM] = 0.0
+    st[S_FOBOS_CUM2] = 0.0
+
+
+# ----------------------------------------------------------------------------- the step
+
+@njit(cache=True, nogil=True)
+def softmax_gradient(scores, cls, K, d):
+    """d_k = p_k - [k == cls] with p = softmax(scores) (stably: the largest score subtracted).
+    Returns sum_k d_k^2 (NaN when a score is infinite or NaN)."""
+    mx = scores[0]
+    for k in range(1, K):
+        if scores[k] > mx:
+            mx = scores[k]
+    z = 0.0
+    for k in range(K):
+        d[k] = math.exp(scores[k] - mx)
+        z += d[k]
+    gsum = 0.0
+    for k in range(K):
+        d[k] /= z
+        if k == cls:
+            d[k] -= 1.0
+        gsum += d[k] * d[k]
+    return gsum
+
+
+@njit(cache=True, nogil=True)
+def row_statistics(idx, val, s, f, table, gsq, h, K, width, mask, adaptive, normalized, sqrt_rate, power_t,
+                   cg, cn, st):
+    """The per-row rate statistics of one update (``gd.rate_statistics`` with one G and N per row):
+    G_row += gsq * x^2 (gsq = h sum_k d_k^2), N_row grows to |x| (the row's K weights rescaled by
+    gd's factor), and the global normalizer m (``st[S_MULT]``) from the updated sums."""
+    norm_x = 0.0
+    for k in range(s, f):
+        base = (np.int64(idx[k]) * width) & mask
+        x = np.float64(val[k])
+        x2 = x * x
+        if x2 < X2_MIN:
+            x = X_MIN if x > 0.0 else -X_MIN
+            x2 = X2_MIN
+        if adaptive:
+            table[base, cg] += gsq * x2
+        if normalized:
+            N = table[base, cn]
+            ax = abs(x)
+            if ax > N:
+                if N > 0.0:
+                    if sqrt_rate:
+                        c = N / ax
+                        c = c if adaptive else c * c
+                    else:
+                        c = ax / N
+                        c = (c * c) ** (power_t - 1.0)
+                    for j in range(K):
+                        table[base + j, WCOL] *= c
+                N = ax
+                table[base, cn] = N
+            if x2 > X2_MAX:
+                norm_x += 1.0
+            else:
+                norm_x += x2 / (N * N)
+    if normalized:
+        st[S_NORM_SUM] += h * norm_x
+        st[S_TOTAL_W] += h
+        if st[S_NORM_SUM] > 0.0:
+            if sqrt_rate:
+                m = st[S_TOTAL_W] / st[S_NORM_SUM]
+                if adaptive:
+                    m = math.sqrt(m)
+            else:
+                m = (st[S_NORM_SUM] / st[S_TOTAL_W]) ** (power_t - 1.0)
+            st[S_MULT] = m
+
+
+@njit(cache=True, nogil=True)
+def release(table, cfg, st, step):
+    """The prox of one learned example with step eta = ``step`` (scale * m), released lazily: the
+    cumulatives move (l1, l1l2, l1linf: lambda eta; l2sq: log(1 + lambda eta); elastic: fobos's
+    two), the rows pay when read (``catch_up_row``)."""
+    reg = cfg[7]
+    lam1 = cfg[10]
+    lam2 = cfg[11]
+    if reg == REG_L2SQ:
+        st[S_FOBOS_CUM] += math.log1p(lam2 * step)
+    elif reg == REG_ELASTIC:
+        st[S_FOBOS_CUM2] += lam1 * step * math.exp(st[S_FOBOS_CUM])
+        st[S_FOBOS_CUM] += math.log1p(lam2 * step)
+        if st[S_FOBOS_CUM] > ELASTIC_REBASE:
+            rebase_elastic(table, cfg, st)
+    else:
+        st[S_FOBOS_CUM] += lam1 * step
+
+
+@njit(cache=True, nogil=True)
+def softmax_settings(prm, iprm):
+    """(adaptive, normalized, g0, column G, column N, power_t, power_t == 0.5, reg, column LAST,
+    column LAST2, lambda of the cumulative (P_L1, or P_LAMBDA for the mixed norms), lambda of l2sq
+    (P_L2), K, W, scratch for d, scratch for the l1linf sort)."""
+    adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate = rule_settings(prm, iprm)
+    reg = iprm[I_REG]
+    lam1 = prm[P_LAMBDA] if reg == REG_L1L2 or reg == REG_L1LINF else prm[P_L1]
+    K = iprm[I_CLASSES]
+    n = K if K > 0 else 1
+    return (adaptive, normalized, g0, cg, cn, power_t, sqrt_rate, reg, iprm[I_COL_LAST], iprm[I_COL_LAST2],
+            lam1, prm[P_L2], K, iprm[I_CLASS_W], np.empty(n), np.empty(n))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def softmax_view(cfg, st):
+    return st[S_FOBOS_CUM], st[S_FOBOS_CUM2]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def softmax_weight(table, i, cfg, v):
+    """The weight in force of slot i: its row (the aligned block of W slots holding i) caught up
+    first, exactly and in O(K) (``catch_up_row``; a no-op when the row is level)."""
+    width = cfg[13]
+    base = i - (i & (width - 1))
+    catch_up_row(table, base, cfg, v[0], v[1])
+    return table[i, WCOL]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def softmax_learn(idx, val, s, f, table, prm, iprm, cfg, st, scores, cls, h, W, mask):
+    """One learned example (module docstring): p = softmax(scores), the gradient step of every
+    touched row with its own rate (Section 2, eq. 2), the clock, then the prox of eq. 3 with
+    eta_t = scale * m, released lazily (Section 5)."""
+    adaptive, normalized, g0, cg, cn, power_t, sqrt_rate, reg, clast, clast2, lam1, lam2, K, width, d, buf = cfg
+    per_feature = adaptive or normalized
+    cum = st[S_FOBOS_CUM]
+    cum2 = st[S_FOBOS_CUM2]
+    for k in range(s, f):        # level already (the scores read every row); O(1) each then
+        catch_up_row(table, (np.int64(idx[k]) * W) & mask, cfg, cum, cum2)
+    gsum = softmax_gradient(scores, cls, K, d)
+    t, scale = step_scale(st, h, power_t, adaptive)
+    if gsum > 0.0 and gsum < math.inf:
+        if per_feature:
+            row_statistics(idx, val, s, f, table, h * gsum, h, K, W, mask, adaptive, normalized, sqrt_rate,
+                           power_t, cg, cn, st)
+        m = st[S_MULT] if normalized else 1.0
+        for k in range(s, f):
+            base = (np.int64(idx[k]) * W) & mask
+            r = feature_rate(table, base, cg, cn, g0, sqrt_rate, power_t) if per_feature else 1.0
+            c = -scale * m * r * np.float64(val[k])
+            if c != 0.0:
+                for j in range(K):
+                    table[base + j, WCOL] += c * d[j]
+    st[S_T] = t
+    st[S_NLEARN] += 1.0
+    release(table, cfg, st, scale * st[S_MULT] if normalized else scale)
+
+
+@njit(cache=True, nogil=True)
+def learn_softmax_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
+                        preds):
+    """Examples start..end-1 with softmax regression and FOBOS row regularizers through the joint
+    multiclass loop (``streamlearn.kernels.multiclass.joint_loop``)."""
+    return joint_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
+                      preds, softmax_settings(prm, iprm), softmax_view, softmax_weight, base_start, sum_end,
+                      softmax_learn)
+
+
+@njit(cache=True, nogil=True)
+def finalize(table, prm, iprm, st):
+    """Catch every row up, so the weight column holds the weights in force (before saving)."""
+    catch_up_all(table, softmax_settings(prm, iprm), st)
+
+
+# ----------------------------------------------------------------------------- specs
+
+#: --reg names -> REG_* codes, and the strength options each takes
+REGS = {"l1": REG_L1, "l2sq": REG_L2SQ, "elastic": REG_ELASTIC, "l1l2": REG_L1L2, "l1linf": REG_L1LINF}
+REG_STRENGTHS = {"l1": ("l1",), "l2sq": ("l2",), "elastic": ("l1", "l2"), "l1l2": ("lam",),
+                 "l1linf": ("lam",)}
+
+
+def softmax_layout(cfg) -> Layout:
+    """The weight, G (adaptive), N (normalized) -- saved; then LAST (and LAST2 for elastic). G, N,
+    LAST and LAST2 are row-level: only a row's base slot uses them."""
+    return rule_layout(cfg, lazy=True, extra=("last2",) if cfg.reg == "elastic" else ())
+
+
+def softmax_settings_of(cfg, prm, iprm) -> None:
+    iprm[I_REG] = REGS[cfg.reg]
+    prm[P_L1] = cfg.l1
+    prm[P_L2] = cfg.l2
+    prm[P_LAMBDA] = cfg.lam
+    iprm[I_COL_LAST2] = softmax_layout(cfg).last2
+    k = int(cfg.oaa)
+    w = 1
+    while w < k:
+        w *= 2
+    iprm[I_CLASSES] = k            # (the registry sets these too)
+    iprm[I_CLASS_W] = w
+
+
+def rows_of(cfg, dense: np.ndarray) -> np.ndarray:
+    """The (rows, K) matrix of a dense vector of weights in force indexed by slot (length 2^b)."""
+    k = int(cfg.oaa)
+    w = 1
+    while w < k:
+        w *= 2
+    return np.asarray(dense, float).reshape(-1, w)[:, :k]
+
+
+def rows_regularizer(cfg, dense: np.ndarray) -> tuple[float, str]:
+    """The regularizer of --reg at the weights in force ``dense`` (indexed by slot, length 2^b):
+    lambda ||W||_1, lambda/2 ||W||_F^2, both, lambda sum_rows ||row||_2 (l1l2) or lambda sum_rows
+    ||row||_inf (l1linf)."""
+    if cfg.reg in ("l1l2", "l1linf"):
+        R = rows_of(cfg, dense)
+        norms = np.sqrt((R * R).sum(axis=1)) if cfg.reg == "l1l2" else np.abs(R).max(axis=1, initial=0.0)
+        name = "2" if cfg.reg == "l1l2" else "inf"
+        return cfg.lam * float(norms.sum()), f"{cfg.lam:g} sum_rows ||row||_{name}"
+    return softmax_regularizer(cfg, np.asarray(dense, float))
+
+
+def softmax_regularizer(cfg, w: np.ndarray) -> tuple[float, str]:
+    """The regularizer at the weights in force ``w`` (any subset holding the non-zero ones): exact
+    for the separable l1, l2sq and elastic; the mixed norms need the rows (``rows_regularizer``) and
+    give NaN here."""
+    a = np.abs(w)
+    if cfg.reg == "l1":
+        return cfg.l1 * float(a.sum()), f"{cfg.l1:g} ||W||_1"
+    if cfg.reg == "l2sq":
+        return cfg.l2 / 2 * float(np.dot(w, w)), f"{cfg.l2:g}/2 ||W||_F^2"
+    if cfg.reg == "elastic":
+        return (cfg.l1 * float(a.sum()) + cfg.l2 / 2 * float(np.dot(w, w)),
+                f"{cfg.l1:g} ||W||_1 + {cfg.l2:g}/2 ||W||_F^2")
+    name = "2" if cfg.reg == "l1l2" else "inf"
+    return math.nan, f"{cfg.lam:g} sum_rows ||row||_{name}"
+
+
+def softmax_check(cfg, flag) -> None:
+    """Each regularizer takes its own strength options."""
+    takes = REG_STRENGTHS[cfg.reg]
+    for name in ("l1", "l2", "lam"):
+        if name in cfg.explicit and name not in takes:
+            raise OptionError(f"{flag[name]} does not apply to --algo softmax --reg {cfg.reg}, whose strength "
+                              f"is " + " and ".join(flag[n] for n in takes))
+
+
+def softmax_plain_only(cfg):
+    """One rate per row composes with every regularizer's prox except the elastic net's."""
+    if cfg.reg == "elastic":
+        return "its prox with per-feature rates cannot be caught up lazily"
+    return None
+
+
+SOFTMAX = LearnerSpec(
+    name="softmax", code=A_SOFTMAX, kernel=learn_softmax_block, joint=True, finalize=finalize,
+    describe=lambda c: (f"softmax (multinomial logistic regression, {c.oaa} classes, {c.rule()}: "
+                        f"reg = {c.reg}, " + ", ".join(f"{n} = {getattr(c, n):g}" for n in REG_STRENGTHS[c.reg])
+                        + ")"),
+    layout=softmax_layout,
+    settings=softmax_settings_of,
+    saved=lambda c: rule_saved(c, softmax_layout(c)),
+    weights_in_column=lambda c: True,
+    regularizer=softmax_regularizer,
+    slots=("S_FOBOS_CUM", "S_FOBOS_CUM2"),
+    options=("reg", "l1", "l2", "lam"),
+    choices={"reg": tuple(REGS)},
+    check=softmax_check,
+    check_stage="reg",
+    plain_only=softmax_plain_only,
+    takes_invariant=False,
+)
