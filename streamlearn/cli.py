@@ -128,12 +128,14 @@ def main():
                    "ftrl: lambda of the L1 norm.")
 @click.option("--reg", type=click.Choice(REG_NAMES), default="l1",
               help="fobos regularizer: l1 (--l1), l2sq (--l2: squared L2 norm), elastic (--l1 and --l2), "
-                   "l2 (--lambda: the L2 norm) or linf (--lambda: the max norm). Default: elastic with "
-                   "--l1 and --l2, l2sq with --l2, else l1.")
+                   "l2 (--lambda: the L2 norm) or linf (--lambda: the max norm); softmax (--oaa K --loss "
+                   "softmax) also takes the mixed norms of each feature's K class weights, l1l2 and "
+                   "l1linf (--lambda). Default: elastic with --l1 and --l2, l2sq with --l2, else l1.")
 @click.option("--l2", type=FLOAT, default=0.0,
               help="fobos: lambda of lambda/2 ||w||^2 (--reg l2sq, elastic); ftrl: its lambda2.")
 @click.option("--lambda", "lam", type=FLOAT, default=0.0,
-              help="fobos: lambda of the L2 norm (--reg l2) or of the max norm (--reg linf).")
+              help="fobos: lambda of the L2 norm (--reg l2) or of the max norm (--reg linf); softmax: of "
+                   "the mixed norm (--reg l1l2, l1linf).")
 @click.option("--threshold", type=FLOAT, default=float("inf"),
               help="Truncated gradient: only weights with |w| <= threshold are truncated; rounding: "
                    "weights with |w| < threshold are set to 0; subgradient: that rounding, at the end.")

@@ -101,6 +101,8 @@ def _needs(option: str) -> OptionError:
 def __getattr__(name):
     if name == "ALGO_NAMES":
         return _algo_names()
+    if name == "REG_NAMES":
+        return _reg_choices(None)
     if name in _CHOICE_TABLES:
         return _choices(_CHOICE_TABLES[name])
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

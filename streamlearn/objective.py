@@ -52,7 +52,8 @@ def evaluate(cfg, run, blocks, allocate) -> dict:
         total += t
         weight += h
     loss = total / weight if weight > 0 else math.nan
-    reg, form = regularizer(cfg, w)
+    spec = learners.get(cfg.algo)
+    reg, form = spec.row_regularizer(cfg, dense[:, 0]) if spec.row_regularizer else regularizer(cfg, w)
     reg *= learners.get(cfg.algo).regularizer_scale(cfg, st)
     out = {"loss": loss, "regularizer": reg, "form": form, "objective": loss + reg,
            "l1_norm": float(np.abs(w).sum()), "nonzero": int(w.shape[0]), "accesses": run.entries}

@@ -105,6 +105,11 @@ LEARNERS = {
     "sgd": [], "sgd-plain": ["--sgd"], "tg": ["--algo", "tg", "--l1", "1e-4"],
     "fobos": ["--algo", "fobos", "--l1", "1e-4"], "ftrl": ["--algo", "ftrl", "--l1", "0.5"],
     "rounding": ["--algo", "rounding", "--threshold", "1e-3"], "gravity": ["--l1", "1e-5"],
+    # the softmax learner (--loss softmax overrides the contract's logistic)
+    "softmax-l1": ["--loss", "softmax", "--l1", "1e-3"],
+    "softmax-l1l2": ["--loss", "softmax", "--reg", "l1l2", "--lambda", "1e-3"],
+    "softmax-l1linf-sgd": ["--loss", "softmax", "--reg", "l1linf", "--lambda", "1e-3", "--sgd"],
+    "softmax-elastic": ["--loss", "softmax", "--l1", "1e-3", "--l2", "1e-3"],
 }
 
 
@@ -159,6 +164,10 @@ def test_predict_probabilities_and_scores(data):
     (["--indexing", "0"], "--indexing needs --oaa K"),
     (["--oaa", "3", "--indexing", "2"], "--indexing must be 0 or 1 (got 2)"),
     (["--loss", "softmax"], "--loss softmax needs --oaa K (the number of classes)"),
+    (["--oaa", "3", "--loss", "softmax", "--algo", "tg"], "--loss softmax is learned by --algo softmax, not --algo tg"),
+    (["--oaa", "3", "--algo", "softmax"], "--algo softmax needs --loss softmax"),
+    (["--oaa", "3", "--loss", "softmax", "--reg", "l1l2", "--l1", "1"],
+     "--l1 does not apply to --algo softmax --reg l1l2, whose strength is --lambda"),
 ])
 def test_option_errors(args, message):
     res = cli("train", *args, expect_ok=False, input="1 |a b\n")
@@ -193,3 +202,51 @@ def test_oaa_model_restores_its_classes(data):
     assert header["oaa"] == K and header["indexing"] == 1
     res = cli("train", "-t", "-i", m, "-d", data["test"], "-p", d / "r.pred", "--quiet")
     assert res.exit_code == 0
+
+
+def test_softmax_probabilities_sum_to_one_and_match_the_class(data):
+    d = data["dir"]
+    m = d / "sm.slm"
+    res = cli("train", "-d", data["train"], "--oaa", K, "--loss", "softmax", "--reg", "l1l2", "--lambda", 1e-3,
+              "-f", m, "--probabilities", "-p", d / "sm.prob")
+    assert "non-zero rows = " in res.stderr and "average multiclass log loss = " in res.stderr
+    probs = np.array([[float(t.split(":")[1]) for t in line.split()]
+                      for line in cli("predict", "-i", m, "-d", data["test"], "--probabilities",
+                                      "--quiet").stdout.splitlines()])
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-5)
+    classes = cli("predict", "-i", m, "-d", data["test"], "--quiet").stdout.split()
+    assert [int(c) for c in classes] == (probs.argmax(axis=1) + 1).tolist()
+
+
+def test_class_loss_sums_equal_numpy(data):
+    """The multiclass objective's loss (kernels/objective.py) against NumPy, for softmax and oaa."""
+    from helpers import parse_examples
+    from streamlearn.kernels.objective import class_loss_sums
+    from streamlearn.io.blocks import ParsedBlock  # noqa: F401  (the block arrays come from the parser)
+    rng = np.random.default_rng(0)
+    bits = 12
+    dense = np.zeros((1 << bits, 1))
+    dense[:, 0] = rng.normal(size=1 << bits) * (rng.random(1 << bits) < 0.3)
+    ex = parse_examples(data["test"], bits)
+    indptr = np.cumsum([0] + [len(f) for _, _, _, f in ex])
+    idx = np.array([i for *_, f in ex for i, _ in f], np.uint32)
+    val = np.array([v for *_, f in ex for _, v in f], np.float32)
+    labels = np.array([y for y, *_ in ex])
+    weights = np.array([h for _, h, _, _ in ex])
+    bases = np.zeros(len(ex))
+    for softmax in (True, False):
+        total, weight = class_loss_sums(indptr, idx, val, labels, weights, bases, dense, 1, 0.5, K, W, False,
+                                        softmax)
+        want = 0.0
+        for (y, h, _, feats) in ex:
+            s = np.zeros(K)
+            for i, v in feats:
+                s += dense[((i * W) & ((1 << bits) - 1)) + np.arange(K), 0] * np.float32(v)
+            c = int(y) - 1
+            if softmax:
+                want += h * (np.log(np.exp(s - s.max()).sum()) + s.max() - s[c])
+            else:
+                t = np.where(np.arange(K) == c, 1.0, -1.0)
+                want += h * np.log1p(np.exp(-t * s)).sum()
+        assert weight == weights.sum()
+        assert np.isclose(total, want, rtol=1e-12), (softmax, total, want)

@@ -477,6 +477,7 @@ SOFTMAX = LearnerSpec(
     saved=lambda c: rule_saved(c, softmax_layout(c)),
     weights_in_column=lambda c: True,
     regularizer=softmax_regularizer,
+    row_regularizer=rows_regularizer,
     slots=("S_FOBOS_CUM", "S_FOBOS_CUM2"),
     options=("reg", "l1", "l2", "lam"),
     choices={"reg": tuple(REGS)},
