@@ -574,7 +574,7 @@ def train_config(explicit: dict, model_options: dict | None = None) -> TrainConf
                 for k, v in explicit.items()}
     if model_options is not None:
         model_options = {k: tuple(v) if isinstance(v, list) else v for k, v in model_options.items()}
-        for name in HASHING_OPTIONS + FEATURE_OPTIONS:
+        for name in HASHING_OPTIONS + FEATURE_OPTIONS + ("oaa",):   # they decide where weights are
             if name in explicit and explicit[name] != model_options[name]:
                 raise OptionError(
                     f"{FLAG[name]} {_fmt(explicit[name])} conflicts with the initial model's "

@@ -202,6 +202,8 @@ def test_oaa_model_restores_its_classes(data):
     assert header["oaa"] == K and header["indexing"] == 1
     res = cli("train", "-t", "-i", m, "-d", data["test"], "-p", d / "r.pred", "--quiet")
     assert res.exit_code == 0
+    res = cli("train", "-i", m, "-d", data["test"], "--oaa", 5, expect_ok=False)
+    assert res.stderr.splitlines()[-1] == "Error: --oaa 5 conflicts with the initial model's --oaa 4"
 
 
 def test_softmax_probabilities_sum_to_one_and_match_the_class(data):
