@@ -176,10 +176,10 @@ def gd_settings(prm, iprm):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def gd_update(idx, val, s, f, table, cfg, st, code, p, y, tau, h):
+def gd_step(idx, val, s, f, table, cfg, st, code, p, y, tau, h):
     """The gradient step of one learned example under the update rule (module docstring), then the
-    clock. Returns the step scale the regularizers use: scale, times the normalizer m when
-    normalized."""
+    clock. Returns (the step scale the regularizers use: scale, times the normalizer m when
+    normalized; u, the step along x of ``gradient_step``)."""
     adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, clast, cpen, gravity, theta, period = cfg
     t, scale = step_scale(st, h, power_t, adaptive)
     u = gradient_step(idx, val, s, f, table, st, code, p, y, tau, h, scale, adaptive, normalized,
@@ -194,7 +194,13 @@ def gd_update(idx, val, s, f, table, cfg, st, code, p, y, tau, h):
                 table[idx[k], W] += u * val[k]
     st[S_T] = t
     st[S_NLEARN] += 1.0
-    return scale * st[S_MULT] if normalized else scale
+    return (scale * st[S_MULT] if normalized else scale), u
+
+
+@njit(cache=True, nogil=True, inline="always")
+def gd_update(idx, val, s, f, table, cfg, st, code, p, y, tau, h):
+    """``gd_step``'s step scale."""
+    return gd_step(idx, val, s, f, table, cfg, st, code, p, y, tau, h)[0]
 
 
 # ----------------------------------------------------------------------------- sgd
@@ -252,25 +258,12 @@ def gravity_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h)
     """The gradient step on the raw weights, then VW's global gravity grows by l1 * eta_bar, eta_bar
     = -u / loss'(p, y) the example's effective step (without the normalizer m and the per-feature
     rates), when |u| > 1e-8 and |loss'| > 1e-8 (vw-spec.md §1c, step 6)."""
-    adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, clast, cpen, gravity, theta, period = cfg
-    t, scale = step_scale(st, h, power_t, adaptive)
-    u = gradient_step(idx, val, s, f, table, st, code, p, y, tau, h, scale, adaptive, normalized,
-                      invariant, sqrt_rate, power_t, cg, cn, cpen, g0)
-    if u != 0.0:
-        if adaptive or normalized:
-            for k in range(s, f):
-                i = idx[k]
-                table[i, W] += u * val[k] * feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t)
-        else:
-            for k in range(s, f):
-                table[idx[k], W] += u * val[k]
-        u_bare = u / st[S_MULT] if normalized else u
-        if abs(u_bare) > 1e-8:
-            d = loss_dloss(code, p, y, tau)
-            if abs(d) > 1e-8:
-                st[S_GRAVITY_VW] += gravity * (-u_bare / d)
-    st[S_T] = t
-    st[S_NLEARN] += 1.0
+    step, u = gd_step(idx, val, s, f, table, cfg, st, code, p, y, tau, h)
+    u_bare = u / st[S_MULT] if cfg[1] else u        # without the normalizer m
+    if abs(u_bare) > 1e-8:
+        d = loss_dloss(code, p, y, tau)
+        if abs(d) > 1e-8:
+            st[S_GRAVITY_VW] += cfg[10] * (-u_bare / d)
 
 
 @njit(cache=True, nogil=True)

@@ -34,9 +34,9 @@ of every touched feature at once.
 import numpy as np
 from numba import njit
 
-from streamlearn.kernels.loop import account
+from streamlearn.kernels.loop import account, base_start, state_view, sum_end
 from streamlearn.kernels.state import (
-    C_NONFINITE, C_PASS_EX, C_DUMP, C_W_LABELED, C_W_UNLABELED, I_CLASS_W, I_CLASSES, I_FIXED_BOUNDS,
+    C_DUMP, C_NONFINITE, C_PASS_EX, C_W_LABELED, C_W_UNLABELED, I_CLASS_W, I_CLASSES, I_FIXED_BOUNDS,
     I_HOLDOUT, I_LOSS, I_TRAIN, N_ST, P_TAU, S_INDEX_MODE, S_MAX_LABEL, S_MIN_LABEL, S_NORM_SUM, S_T,
     S_TOTAL_W,
 )
@@ -196,6 +196,37 @@ def oaa_update(idx, val, s, f, table, prm, iprm, cfg, st, code, acc, cls, tau, h
 
 
 @njit(nogil=True, inline="always")
+def predict_example(e, indptr, idx, val, labels, weights, bases, nfeat, table, iprm, st, ctr, preds, cfg, view,
+                    weight, dot_start, dot_end, sums, acc, clamp):
+    """The part of both loops before learning: predict example e (its K scores in ``acc``, clamped
+    with ``clamp``), store and count it, and find the class it is learned for. Returns (learn it,
+    its class or -1, its importance, its first and end feature)."""
+    K = iprm[I_CLASSES]
+    train = iprm[I_TRAIN] != 0
+    h = weights[e]
+    y = labels[e]
+    labeled, holdout, cls, status = begin_multiclass(ctr, st, y, train, iprm[I_HOLDOUT], K)
+    s = indptr[e]
+    f = indptr[e + 1]
+    v = view(cfg, st)
+    class_scores(idx, val, s, f, table, cfg, st, v, weight, dot_start, dot_end, bases[e], iprm[I_CLASS_W],
+                 np.int64(table.shape[0] - 1), K, sums, acc)
+    clamp_scores(ctr, st, acc, K, clamp)
+    finish_multiclass(ctr, st, preds, e, acc, K, y, h, labeled, holdout, nfeat[e])
+    learned = train and labeled and not holdout
+    if learned:
+        status = detect_indexing(st, y, K, status)
+        cls, _ = label_class(y, st[S_INDEX_MODE], K)
+    preds[e, K + 1] = status
+    return learned and h > 0.0, cls, h, s, f
+
+
+@njit(cache=True, nogil=True, inline="always")
+def at_progress_row(ctr):
+    return ctr[C_W_LABELED] + ctr[C_W_UNLABELED] >= ctr[C_DUMP]
+
+
+@njit(nogil=True, inline="always")
 def oaa_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr, preds,
              cfg, view, weight, dot_start, dot_end, learn):
     """Predict, score and (when training) learn examples start..end-1 one-against-all with a binary
@@ -204,8 +235,6 @@ def oaa_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table,
     progress row)."""
     code = iprm[I_LOSS]
     tau = prm[P_TAU]
-    holdout_period = iprm[I_HOLDOUT]
-    train = iprm[I_TRAIN] != 0
     bounds_follow = iprm[I_FIXED_BOUNDS] == 0
     K = iprm[I_CLASSES]
     W = iprm[I_CLASS_W]
@@ -214,23 +243,13 @@ def oaa_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table,
     sums = np.full(K, dot_start(0.0))
     slots = np.empty(max_features(indptr, start, end), np.int64)
     for e in range(start, end):
-        h = weights[e]
-        y = labels[e]
-        labeled, holdout, cls, status = begin_multiclass(ctr, st, y, train, holdout_period, K)
-        s = indptr[e]
-        f = indptr[e + 1]
-        v = view(cfg, st)
-        class_scores(idx, val, s, f, table, cfg, st, v, weight, dot_start, dot_end, bases[e], W, mask, K, sums, acc)
-        clamp_scores(ctr, st, acc, K, True)
-        finish_multiclass(ctr, st, preds, e, acc, K, y, h, labeled, holdout, nfeat[e])
-        if train and labeled and not holdout:
-            status = detect_indexing(st, y, K, status)
-            cls, _ = label_class(y, st[S_INDEX_MODE], K)
-            if h > 0.0:
-                oaa_update(idx, val, s, f, table, prm, iprm, cfg, st, code, acc, cls, tau, h, K, W, mask,
-                           slots, bounds_follow, learn)
-        preds[e, K + 1] = status
-        if ctr[C_W_LABELED] + ctr[C_W_UNLABELED] >= ctr[C_DUMP]:
+        learn_it, cls, h, s, f = predict_example(e, indptr, idx, val, labels, weights, bases, nfeat, table, iprm,
+                                                 st, ctr, preds, cfg, view, weight, dot_start, dot_end, sums,
+                                                 acc, True)
+        if learn_it:
+            oaa_update(idx, val, s, f, table, prm, iprm, cfg, st, code, acc, cls, tau, h, K, W, mask, slots,
+                       bounds_follow, learn)
+        if at_progress_row(ctr):
             return e + 1
     return end
 
@@ -242,30 +261,18 @@ def joint_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, tabl
     ``learn(idx, val, s, f, table, prm, iprm, cfg, st, scores, cls, h, W, mask)`` per learned example,
     which updates every class's weight of the touched features. A label outside the classes is not
     learned (there is no class to move towards)."""
-    holdout_period = iprm[I_HOLDOUT]
-    train = iprm[I_TRAIN] != 0
     K = iprm[I_CLASSES]
     W = iprm[I_CLASS_W]
     mask = np.int64(table.shape[0] - 1)
     acc = np.empty(K)
     sums = np.full(K, dot_start(0.0))
     for e in range(start, end):
-        h = weights[e]
-        y = labels[e]
-        labeled, holdout, cls, status = begin_multiclass(ctr, st, y, train, holdout_period, K)
-        s = indptr[e]
-        f = indptr[e + 1]
-        v = view(cfg, st)
-        class_scores(idx, val, s, f, table, cfg, st, v, weight, dot_start, dot_end, bases[e], W, mask, K, sums, acc)
-        clamp_scores(ctr, st, acc, K, False)
-        finish_multiclass(ctr, st, preds, e, acc, K, y, h, labeled, holdout, nfeat[e])
-        if train and labeled and not holdout:
-            status = detect_indexing(st, y, K, status)
-            cls, _ = label_class(y, st[S_INDEX_MODE], K)
-            if h > 0.0 and cls >= 0:
-                learn(idx, val, s, f, table, prm, iprm, cfg, st, acc, cls, h, W, mask)
-        preds[e, K + 1] = status
-        if ctr[C_W_LABELED] + ctr[C_W_UNLABELED] >= ctr[C_DUMP]:
+        learn_it, cls, h, s, f = predict_example(e, indptr, idx, val, labels, weights, bases, nfeat, table, iprm,
+                                                 st, ctr, preds, cfg, view, weight, dot_start, dot_end, sums,
+                                                 acc, False)
+        if learn_it and cls >= 0:
+            learn(idx, val, s, f, table, prm, iprm, cfg, st, acc, cls, h, W, mask)
+        if at_progress_row(ctr):
             return e + 1
     return end
 
@@ -273,23 +280,8 @@ def joint_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, tabl
 # ----------------------------------------------------------------------------- prediction only
 
 @njit(cache=True, nogil=True, inline="always")
-def plain_view(cfg, st):
-    return 0.0
-
-
-@njit(cache=True, nogil=True, inline="always")
 def plain_weight(table, i, cfg, v):
     return table[i, 0]
-
-
-@njit(cache=True, nogil=True, inline="always")
-def plain_start(base):
-    return base
-
-
-@njit(cache=True, nogil=True, inline="always")
-def plain_end(acc, base, table, cfg, st):
-    return acc
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -303,4 +295,4 @@ def predict_joint_block(indptr, idx, val, labels, weights, bases, nfeat, start, 
     """Prediction with a saved model of a learner with a multiclass loss (the weights in column 0 are
     in force): the joint loop's raw scores, nothing learned."""
     return joint_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
-                      preds, 0, plain_view, plain_weight, plain_start, plain_end, no_joint_learn)
+                      preds, 0, state_view, plain_weight, base_start, sum_end, no_joint_learn)
