@@ -38,6 +38,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_objective.py
 	$(BIN)/python bench/bench_scd.py
 	$(BIN)/python bench/bench_expansion.py
+	$(BIN)/python bench/bench_multiclass.py --second-shuffle
+	$(BIN)/python bench/bench_multiclass.py --throughput
 
 samples: $(STAMP)
 	$(BIN)/python -m streamlearn.datasets samples data/samples
