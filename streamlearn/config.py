@@ -404,10 +404,9 @@ def _check_multiclass(cfg: TrainConfig) -> None:
         if spec.joint:
             raise OptionError(f"--algo {cfg.algo} needs --oaa K --loss softmax")
         for name in ("indexing", "probabilities", "scores", "raw_predictions"):
-            if name in cfg.explicit and getattr(cfg, name):
+            value = getattr(cfg, name)
+            if name in cfg.explicit and value is not None and value is not False:
                 raise OptionError(f"{FLAG[name]} needs --oaa K")
-        if "indexing" in cfg.explicit:
-            raise OptionError("--indexing needs --oaa K")
     if cfg.indexing is not None and cfg.indexing not in (0, 1):
         raise OptionError(f"--indexing must be 0 or 1 (got {cfg.indexing})")
     if cfg.probabilities and cfg.scores:
@@ -544,7 +543,7 @@ def _resolve_rule(values: dict, explicit: dict) -> None:
             given, explicit = ["sgd"], dict(explicit, sgd=True)
     if not given:
         spec = _spec(values.get("algo"))
-        if spec is not None and not spec.takes_invariant and "adaptive" not in explicit:
+        if spec is not None and not spec.takes_invariant:
             values["invariant"] = False     # the default rule without the invariant step it cannot take
         if values.get("cumulative_penalty") is None:
             values["cumulative_penalty"] = values.get("adaptive", True) or values.get("normalized", True)

@@ -179,7 +179,7 @@ class Run:
         scores = preds[:, 1:K + 1]
         first = self.first_class()
         probs = None
-        if self.output == "probabilities" or (self.writer is not None and self.output == "probabilities"):
+        if self.output == "probabilities":
             probs = self.probabilities(scores)
             labels = block.labels
             ok = (labels == labels) & (block.weights > 0)
