@@ -130,7 +130,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_core import (DEFAULT_SEED, Run, copy_head, ensure_data, file_size, machine_facts,  # noqa: E402
                         produced_by, read_meta, read_through, run_once, say, streamlearn_base, version,
                         vw_available, write_meta, write_section)
-from frontier import grid, run, strip_tag, vw_base, vw_test_cmd  # noqa: E402
+from frontier import Dataset, grid, run, strip_tag, vw_base, vw_test_cmd  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 DATA_ROOT = REPO.parent / "shared" / "data" / "real"
@@ -233,15 +233,6 @@ class Series:
 
 
 # --------------------------------------------------------------------------- datasets and data files
-
-
-@dataclass(frozen=True)
-class Dataset:
-    key: str
-    title: str
-    task: str
-    train: str  # relative to the data root
-    test: str
 
 
 DATASETS = (

@@ -49,7 +49,8 @@ from streamlearn.kernels.state import (
     S_MIN_LABEL, S_MULT, S_NLEARN, S_NORM_SUM, S_PENDING, S_ROUNDS, S_T, S_TOTAL_W, A_GRAVITY, S_GRAVITY_VW,
 )
 from streamlearn.kernels.table import (
-    W, catch_up, catch_up_penalty, catch_up_plain, effective_weights, feature_rate, finalize_lazy, rate_decay,
+    W, catch_up, catch_up_penalty, catch_up_plain, effective_weights, feature_rate, finalize_lazy,
+    normalizer_rescale, rate_decay,
 )
 
 
@@ -104,12 +105,7 @@ def rate_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized, sqrt_ra
             ax = abs(x)
             if ax > N:
                 if N > 0.0:
-                    if sqrt_rate:
-                        scale = N / ax
-                        scale = scale if adaptive else scale * scale
-                    else:
-                        scale = ax / N
-                        scale = (scale * scale) ** (power_t - 1.0)
+                    scale = normalizer_rescale(N, ax, adaptive, sqrt_rate, power_t)
                     table[i, W] *= scale
                     if cpen >= 0:          # the weight in force scales with its raw value
                         table[i, cpen] *= scale

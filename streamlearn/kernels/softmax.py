@@ -88,7 +88,7 @@ from streamlearn.kernels.state import (
     REG_L1, REG_L1L2, REG_L1LINF, REG_L2SQ, S_FOBOS_CUM, S_FOBOS_CUM2, S_MULT, S_NLEARN, S_NORM_SUM, S_T,
     S_TOTAL_W,
 )
-from streamlearn.kernels.table import feature_rate, shrink
+from streamlearn.kernels.table import feature_rate, normalizer_rescale, shrink
 
 WCOL = 0                  # the weight column
 ELASTIC_REBASE = 300.0    # rebase the elastic cumulatives before exp(L) can overflow (as fobos)
@@ -265,12 +265,7 @@ def row_statistics(idx, val, s, f, table, gsq, h, K, width, mask, adaptive, norm
             ax = abs(x)
             if ax > N:
                 if N > 0.0:
-                    if sqrt_rate:
-                        c = N / ax
-                        c = c if adaptive else c * c
-                    else:
-                        c = ax / N
-                        c = (c * c) ** (power_t - 1.0)
+                    c = normalizer_rescale(N, ax, adaptive, sqrt_rate, power_t)
                     for j in range(K):
                         table[base + j, WCOL] *= c
                 N = ax

@@ -86,6 +86,18 @@ def rate_decay(G, N, adaptive, normalized, sqrt_rate, power_t):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def normalizer_rescale(N, ax, adaptive, sqrt_rate, power_t):
+    """The factor a weight is multiplied by when its feature's largest |x| grows from N > 0 to ax
+    (VW's normalized rule, vw-spec.md §1c step 2.3): N/ax (adaptive) or (N/ax)^2 with power_t 0.5,
+    else (ax/N)^(2 (power_t - 1))."""
+    if sqrt_rate:
+        c = N / ax
+        return c if adaptive else c * c
+    c = ax / N
+    return (c * c) ** (power_t - 1.0)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t):
     """rate_decay of weight i from its table row (columns cg / cn, -1 when the rule has none)."""
     G = table[i, cg] + g0 if cg >= 0 else 0.0
