@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streamlearn.kernels.online_projection import (
-    H_SIZE, H_THETA, project_nonzero, sparse_step, weights_in_force,
+    H_SIZE, H_THETA, SLACK, compact, new_heap, project_nonzero, sparse_step, weights_in_force,
 )
 from streamlearn.kernels.state import N_ST, PROJ_LINEAR, PROJ_SORT, PROJ_TREE, S_HSUM
 from streamlearn.kernels.projection import SORT, project_l1_ball
@@ -35,19 +35,25 @@ def close(a, b, tol=1e-9):
     return np.allclose(a, b, rtol=tol, atol=tol)
 
 
+def heap_room(dim, steps):
+    """A heap with room for every entry a stream can add (at most one per update, plus the slack)."""
+    return new_heap(2 * dim + SLACK + 2 + sum(len(idx) for idx, _ in steps))
+
+
 def run(dim, steps, z, check_each=None, method=PROJ_TREE):
-    """Columns: stored weight, heap position, heap row and key. ``method`` other than tree: apply the updates
+    """Table column 0: the stored weight; the heap apart. ``method`` other than tree: apply the updates
     with an infinite radius, then project with the plain method over the non-zero weights."""
-    table = np.zeros((dim, 4))
+    table = np.zeros((dim, 1))
+    H = heap_room(dim, steps)
     state = np.zeros(N_ST)
     out = np.zeros(dim)
     for n, (idx, delta) in enumerate(steps):
         i, d = np.array(idx, np.int64), np.array(delta, float)
         if method == PROJ_TREE:
-            sparse_step(table, 0, 1, 2, state, i, d, z)
+            sparse_step(table, 0, H, state, i, d, z)
         else:
-            sparse_step(table, 0, 1, 2, state, i, d, np.inf)
-            project_nonzero(table, 0, 1, 2, state, z, method, n)
+            sparse_step(table, 0, H, state, i, d, np.inf)
+            project_nonzero(table, 0, H, state, z, method, n)
         if check_each is not None:
             weights_in_force(table, 0, state, out)
             check_each(idx, delta, out, state)
@@ -106,42 +112,63 @@ def test_many_steps_rebase_and_stay_exact():
     assert state[H_THETA] < 1e4 * z        # rebased along the way
 
 
+def check_heap(table, H, state):
+    """Heap order on the keys; every non-zero row has an entry whose key is at most its exact key;
+    no more entries than 2 n + SLACK; n and the key sum follow the non-zero weights."""
+    m = int(H[0, 0])
+    rows = H[1:m + 1, 0].astype(int)
+    keys = H[1:m + 1, 1]
+    assert all(keys[(p - 1) // 2] <= keys[p] for p in range(1, m))       # 0-based view of the 1-based heap
+    live = set(np.nonzero(table[:, 0])[0].tolist())
+    for r in live:
+        assert np.any((rows == r) & (keys <= abs(table[r, 0]))), r
+    n = int(state[H_SIZE])
+    assert n == len(live) and m <= 2 * n + SLACK + 1
+    assert np.isclose(state[S_HSUM], np.abs(table[:, 0]).sum(), rtol=1e-9, atol=1e-9)
+
+
 @settings(max_examples=100, deadline=None)
 @given(data=streams(), z=st.sampled_from([0.05, 1.0, 3.0]))
 def test_heap_invariants_hold_after_every_step(data, z):
-    """Heap order on the heap keys, every heap key at most its entry's exact key, positions and the
-    key sum consistent, and only non-zero weights in the heap."""
     dim, steps = data
-    table = np.zeros((dim, 4))
+    table = np.zeros((dim, 1))
+    H = heap_room(dim, steps)
     state = np.zeros(N_ST)
     for idx, delta in steps:
-        sparse_step(table, 0, 1, 2, state, np.array(idx, np.int64), np.array(delta, float), z)
-        n = int(state[H_SIZE])
-        rows = table[:n, 2].astype(int)
-        keys = table[:n, 3]
-        assert all(keys[(p - 1) // 2] <= keys[p] for p in range(1, n))
-        assert np.all(keys <= np.abs(table[rows, 0]) * (1 + 1e-15))
-        assert all(int(table[r, 1]) == p + 1 for p, r in enumerate(rows))
-        assert set(rows.tolist()) == set(np.nonzero(table[:, 0])[0].tolist())
-        assert np.isclose(state[S_HSUM], np.abs(table[rows, 0]).sum(), rtol=1e-9, atol=1e-9)
+        sparse_step(table, 0, H, state, np.array(idx, np.int64), np.array(delta, float), z)
+        check_heap(table, H, state)
+        before = table.copy()
+        compact(table, 0, H)
+        assert np.array_equal(table, before)
+        assert int(H[0, 0]) == int(state[H_SIZE])        # one entry per non-zero row
+        check_heap(table, H, state)
+        assert np.array_equal(np.sort(H[1:int(H[0, 0]) + 1, 1]), np.sort(np.abs(table[table[:, 0] != 0, 0])))
 
 
-def test_removal_from_inside_the_heap_sifts_the_last_entry_up():
-    """A weight that becomes exactly 0 leaves the heap from inside it; the last entry takes its place
-    and must move up when it is smaller than its new parent (the random streams above rarely build
-    that shape: a mutant that never sifts up there passed them)."""
+def test_a_zeroed_weight_leaves_its_entry_behind_and_the_top_skips_it():
+    """A weight that becomes exactly 0 keeps its heap entry (there is no position map); the
+    projection must drop it at the top and threshold the others, and a re-inserted row must not be
+    taken for its old entry."""
     dim = 7
-    table = np.zeros((dim, 4))
+    table = np.zeros((dim, 1))
+    H = new_heap(64)
     state = np.zeros(N_ST)
-    keys = [1.0, 10.0, 2.0, 11.0, 12.0, 3.0, 4.0]       # heap by position: 1 / 10 2 / 11 12 3 4
-    sparse_step(table, 0, 1, 2, state, np.arange(dim), np.array(keys), 1e9)
-    sparse_step(table, 0, 1, 2, state, np.array([3]), np.array([-11.0]), 1e9)   # 11 -> 0: removed
-    n = int(state[H_SIZE])
-    rows = table[:n, 2].astype(int)
-    heap_keys = table[:n, 3]
-    assert n == 6 and set(rows.tolist()) == {0, 1, 2, 4, 5, 6}
-    assert all(heap_keys[(p - 1) // 2] <= heap_keys[p] for p in range(1, n))
-    assert all(int(table[r, 1]) == p + 1 for p, r in enumerate(rows))
+    keys = [1.0, 10.0, 2.0, 11.0, 12.0, 3.0, 4.0]
+    sparse_step(table, 0, H, state, np.arange(dim), np.array(keys), 1e9)
+    sparse_step(table, 0, H, state, np.array([0]), np.array([-1.0]), 1e9)     # 1 -> 0: left behind
+    assert int(H[0, 0]) == 7 and int(state[H_SIZE]) == 6 and H[1, 0] == 0
+    sparse_step(table, 0, H, state, np.array([0]), np.array([5.0]), 1e9)      # back, with a new entry
+    assert int(H[0, 0]) == 8 and int(state[H_SIZE]) == 7
+    # sum 47 -> 40: theta 1, every weight above 1 loses 1 (2 -> 1, ...), nothing below it
+    sparse_step(table, 0, H, state, np.array([], np.int64), np.array([]), 40.0)
     out = np.zeros(dim)
     weights_in_force(table, 0, state, out)
-    assert out.tolist() == [1.0, 10.0, 2.0, 0.0, 12.0, 3.0, 4.0]
+    assert np.allclose(out, [4.0, 9.0, 1.0, 10.0, 11.0, 2.0, 3.0])
+    check_heap(table, H, state)
+    # radius 3: the two smallest fall to 0 at the top (theta 7, then the first candidate is refined)
+    sparse_step(table, 0, H, state, np.array([], np.int64), np.array([]), 3.0)
+    weights_in_force(table, 0, state, out)
+    ref = TreeProjection(3.0)
+    ref.step(zip(range(dim), [4.0, 9.0, 1.0, 10.0, 11.0, 2.0, 3.0]))
+    assert np.allclose(out, [ref.weight(i) for i in range(dim)])
+    check_heap(table, H, state)

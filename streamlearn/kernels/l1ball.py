@@ -9,13 +9,18 @@ weights are kept un-shifted with the cumulative shift Theta in ``st[S_THETA]``
 for k features and n non-zero weights; ``--projection linear|sort`` recomputes it over all non-zero
 weights (Figures 2 and 1) for comparison.
 
-Table columns: 0 the stored (un-shifted) weight, 1 the heap position + 1, 2 and 3 the heap (row, key);
-with ``--batch-size B`` > 1 also 4 the pending step of the row and 5 the list of rows with one.
+Table columns: 0 the stored (un-shifted) weight; with ``--batch-size B`` > 1 also 1 the pending step
+of the row and 2 the list of rows with one. The heap of the non-zero weights is not in the table: it
+is a compact array that grows with their number (``heap_for``: one per table, made when the table is
+first seen), so a row of the table costs what it costs plain SGD and the per-example cost does not
+grow with 2^b.
 
 Mini-batches (``--batch-size B``): the B examples' steps are summed per coordinate and averaged, then
 applied as one step followed by one projection; predictions inside a batch use the weights at its
 start. A batch still open when the model is saved is applied then (``flush``).
 """
+
+import weakref
 
 import numpy as np
 
@@ -27,31 +32,30 @@ from streamlearn.kernels.projection import pivot_seed
 from streamlearn.kernels.minibatch import pend_example
 from streamlearn.kernels.losses import loss_dloss, loss_positive, loss_update
 from streamlearn.kernels.online_projection import (
-    project, project_nonzero, read_weight, rebuild, set_weight,
+    count_nonzero, heap_capacity, heap_entries, index_rows, new_heap, project, project_nonzero, read_weight,
+    rebuild, set_weight,
 )
 from streamlearn.kernels.spec import Layout, LearnerSpec
 from streamlearn.kernels.state import (
     A_L1BALL, I_BATCH, I_INVARIANT, I_PROJECTION, I_SEED, P_POWER_T, P_RADIUS, PROJ_LINEAR, PROJ_SORT,
-    PROJ_TREE, S_BATCH_EX, S_BATCH_ROWS, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN, S_T, S_THETA,
+    PROJ_TREE, S_BATCH_EX, S_BATCH_ROWS, S_HSIZE, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN, S_T, S_THETA,
 )
 
 CW = 0      # stored weight
-CPOS = 1    # heap position + 1
-CH = 2      # heap: row index, and its key in column 3
-CACC = 4    # mini-batch: pending step of the row
-CLIST = 5   # mini-batch: rows with a pending step
+CACC = 1    # mini-batch: pending step of the row
+CLIST = 2   # mini-batch: rows with a pending step
 
 
 @njit(cache=True, nogil=True)
-def project_with(table, st, z, method, seed):
+def project_with(table, H, st, z, method, seed):
     if method == PROJ_TREE:
-        project(table, CW, CPOS, CH, st, z)
+        project(table, CW, H, st, z)
     else:
-        project_nonzero(table, CW, CPOS, CH, st, z, method, pivot_seed(seed, st[S_NLEARN]))
+        project_nonzero(table, CW, H, st, z, method, pivot_seed(seed, st[S_NLEARN]))
 
 
 @njit(cache=True, nogil=True)
-def flush_batch(table, st, z, method, seed):
+def flush_batch(table, H, st, z, method, seed):
     """Apply the pending steps averaged over the batch's examples, then project once."""
     n = st[S_BATCH_EX]
     if n > 0.0:
@@ -60,24 +64,28 @@ def flush_batch(table, st, z, method, seed):
             i = int(table[m, CLIST])
             d = table[i, CACC] / n
             table[i, CACC] = 0.0
-            set_weight(table, CW, CPOS, CH, st, i, read_weight(table, CW, i, theta) + d)
-        project_with(table, st, z, method, seed)
+            set_weight(table, CW, H, st, i, read_weight(table, CW, i, theta) + d)
+        project_with(table, H, st, z, method, seed)
     st[S_BATCH_ROWS] = 0.0
     st[S_BATCH_EX] = 0.0
 
 
 @njit(cache=True, nogil=True)
+def _finalize(table, prm, iprm, st, H):
+    if iprm[I_BATCH] > 1:
+        flush_batch(table, H, st, prm[P_RADIUS], iprm[I_PROJECTION], iprm[I_SEED])
+
+
 def finalize(table, prm, iprm, st):
     """Apply an open mini-batch (before saving)."""
-    if iprm[I_BATCH] > 1:
-        flush_batch(table, st, prm[P_RADIUS], iprm[I_PROJECTION], iprm[I_SEED])
+    _finalize(table, prm, iprm, st, heap_for(table, st, int(st[S_BATCH_ROWS])))
 
 
 @njit(cache=True, nogil=True)
-def l1ball_settings(prm, iprm):
-    """(invariant, radius z, projection method, seed, batch size, power_t)."""
+def l1ball_settings(prm, iprm, H):
+    """(invariant, radius z, projection method, seed, batch size, power_t, heap)."""
     return (iprm[I_INVARIANT] != 0, prm[P_RADIUS], iprm[I_PROJECTION], iprm[I_SEED], iprm[I_BATCH],
-            prm[P_POWER_T])
+            prm[P_POWER_T], H)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -95,7 +103,7 @@ def l1ball_weight(table, i, cfg, theta):
 def l1ball_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
     """The gradient step of eq. (2), then the projection onto the L1 ball (Section 2); with
     mini-batches the step is pended and a full batch applied and projected once."""
-    invariant, z, method, seed, batch, power_t = cfg
+    invariant, z, method, seed, batch, power_t, H = cfg
     t, scale = step_scale(st, h, power_t, False)
     if loss_positive(code, p, y, tau, st[S_MIN_LABEL], st[S_MAX_LABEL]):
         if invariant:
@@ -108,24 +116,65 @@ def l1ball_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
             else:
                 for k in range(s, f):
                     i = idx[k]
-                    set_weight(table, CW, CPOS, CH, st, i,
-                               read_weight(table, CW, i, st[S_THETA]) + u * val[k])
-                project_with(table, st, z, method, seed)
+                    set_weight(table, CW, H, st, i, read_weight(table, CW, i, st[S_THETA]) + u * val[k])
+                project_with(table, H, st, z, method, seed)
     st[S_T] = t
     st[S_NLEARN] += 1.0
     if batch > 1:
         st[S_BATCH_EX] += 1.0
         if int(st[S_BATCH_EX]) == batch:
-            flush_batch(table, st, z, method, seed)
+            flush_batch(table, H, st, z, method, seed)
 
 
 @njit(cache=True, nogil=True)
+def _learn_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
+                 preds, H):
+    return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
+                        ctr, preds, l1ball_settings(prm, iprm, H), l1ball_view, l1ball_weight, base_start,
+                        sum_end, l1ball_learn)
+
+
 def learn_l1ball_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
                        ctr, preds):
-    """Examples start..end-1 with projected SGD onto the L1 ball through the example loop."""
-    return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
-                        ctr, preds, l1ball_settings(prm, iprm), l1ball_view, l1ball_weight, base_start, sum_end,
-                        l1ball_learn)
+    """Examples start..end-1 with projected SGD onto the L1 ball through the example loop. Every
+    updated feature adds at most one heap entry, so the table's heap gets room for the block's
+    feature entries (and a pending batch's rows) first."""
+    H = heap_for(table, st, int(indptr[end] - indptr[start]) + int(st[S_BATCH_ROWS]))
+    return _learn_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
+                        preds, H)
+
+
+# ----------------------------------------------------------------------------- the heap of a table
+
+_HEAPS: dict = {}       # id(table) -> (weak reference to the table, its heap)
+
+
+def _forget(key: int) -> None:
+    _HEAPS.pop(key, None)
+
+
+def heap_for(table, st, extra: int) -> np.ndarray:
+    """The heap of the table's non-zero weights, with room for ``extra`` more entries. A table seen for
+    the first time with non-zero weights in its state (a copy) gets them indexed (O(rows), once)."""
+    key = id(table)
+    entry = _HEAPS.get(key)
+    H = entry[1] if entry is not None and entry[0]() is table else None
+    n = int(st[S_HSIZE])
+    if H is None:
+        H = new_heap(max(1024, 2 * (n + extra)))
+        if n > 0:
+            index_rows(table, CW, H)
+        _HEAPS[key] = (weakref.ref(table, lambda _, key=key: _forget(key)), H)
+    elif n == 0:
+        H[0, 0] = 0.0           # no non-zero weight: whatever entries are left are stale
+    need = heap_entries(H) + extra
+    if need > heap_capacity(H):
+        bigger = new_heap(max(need, 2 * heap_capacity(H)))
+        m = heap_entries(H)
+        bigger[:m + 1] = H[:m + 1]
+        H = bigger
+        _HEAPS[key] = (_HEAPS[key][0], H)
+    return H
 
 
 @njit(cache=True, nogil=True)
@@ -137,10 +186,11 @@ def in_force(table, rows, theta):
     return out
 
 
-@njit(cache=True, nogil=True)
 def after_load(table, prm, iprm, st):
     """Index the loaded weights (Theta 0) in the heap."""
-    rebuild(table, CW, CPOS, CH, st)
+    st[S_HSIZE] = 0.0
+    H = heap_for(table, st, count_nonzero(table, CW))
+    rebuild(table, CW, H, st)
 
 
 # ----------------------------------------------------------------------------- spec
@@ -157,9 +207,8 @@ L1BALL = LearnerSpec(
     name="l1ball", code=A_L1BALL, kernel=learn_l1ball_block, finalize=finalize, after_load=after_load,
     describe=lambda c: (f"l1ball (projected SGD onto the L1 ball, {c.rule()}: radius = {c.radius:g}, "
                         f"projection = {c.projection}, batch size = {c.batch_size})"),
-    # stored weight, heap position, heap row and key; with mini-batches the pending step and row list
-    layout=lambda c: Layout(("w", "pos", "heap_row", "heap_key")
-                            + (("acc", "list") if c.batch_size > 1 else ()), 1),
+    # the stored weight (the heap is outside the table); with mini-batches the pending step and row list
+    layout=lambda c: Layout(("w",) + (("acc", "list") if c.batch_size > 1 else ()), 1),
     settings=_settings,
     in_force=lambda c, table, st, rows: in_force(table, rows, st[S_THETA]),
     slots=("S_THETA", "S_HSIZE", "S_HSUM", "S_BATCH_EX", "S_BATCH_ROWS"),
