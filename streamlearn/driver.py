@@ -9,14 +9,19 @@ pipeline), ``streamlearn.session`` (a run: the online train and the predict flow
 
 from __future__ import annotations
 
-from streamlearn import learners, scd_run, session
+from streamlearn._cache import install_kernel_loader
+from streamlearn import learners, session
 from streamlearn.config import TrainConfig
 from streamlearn.session import predict, prepare_train  # noqa: F401 (entry points, re-exported)
+
+# cached kernels load without numba's registry set-up; a first compilation tells the user (stderr)
+install_kernel_loader()
 
 
 def train(cfg: TrainConfig, model=None) -> dict:
     """Train as configured (the online session, or the batch flow of a batch learner). Returns a small
     dict of results (for tests and the Python API)."""
     if learners.get(cfg.algo).batch and not cfg.testonly:   # -t learns nothing: the online session predicts
+        from streamlearn import scd_run   # the batch flow: imported by the runs that use it
         return scd_run.train_scd(cfg, model)
     return session.train(cfg, model)
