@@ -8,6 +8,7 @@ accepted beside ours (``--power_t``, ``--loss_function``, ``--readable_model``, 
 from __future__ import annotations
 
 import os
+import sys
 import traceback
 
 import click
@@ -61,7 +62,39 @@ def _run(fn, *args):
             f"please report it)") from None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class _Main(click.Group):
+    """The command group. Run as the process's command line (no ``args``: the console script or
+    ``python -m streamlearn``), it ends the process once the command's output is flushed and the
+    ``atexit`` handlers have run, skipping the interpreter's teardown of numba and LLVM (about
+    0.15 s of a warm 10-line run: 0.69 s -> 0.53 s, fastest of 3). Called with ``args`` (click's
+    test runner, the Python API) it behaves as any click group."""
+
+    def main(self, args=None, *rest, standalone_mode=True, **kwargs):
+        if args is not None or not standalone_mode or os.environ.get("STREAMLEARN_SLOW_EXIT"):
+            return super().main(args, *rest, standalone_mode=standalone_mode, **kwargs)
+        try:
+            super().main(args, *rest, standalone_mode=True, **kwargs)
+            code = 0
+        except SystemExit as exc:
+            code = exc.code
+        if not isinstance(code, int):     # sys.exit("message") semantics
+            if code is not None:
+                print(code, file=sys.stderr)
+            code = 0 if code is None else 1
+        import atexit
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            code = code or 1
+        atexit._run_exitfuncs()
+        try:
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+        os._exit(code)
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="streamlearn")
 def main():
     """Streaming sparse online learning with Vowpal Wabbit's input format and hashing."""
@@ -281,6 +314,17 @@ def predict(sources, format, quiet, strict, block_size, initial_model, predictio
         options["block_size"] = block_size
     cfg = _run(lambda: predict_config(**options))
     _run(driver.predict, cfg)
+
+
+@main.command("warm-up")
+def warm_up():
+    """Compile every kernel now (the first run otherwise compiles those it needs, about 30 s).
+
+    Trains and predicts with every learner, with one-against-all, and reads both input formats, on a
+    few examples. Idempotent: with the kernels cached it only loads them."""
+    from streamlearn import warmup
+
+    _run(warmup.warm_up)
 
 
 if __name__ == "__main__":

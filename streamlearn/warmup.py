@@ -1,0 +1,100 @@
+"""``streamlearn warm-up``: compile every kernel now rather than on first use.
+
+numba compiles a kernel on its first call with given argument types and caches the machine code on
+disk (next to the sources, see ``streamlearn._cache``). So the warm-up calls every kernel the way the
+runs do: it trains and predicts on a few generated examples with every learner, the update rules,
+interactions, one-against-all and the joint multiclass learner, in both input formats. With the
+kernels cached it only loads them (a second or so).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+
+#: (what, train options) of the runs; every one is then predicted with
+RUNS = (
+    ("default rule", []),
+    ("default rule, --l1", ["--l1", "1e-4"]),
+    ("--sgd", ["--sgd"]),
+    ("--sgd --l1", ["--sgd", "--l1", "1e-4"]),
+    ("-q interactions", ["-q", "ab", "--l1", "1e-4"]),
+    ("tg", ["--algo", "tg", "--l1", "1e-4"]),
+    ("l1ball", ["--algo", "l1ball", "--radius", "5"]),
+    ("fobos", ["--algo", "fobos", "--l1", "1e-4"]),
+    ("eg", ["--algo", "eg", "--radius", "5"]),
+    ("smidas", ["--algo", "smidas", "--l1", "1e-4"]),
+    ("rounding", ["--algo", "rounding", "--threshold", "1e-3", "--period", "5"]),
+    ("subgradient", ["--algo", "subgradient", "--l1", "1e-4"]),
+    ("scd", ["--algo", "scd", "--l1", "1e-3", "--passes", "2"]),
+    ("ftrl", ["--algo", "ftrl", "--l1", "0.5", "--l2", "0.1"]),
+    ("gravity", ["--algo", "gravity", "--l1", "1e-4"]),
+    ("libsvm input", ["--format", "libsvm", "--l1", "1e-4"]),
+    ("--oaa", ["--oaa", "3", "--l1", "1e-4"]),
+    ("--oaa --sgd", ["--oaa", "3", "--sgd"]),
+    ("softmax", ["--oaa", "3", "--algo", "softmax", "--loss", "softmax"]),
+)
+
+
+def _examples(path: str, fmt: str, classes: int, n: int = 40) -> None:
+    with open(path, "w", encoding="ascii") as f:
+        for i in range(n):
+            label = (i % classes) + 1 if classes else (1 if i % 3 else -1)
+            feats = [(i * 7 + j * 13) % 50 + 1 for j in range(5)]
+            if fmt == "libsvm":
+                f.write(f"{label} " + " ".join(f"{k}:1" for k in sorted(set(feats))) + "\n")
+            else:
+                f.write(f"{label} |a " + " ".join(f"f{k}" for k in feats[:3])
+                        + " |b " + " ".join(f"g{k}:0.5" for k in feats[3:]) + "\n")
+
+
+def warm_up(out=None) -> int:
+    """Run every warm-up run; print one line per run on ``out`` (stderr) and a summary. Returns the
+    number of kernels compiled (0 when all were cached)."""
+    from streamlearn import _cache
+
+    _cache.install_kernel_loader()
+    out = out or sys.stderr
+    print("streamlearn warm-up: compiling every kernel once (about a minute when none is cached; "
+          "fast when they are)", file=out, flush=True)
+    start_all = time.perf_counter()
+    # the per-run lines below say what is compiled: no first-use notice, but its dots (one a kernel)
+    saved = dict(_cache._progress)
+    _cache._progress.update(announced=True, t0=start_all, stream=out)
+    try:
+        compiled = _runs(out)
+    finally:
+        _cache._progress.clear()
+        _cache._progress.update(saved)
+    print(f"streamlearn warm-up: done, {compiled} kernels compiled, "
+          f"{time.perf_counter() - start_all:.1f} s", file=out, flush=True)
+    return compiled
+
+
+def _runs(out) -> int:
+    from streamlearn import _cache
+    from streamlearn.cli import main
+
+    compiled0 = _cache.compile_count()
+    with tempfile.TemporaryDirectory(prefix="streamlearn-warmup-") as tmp:
+        for what, options in RUNS:
+            multiclass = "--oaa" in options
+            fmt = "libsvm" if "libsvm" in options else "vw"
+            data = os.path.join(tmp, f"{fmt}{'-mc' if multiclass else ''}.txt")
+            if not os.path.exists(data):
+                _examples(data, fmt, 3 if multiclass else 0)
+            model, preds = os.path.join(tmp, "m.slm"), os.path.join(tmp, "p.txt")
+            before, t0 = _cache.compile_count(), time.perf_counter()
+            print(f"  {what}: ", end="", file=out, flush=True)
+            main.main(["train", "-d", data, "--quiet", "-b", "12", "-f", model, *options],
+                      standalone_mode=False)
+            predict = ["predict", "-d", data, "--quiet", "-i", model, "-p", preds]
+            main.main(predict, standalone_mode=False)
+            if multiclass:
+                main.main(predict + ["--probabilities"], standalone_mode=False)
+            n = _cache.compile_count() - before
+            state = f"{n} kernel{'s' if n != 1 else ''} compiled" if n else "cached"
+            print(f"{' ' if n else ''}{state} ({time.perf_counter() - t0:.1f} s)", file=out, flush=True)
+    return _cache.compile_count() - compiled0
