@@ -220,7 +220,28 @@ def check_cache(package: str = _PACKAGE) -> list[str]:
 COMPILE_NOTICE = ("streamlearn: compiling streamlearn's kernels once (about 30 s on first use); "
                   "later runs start at once")
 
-_progress = {"announced": False, "compiled": 0, "t0": 0.0, "stream": None}
+_progress = {"announced": False, "compiled": 0, "t0": 0.0, "stream": None, "open": False}
+
+
+class LineGuard:
+    """The CLI process's stderr: other output first ends an open notice line (its dots), so the
+    progress table does not start on the notice's line."""
+
+    def __init__(self, raw):
+        self._raw = raw
+
+    def write(self, text):
+        if text and _progress.get("open"):
+            _progress["open"] = False
+            self._raw.write("\n")
+        return self._raw.write(text)
+
+    def __getattr__(self, name):
+        return getattr(self._raw, name)
+
+
+def _raw(out):
+    return out._raw if isinstance(out, LineGuard) else out
 
 
 def _notice_stream():
@@ -250,10 +271,11 @@ def note_miss(cache_path: str, filename_base: str, stream=None) -> bool:
     import time
     _progress["announced"] = True
     _progress["t0"] = time.perf_counter()
-    out = stream or _notice_stream()
+    out = _raw(stream or _notice_stream())
     try:
         out.write(COMPILE_NOTICE + " ")
         out.flush()
+        _progress["open"] = True
     except (OSError, ValueError, AttributeError):
         return True
     import atexit
@@ -266,10 +288,11 @@ def note_compiled(stream=None) -> None:
     if not _progress["announced"]:
         return
     _progress["compiled"] += 1
-    out = stream or _notice_stream()
+    out = _raw(stream or _notice_stream())
     try:
         out.write(".")
         out.flush()
+        _progress["open"] = True
     except (OSError, ValueError, AttributeError):
         pass
 
@@ -278,9 +301,11 @@ def _finish_notice(stream=None) -> None:
     import time
     if not _progress["announced"]:
         return
-    out = stream or _notice_stream()
+    out = _raw(stream or _notice_stream())
+    lead = " " if _progress.get("open") else "streamlearn: "
+    _progress["open"] = False
     try:
-        out.write(f" {_progress['compiled']} kernels compiled in "
+        out.write(f"{lead}{_progress['compiled']} kernels compiled in "
                   f"{time.perf_counter() - _progress['t0']:.0f} s\n")
         out.flush()
     except (OSError, ValueError, AttributeError):

@@ -72,6 +72,10 @@ class _Main(click.Group):
     def main(self, args=None, *rest, standalone_mode=True, **kwargs):
         if args is not None or not standalone_mode or os.environ.get("STREAMLEARN_SLOW_EXIT"):
             return super().main(args, *rest, standalone_mode=standalone_mode, **kwargs)
+        from streamlearn._cache import LineGuard
+
+        if sys.stderr is not None and sys.stderr is sys.__stderr__:
+            sys.stderr = LineGuard(sys.stderr)    # a first-use notice's line ends before other output
         try:
             super().main(args, *rest, standalone_mode=True, **kwargs)
             code = 0

@@ -56,13 +56,13 @@ def warm_up(out=None) -> int:
     from streamlearn import _cache
 
     _cache.install_kernel_loader()
-    out = out or sys.stderr
+    out = _cache._raw(out or sys.stderr)     # its lines follow the dots of the kernels compiled
     print("streamlearn warm-up: compiling every kernel once (about a minute when none is cached; "
           "fast when they are)", file=out, flush=True)
     start_all = time.perf_counter()
     # the per-run lines below say what is compiled: no first-use notice, but its dots (one a kernel)
     saved = dict(_cache._progress)
-    _cache._progress.update(announced=True, t0=start_all, stream=out)
+    _cache._progress.update(announced=True, t0=start_all, stream=out, open=False)
     try:
         compiled = _runs(out)
     finally:

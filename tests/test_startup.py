@@ -66,7 +66,7 @@ def test_module_is_cold(tmp_path):
 
 
 def test_first_use_notice_once_with_progress(tmp_path, monkeypatch):
-    monkeypatch.setattr(_cache, "_progress", {"announced": False, "compiled": 0, "t0": 0.0, "stream": None})
+    monkeypatch.setattr(_cache, "_progress", {"announced": False, "compiled": 0, "t0": 0.0, "stream": None, "open": False})
     monkeypatch.setattr("atexit.register", lambda fn: None)
     out = io.StringIO()
     warm = tmp_path / "warm"
@@ -87,11 +87,28 @@ def test_first_use_notice_once_with_progress(tmp_path, monkeypatch):
     assert " 2 kernels compiled in " in text and text.count("\n") == 1
 
 
+def test_other_output_ends_the_notice_line(monkeypatch):
+    """The CLI's stderr (LineGuard): the progress table starts on its own line after the dots."""
+    monkeypatch.setattr(_cache, "_progress", {"announced": False, "compiled": 0, "t0": 0.0, "stream": None, "open": False})
+    monkeypatch.setattr("atexit.register", lambda fn: None)
+    raw = io.StringIO()
+    err = _cache.LineGuard(raw)
+    assert _cache.note_miss("/nonexistent-cache-dir", "gd.g-7.py311", err)
+    _cache.note_compiled(err)
+    err.write("table\n")
+    _cache.note_compiled(err)
+    err.write("row\n")
+    _cache._finish_notice(err)
+    lines = raw.getvalue().splitlines()
+    assert lines[:4] == [_cache.COMPILE_NOTICE + " .", "table", ".", "row"]
+    assert lines[4].startswith("streamlearn: 2 kernels compiled in ") and len(lines) == 5
+
+
 @pytest.mark.parametrize("stream", ["__stderr__"])
 def test_notice_goes_to_the_process_stderr(stream, monkeypatch):
     """Click's test runner swaps sys.stderr: the notice writes to the process's own stderr, so the
     captured output of a command stays exactly as before."""
-    monkeypatch.setattr(_cache, "_progress", {"announced": False, "compiled": 0, "t0": 0.0, "stream": None})
+    monkeypatch.setattr(_cache, "_progress", {"announced": False, "compiled": 0, "t0": 0.0, "stream": None, "open": False})
     real = io.StringIO()
     monkeypatch.setattr(sys, stream, real)
     monkeypatch.setattr(sys, "stderr", io.StringIO())
