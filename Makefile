@@ -40,6 +40,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_expansion.py
 	$(BIN)/python bench/bench_multiclass.py --second-shuffle
 	$(BIN)/python bench/bench_multiclass.py --throughput
+	$(BIN)/python bench/bench_startup.py
 
 samples: $(STAMP)
 	$(BIN)/python -m streamlearn.datasets samples data/samples

@@ -1,0 +1,165 @@
+"""Start-up benchmark: warm ``streamlearn train`` and ``streamlearn predict`` on 10 lines, VW on the
+same 10 lines, and the floor (python importing numpy and numba, nothing else).
+
+How
+---
+The 10 lines are the first 10 of bench/data/bench-2m.vw (else bench-200k.vw, else the sample
+data/samples/sparse.train.vw). Commands (each a child process, stdout and stderr to /dev/null, working
+directory the repository root):
+
+* streamlearn train:   ``streamlearn train -d TEN --quiet``
+* streamlearn predict: ``streamlearn predict -d TEN --quiet -i MODEL -p /dev/null`` (MODEL trained on TEN)
+* VW:                  ``python -m vowpalwabbit -d TEN --quiet``
+* floor:               ``python -c 'import numpy, numba'``
+
+``streamlearn warm-up`` runs first (the kernels are compiled, or loaded when cached), then one
+warm-up round, then ``--runs`` rounds (default 7) in which the commands alternate, the first one
+rotating from round to round. The children run without PYTHONDONTWRITEBYTECODE (it is dropped from
+their environment when set), so streamlearn's modules load from bytecode as in an installed package:
+with it set, every run compiles the package's sources again (about 70 ms here). Wall time: ``time.perf_counter()`` from just before the child starts
+to just after it is reaped; peak RSS: ``ru_maxrss`` of that child from ``os.wait4``. Reported per
+command: fastest and median wall time, and the largest peak RSS. The table is printed and written
+between the markers ``<!-- bench_startup:start -->`` and ``<!-- bench_startup:end -->`` into
+bench/out/startup.md (the rest of that file is kept).
+
+    python bench/bench_startup.py [--runs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "bench" / "out" / "startup.md"
+START, END = "<!-- bench_startup:start -->", "<!-- bench_startup:end -->"
+PY = sys.executable
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def _streamlearn() -> list[str]:
+    exe = Path(PY).with_name("streamlearn")
+    return [str(exe)] if exe.exists() else [PY, "-m", "streamlearn"]
+
+
+def _ten_lines(tmp: Path) -> tuple[Path, Path]:
+    for name in ("bench/data/bench-2m.vw", "bench/data/bench-200k.vw", "data/samples/sparse.train.vw"):
+        src = ROOT / name
+        if src.exists():
+            break
+    lines = []
+    with open(src, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            lines.append(line)
+            if len(lines) == 10:
+                break
+    ten = tmp / "ten.vw"
+    ten.write_text("".join(lines))
+    return ten, src
+
+
+def run_once(cmd: list[str]) -> tuple[float, int, int]:
+    """(wall seconds, peak RSS KiB, exit status) of one child."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_maxrss, proc.returncode
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=7, help="timed rounds (at least 5)")
+    args = ap.parse_args(argv)
+    runs = max(5, args.runs)
+    sl = _streamlearn()
+    with tempfile.TemporaryDirectory(prefix="bench-startup-") as tmp:
+        tmp = Path(tmp)
+        ten, src = _ten_lines(tmp)
+        model = tmp / "ten.slm"
+        subprocess.run([*sl, "warm-up"], cwd=ROOT, env=ENV, check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        subprocess.run([*sl, "train", "-d", str(ten), "--quiet", "-f", str(model)], cwd=ROOT, env=ENV,
+                       check=True)
+        commands = {
+            "streamlearn train": [*sl, "train", "-d", str(ten), "--quiet"],
+            "streamlearn predict": [*sl, "predict", "-d", str(ten), "--quiet", "-i", str(model), "-p", os.devnull],
+            "floor: python -c 'import numpy, numba'": [PY, "-c", "import numpy, numba"],
+        }
+        has_vw = subprocess.run([PY, "-c", "import vowpalwabbit"], capture_output=True).returncode == 0
+        if has_vw:
+            commands["VW (python -m vowpalwabbit)"] = [PY, "-m", "vowpalwabbit", "-d", str(ten), "--quiet"]
+        names = list(commands)
+        times = {n: [] for n in names}
+        rss = {n: [] for n in names}
+        load_start = os.getloadavg()
+        for rnd in range(runs + 1):          # round 0 is the warm-up round
+            k = rnd % len(names)
+            for name in names[k:] + names[:k]:
+                wall, peak, code = run_once(commands[name])
+                if code != 0:
+                    raise SystemExit(f"{name} failed (exit {code}): {' '.join(commands[name])}")
+                if rnd:
+                    times[name].append(wall)
+                    rss[name].append(peak)
+        load_end = os.getloadavg()
+
+    rows = [f"Warm start-up on 10 lines (the first 10 of `{src.relative_to(ROOT)}`), "
+            f"{runs} alternating runs after a warm-up round; command: `python bench/bench_startup.py`.",
+            "",
+            f"Machine: {machine()}; load average {'/'.join(f'{x:.2f}' for x in load_start)} at start, "
+            f"{'/'.join(f'{x:.2f}' for x in load_end)} at end.",
+            "",
+            "Children run without PYTHONDONTWRITEBYTECODE (streamlearn loads from bytecode, as installed)"
+            + (" (it is set in this shell)." if "PYTHONDONTWRITEBYTECODE" in os.environ else "."),
+            "",
+            "| command | fastest | median | peak RSS |",
+            "|---|---|---|---|"]
+    for name in names:
+        rows.append(f"| {name} | {min(times[name]):.3f} s | {statistics.median(times[name]):.3f} s | "
+                    f"{max(rss[name]) / 1024:.0f} MiB |")
+    if not has_vw:
+        rows.append("")
+        rows.append("VW is not installed (`pip install -e '.[vw]'`): its row is missing.")
+    rows.append("")
+    rows.append("Raw wall times (s): " + "; ".join(
+        f"{n}: {', '.join(f'{t:.3f}' for t in times[n])}" for n in names))
+    table = "\n".join(rows)
+    print(table)
+
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    block = f"{START}\n{table}\n{END}\n"
+    text = OUT.read_text() if OUT.exists() else ""
+    if START in text and END in text:
+        head, _, rest = text.partition(START)
+        _, _, tail = rest.partition(END)
+        text = head + block.rstrip("\n") + tail
+    else:
+        text = (text.rstrip("\n") + "\n\n" if text.strip() else "") + block
+    OUT.write_text(text)
+    print(f"\nwritten to {OUT.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
