@@ -20,7 +20,7 @@ with it set, every run compiles the package's sources again (about 70 ms here). 
 to just after it is reaped; peak RSS: ``ru_maxrss`` of that child from ``os.wait4``. Reported per
 command: fastest and median wall time, and the largest peak RSS. The table is printed and written
 between the markers ``<!-- bench_startup:start -->`` and ``<!-- bench_startup:end -->`` into
-bench/out/startup.md (the rest of that file is kept).
+bench/RESULTS.md (the rest of that file is kept).
 
     python bench/bench_startup.py [--runs N]
 """
@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "bench" / "out" / "startup.md"
+OUT = ROOT / "bench" / "RESULTS.md"
 START, END = "<!-- bench_startup:start -->", "<!-- bench_startup:end -->"
 PY = sys.executable
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
