@@ -16,6 +16,7 @@ import numpy as np
 
 from streamlearn.expansion import FeatureSpec
 from streamlearn.io.writers import format_predictions
+from streamlearn.kernels.multiclass import class_width
 from streamlearn.names import expand_line
 
 
@@ -27,9 +28,7 @@ class FeatureNames:
         self.spec = spec if spec is not None else FeatureSpec.from_options()
         # --oaa K: feature h of class k is slot (h*W + k) mod 2^b, named "name[k]" for k >= 1
         self.classes = classes
-        self.width = 1
-        while self.width < classes:
-            self.width *= 2
+        self.width = class_width(classes)
         self.bits = bits
         self.noconstant = noconstant
         self.hash_seed = hash_seed

@@ -247,10 +247,8 @@ class TrainConfig:
     @property
     def class_width(self) -> int:
         """W: class k of feature h is slot (h*W + k) mod 2^b (1 without classes)."""
-        w = 1
-        while w < self.oaa:
-            w *= 2
-        return w
+        from streamlearn.kernels.multiclass import class_width
+        return class_width(self.oaa)
 
     @property
     def expands(self) -> bool:

@@ -19,7 +19,7 @@ from streamlearn.model_io import rows_in_use
 
 
 def regularizer(cfg, w: np.ndarray) -> tuple[float, str]:
-    """The regularizer of the learner's objective at weights ``w`` and how it reads (the learner's
+    """The regularizer of the learner's objective at weights ``w`` (by slot) and how it reads (the learner's
     spec): lambda ||w||_1 for the L1 learners (tg's gravity stands for its lambda), FOBOS's other
     norms, nothing for the constrained learners (l1ball, eg: the constraint ||w||_1 <= radius holds
     instead) and the unregularized ones."""
@@ -52,8 +52,7 @@ def evaluate(cfg, run, blocks, allocate) -> dict:
         total += t
         weight += h
     loss = total / weight if weight > 0 else math.nan
-    spec = learners.get(cfg.algo)
-    reg, form = spec.row_regularizer(cfg, dense[:, 0]) if spec.row_regularizer else regularizer(cfg, w)
+    reg, form = regularizer(cfg, dense[:, 0])
     reg *= learners.get(cfg.algo).regularizer_scale(cfg, st)
     out = {"loss": loss, "regularizer": reg, "form": form, "objective": loss + reg,
            "l1_norm": float(np.abs(w).sum()), "nonzero": int(w.shape[0]), "accesses": run.entries}

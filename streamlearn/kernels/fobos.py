@@ -495,13 +495,16 @@ def fobos_regularizer(cfg, w):
     return cfg.lam * float(a.max(initial=0.0)), f"{cfg.lam:g} ||w||_inf"
 
 
-def fobos_check(cfg, flag) -> None:
-    """Each regularizer takes its own strength options."""
-    takes = REG_STRENGTHS[cfg.reg]
+def check_strengths(cfg, flag, takes, what: str) -> None:
+    """Each regularizer takes its own strength options (``takes``; ``what`` names it in the message)."""
     for name in ("l1", "l2", "lam"):
         if name in cfg.explicit and name not in takes:
-            raise OptionError(f"{flag[name]} does not apply to --reg {cfg.reg}, whose strength is "
+            raise OptionError(f"{flag[name]} does not apply to {what}, whose strength is "
                               + " and ".join(flag[n] for n in takes))
+
+
+def fobos_check(cfg, flag) -> None:
+    check_strengths(cfg, flag, REG_STRENGTHS[cfg.reg], f"--reg {cfg.reg}")
 
 
 def fobos_plain_only(cfg):

@@ -50,7 +50,7 @@ from streamlearn.kernels.state import (
 )
 from streamlearn.kernels.table import (
     W, catch_up, catch_up_penalty, catch_up_plain, effective_weights, feature_rate, finalize_lazy,
-    normalizer_rescale, rate_decay,
+    normalizer_rescale, rate_decay, update_normalizer,
 )
 
 
@@ -117,16 +117,7 @@ def rate_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized, sqrt_ra
                 norm_x += x2 / (N * N)
         ppu += x2 * rate_decay(G, N, adaptive, normalized, sqrt_rate, power_t)
     if normalized:
-        st[S_NORM_SUM] += h * norm_x
-        st[S_TOTAL_W] += h
-        if st[S_NORM_SUM] > 0.0:      # else (only feature-less examples so far) m stays as it was
-            if sqrt_rate:
-                m = st[S_TOTAL_W] / st[S_NORM_SUM]
-                if adaptive:
-                    m = math.sqrt(m)
-            else:
-                m = (st[S_NORM_SUM] / st[S_TOTAL_W]) ** (power_t - 1.0)
-            st[S_MULT] = m
+        update_normalizer(st, S_NORM_SUM, S_TOTAL_W, S_MULT, h, norm_x, adaptive, sqrt_rate, power_t)
         ppu *= st[S_MULT]
     return ppu
 

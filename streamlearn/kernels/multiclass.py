@@ -132,7 +132,7 @@ def begin_multiclass(ctr, st, y, train, holdout_period, K):
 
 @njit(cache=True, nogil=True)
 def finish_multiclass(ctr, st, preds, e, acc, K, y, h, labeled, holdout, nfeat):
-    """Store example e's predicted label and scores and count its 0/1 loss. Returns the class."""
+    """Store example e's predicted label and scores and count its 0/1 loss."""
     best = best_class(acc, K)
     shown = float(best) if st[S_INDEX_MODE] == 0 else float(best + 1)
     preds[e, 0] = shown
@@ -142,13 +142,12 @@ def finish_multiclass(ctr, st, preds, e, acc, K, y, h, labeled, holdout, nfeat):
     if labeled and h > 0.0 and shown != y:
         lval = h
     account(ctr, labeled, holdout, h, 0.0, lval, nfeat)
-    return best
 
 
 @njit(cache=True, nogil=True)
 def detect_indexing(st, y, K, status):
     """VW's auto indexing, while learning: a label 0 makes the labels 0-indexed, a label K
-    1-indexed (for good). Returns the example's status and the class of its label."""
+    1-indexed (for good). Returns the example's status (ST_NOW_0/ST_NOW_1 when it decided)."""
     if st[S_INDEX_MODE] == 2.0:
         if y == 0.0:
             st[S_INDEX_MODE] = 0.0

@@ -79,6 +79,7 @@ import numpy as np
 from numba import njit
 
 from streamlearn.errors import OptionError
+from streamlearn.kernels.fobos import check_strengths, fobos_regularizer
 from streamlearn.kernels.gd import X2_MAX, X2_MIN, X_MIN, rule_layout, rule_saved, rule_settings, step_scale
 from streamlearn.kernels.multiclass import joint_loop
 from streamlearn.kernels.loop import base_start, sum_end
@@ -88,7 +89,7 @@ from streamlearn.kernels.state import (
     REG_L1, REG_L1L2, REG_L1LINF, REG_L2SQ, S_FOBOS_CUM, S_FOBOS_CUM2, S_MULT, S_NLEARN, S_NORM_SUM, S_T,
     S_TOTAL_W,
 )
-from streamlearn.kernels.table import feature_rate, normalizer_rescale, shrink
+from streamlearn.kernels.table import feature_rate, normalizer_rescale, shrink, update_normalizer
 
 WCOL = 0                  # the weight column
 ELASTIC_REBASE = 300.0    # rebase the elastic cumulatives before exp(L) can overflow (as fobos)
@@ -275,16 +276,7 @@ def row_statistics(idx, val, s, f, table, gsq, h, K, width, mask, adaptive, norm
             else:
                 norm_x += x2 / (N * N)
     if normalized:
-        st[S_NORM_SUM] += h * norm_x
-        st[S_TOTAL_W] += h
-        if st[S_NORM_SUM] > 0.0:
-            if sqrt_rate:
-                m = st[S_TOTAL_W] / st[S_NORM_SUM]
-                if adaptive:
-                    m = math.sqrt(m)
-            else:
-                m = (st[S_NORM_SUM] / st[S_TOTAL_W]) ** (power_t - 1.0)
-            st[S_MULT] = m
+        update_normalizer(st, S_NORM_SUM, S_TOTAL_W, S_MULT, h, norm_x, adaptive, sqrt_rate, power_t)
 
 
 @njit(cache=True, nogil=True)
@@ -401,21 +393,11 @@ def softmax_settings_of(cfg, prm, iprm) -> None:
     prm[P_L2] = cfg.l2
     prm[P_LAMBDA] = cfg.lam
     iprm[I_COL_LAST2] = softmax_layout(cfg).last2
-    k = int(cfg.oaa)
-    w = 1
-    while w < k:
-        w *= 2
-    iprm[I_CLASSES] = k            # (the registry sets these too)
-    iprm[I_CLASS_W] = w
 
 
 def rows_of(cfg, dense: np.ndarray) -> np.ndarray:
     """The (rows, K) matrix of a dense vector of weights in force indexed by slot (length 2^b)."""
-    k = int(cfg.oaa)
-    w = 1
-    while w < k:
-        w *= 2
-    return np.asarray(dense, float).reshape(-1, w)[:, :k]
+    return np.asarray(dense, float).reshape(-1, cfg.class_width)[:, :cfg.classes]
 
 
 def rows_regularizer(cfg, dense: np.ndarray) -> tuple[float, str]:
@@ -434,25 +416,16 @@ def softmax_regularizer(cfg, w: np.ndarray) -> tuple[float, str]:
     """The regularizer at the weights in force ``w`` (any subset holding the non-zero ones): exact
     for the separable l1, l2sq and elastic; the mixed norms need the rows (``rows_regularizer``) and
     give NaN here."""
-    a = np.abs(w)
-    if cfg.reg == "l1":
-        return cfg.l1 * float(a.sum()), f"{cfg.l1:g} ||W||_1"
-    if cfg.reg == "l2sq":
-        return cfg.l2 / 2 * float(np.dot(w, w)), f"{cfg.l2:g}/2 ||W||_F^2"
-    if cfg.reg == "elastic":
-        return (cfg.l1 * float(a.sum()) + cfg.l2 / 2 * float(np.dot(w, w)),
-                f"{cfg.l1:g} ||W||_1 + {cfg.l2:g}/2 ||W||_F^2")
+    if cfg.reg in ("l1", "l2sq", "elastic"):      # fobos's, over all the class weights
+        value, form = fobos_regularizer(cfg, w)
+        return value, form.replace("||w||_2^2", "||W||_F^2").replace("||w||_1", "||W||_1")
     name = "2" if cfg.reg == "l1l2" else "inf"
     return math.nan, f"{cfg.lam:g} sum_rows ||row||_{name}"
 
 
 def softmax_check(cfg, flag) -> None:
-    """Each regularizer takes its own strength options."""
-    takes = REG_STRENGTHS[cfg.reg]
-    for name in ("l1", "l2", "lam"):
-        if name in cfg.explicit and name not in takes:
-            raise OptionError(f"{flag[name]} does not apply to --algo softmax --reg {cfg.reg}, whose strength "
-                              f"is " + " and ".join(flag[n] for n in takes))
+    """Each regularizer takes its own strength options (fobos's check)."""
+    check_strengths(cfg, flag, REG_STRENGTHS[cfg.reg], f"--algo softmax --reg {cfg.reg}")
 
 
 def softmax_plain_only(cfg):
@@ -471,8 +444,7 @@ SOFTMAX = LearnerSpec(
     settings=softmax_settings_of,
     saved=lambda c: rule_saved(c, softmax_layout(c)),
     weights_in_column=lambda c: True,
-    regularizer=softmax_regularizer,
-    row_regularizer=rows_regularizer,
+    regularizer=rows_regularizer,
     slots=("S_FOBOS_CUM", "S_FOBOS_CUM2"),
     options=("reg", "l1", "l2", "lam"),
     choices={"reg": tuple(REGS)},

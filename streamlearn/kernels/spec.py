@@ -84,10 +84,9 @@ class LearnerSpec:
     resumes_from_weights: bool = True
     #: cfg -> True when, after finalize, the weight column holds the weights in force on its own
     weights_in_column: Callable = never
-    regularizer: Callable = no_regularizer   # (cfg, w) -> (value, how it reads) for --objective
-    #: (cfg, weights in force by slot, length 2^b) -> (value, how it reads): the regularizer of a
-    #: learner whose norm groups a feature's class weights (softmax's mixed norms), used instead
-    row_regularizer: Callable | None = None
+    #: (cfg, w) -> (value, how it reads) for --objective; w: the weights in force by slot (length 2^b,
+    #: so a norm over a feature's class weights, softmax's rows, can find them)
+    regularizer: Callable = no_regularizer
     #: (cfg, st) -> the factor --objective applies to the regularizer (1: it is added to the average
     #: loss as it is)
     regularizer_scale: Callable = lambda cfg, st: 1.0

@@ -96,6 +96,24 @@ def normalizer_rescale(N, ax, adaptive, sqrt_rate, power_t):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def update_normalizer(st, s_norm, s_total, s_mult, h, norm_x, adaptive, sqrt_rate, power_t):
+    """VW's global normalizer after an update (vw-spec.md §1c step 3): the sums S += h norm_x and
+    T += h (``st[s_norm]``, ``st[s_total]``), then m = sqrt(T/S) (T/S when not adaptive; the general
+    form (S/T)^(power_t - 1)) into ``st[s_mult]``; m stays as it was while S is 0 (only feature-less
+    examples so far)."""
+    st[s_norm] += h * norm_x
+    st[s_total] += h
+    if st[s_norm] > 0.0:
+        if sqrt_rate:
+            m = st[s_total] / st[s_norm]
+            if adaptive:
+                m = math.sqrt(m)
+        else:
+            m = (st[s_norm] / st[s_total]) ** (power_t - 1.0)
+        st[s_mult] = m
+
+
+@njit(cache=True, nogil=True, inline="always")
 def feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t):
     """rate_decay of weight i from its table row (columns cg / cn, -1 when the rule has none)."""
     G = table[i, cg] + g0 if cg >= 0 else 0.0
