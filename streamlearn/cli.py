@@ -261,6 +261,9 @@ def main():
               help="Write the readable model with the name of the first feature seen at each weight.")
 @click.option("--audit", "-a", "audit", is_flag=True, default=False,
               help="Print every example's prediction and its features (name:index:value:weight) on stdout.")
+@click.option("--threads", type=INT, default=None, metavar="N",
+              help="Threads parsing the input (default: the cores less one, at least 1); "
+                   "the results do not depend on it.")
 @click.option("--shuffle", is_flag=True, default=False,
               help="Passes after the first visit the examples in a random order (held-out ones stay put).")
 @click.option("--random-seed", "--random_seed", "random_seed", type=INT, default=0,

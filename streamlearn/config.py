@@ -130,7 +130,7 @@ FLAG = {
     "passes": "--passes", "radius": "--radius", "projection": "--projection",
     "batch_size": "--batch-size", "reg": "--reg", "l2": "--l2", "lam": "--lambda", "p_norm": "--p-norm",
     "holdout_period": "--holdout-period", "holdout_off": "--holdout-off",
-    "early_terminate": "--early-terminate", "block_size": "--block-size", "sgd": "--sgd",
+    "early_terminate": "--early-terminate", "block_size": "--block-size", "threads": "--threads", "sgd": "--sgd",
     "adaptive": "--adaptive", "normalized": "--normalized", "invariant": "--invariant",
     "predict_only_model": "--predict-only-model",
     "quadratic": "-q/--quadratic", "cubic": "--cubic", "interactions": "--interactions",
@@ -216,6 +216,8 @@ class TrainConfig:
     quiet: bool = False
     strict: bool = False
     block_size: int = DEFAULT_BLOCK_SIZE
+    #: parse threads (default_threads(): the cores less one for the learner)
+    threads: int = field(default_factory=lambda: default_threads())
     #: options the user gave explicitly (defaults that depend on them, checks, -i merging)
     explicit: frozenset = field(default_factory=frozenset)
 
@@ -275,6 +277,18 @@ class PredictConfig:
     quiet: bool = False
     strict: bool = False
     block_size: int = DEFAULT_BLOCK_SIZE
+    threads: int = field(default_factory=lambda: default_threads())
+
+
+def default_threads() -> int:
+    """Parse threads by default: the cores this process may use less one, kept for the learner on
+    the main thread; at least 1. On two cores that is 1: the one parse thread already overlaps the
+    learner, and a second would only take the learner's core (streamlearn.stream)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, cores - 1)
 
 
 def _fmt(v) -> str:
@@ -296,6 +310,8 @@ def _check_common(cfg) -> None:
     _check_choice("format", cfg.format, FORMAT_NAMES)
     if cfg.block_size < 1:
         raise OptionError(f"--block-size must be at least 1 (got {cfg.block_size})")
+    if cfg.threads < 1:
+        raise OptionError(f"--threads must be at least 1 (got {cfg.threads})")
     if not cfg.sources:
         raise OptionError("no input: give -d FILE or pipe data to stdin")
 

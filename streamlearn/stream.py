@@ -3,12 +3,25 @@ the one-block-ahead pipeline (``pipelined``).
 
 Parsing runs one block ahead on a worker thread while the main thread runs the learner on the current
 block; both kernels release the GIL (``nogil=True``), so on two cores parsing and learning overlap.
+
+With ``--threads N`` > 1 that worker becomes a dispatcher: it reads blocks in order, submits each
+block's parse to a pool of N threads, keeps at most N blocks in flight (a window, oldest first) and
+hands them over in input order, waiting for the oldest when the window is full. Blocks are
+independent, so the parsed arrays are the one thread's; whatever depends on the order -- read errors
+(carried with the block read when they happened), feature expansion (its namespace set grows), the
+lines' text, the cache writer -- runs on the dispatcher, in order, after the parse, so predictions,
+models, caches and messages are those of one thread. The reader's and the parser's rings of reusable
+buffers hold N + 2 blocks (``streamlearn.io.reader.ring_size``): the learner's block, the one handed
+over, and the N in flight counting the one being read. The default N is the cores less one
+(``streamlearn.config.default_threads``): the learner keeps a core, so on two cores N = 1, the one
+parse thread that already overlaps the learner.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -16,7 +29,8 @@ from streamlearn.hashing import HASH_MODES
 from streamlearn.io.blocks import FMT_VW, FORMATS, Outputs, detect_format, example_texts, parse_block
 from streamlearn.io.cache import CacheWriter
 from streamlearn.io.expand import ExpandedOutputs, make_expander
-from streamlearn.io.reader import RING, Source, read_blocks
+from streamlearn.errors import InputError
+from streamlearn.io.reader import Source, read_blocks, ring_size
 
 
 @dataclass(frozen=True)
@@ -29,6 +43,8 @@ class Hashing:
     hash: str
     hash_seed: int
     features: object = None
+    #: parse threads (how the text is read, not what it becomes: not compared, not in as_dict)
+    threads: int = field(default=1, compare=False)
 
     @property
     def mask(self) -> int:
@@ -49,56 +65,115 @@ class Hashing:
 def hashing_of(cfg) -> Hashing:
     """The Hashing of a run's configuration."""
     return Hashing(cfg.bits, cfg.noconstant, cfg.hash, cfg.hash_seed,
-                   cfg.feature_spec() if cfg.expands else None)
+                   cfg.feature_spec() if cfg.expands else None, getattr(cfg, "threads", 1))
+
 
 
 def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: CacheWriter | None = None,
-                on_error=None, with_text: bool = False):
+                on_error=None, with_text: bool = False, threads: int | None = None):
     """Parsed blocks of the text sources, in order (format detected per source with 'auto'). With
     ``with_text`` every block also carries its examples' lines (``text_lines``, for feature names).
 
+    ``threads`` (default ``hashing.threads``) > 1 parses that many blocks at once on a pool of
+    threads; the blocks come out in input order all the same, and everything that depends on the
+    order (feature expansion, the cache, the lines' text, read errors) happens here, in order.
+
     Blocks are parsed into a ring of reusable output arrays (see streamlearn.io.reader for the
     lifetime rule: the consumer is done with a block before it asks for the next one)."""
+    threads = hashing.threads if threads is None else threads
+    ring = ring_size(threads)
     mode = HASH_MODES[hashing.hash]
-    outputs = [Outputs() for _ in range(RING)]
-    k = 0
+    outputs = [Outputs() for _ in range(ring)]
     expander = redefine = None
     if hashing.expands:
         expander = make_expander(hashing.features, hashing.mask)
         redefine = np.array(hashing.features.redefine_map, np.uint8)
-        expanded = [ExpandedOutputs() for _ in range(RING)]
+        expanded = [ExpandedOutputs() for _ in range(ring)]
 
-    def parse(name, data, ends, first_line, code):
-        nonlocal k
-        block = parse_block(name, data, first_line, code, hashing.mask, hashing.noconstant,
-                            hashing.hash_seed, mode, ends=ends, out=outputs[k % RING], redefine=redefine)
+    def parse(k, name, data, ends, first_line, code, error):
+        """Block k parsed into ring slot k (touches nothing else: safe on any thread)."""
+        return parse_block(name, data, first_line, code, hashing.mask, hashing.noconstant,
+                           hashing.hash_seed, mode, ends=ends, out=outputs[k % ring], redefine=redefine)
+
+    def finish(block, k, name, data, ends, first_line, code, error):
+        """The order-dependent rest, in input order: a read error first (then the lines read before
+        it), expansion, the lines' text, the cache."""
+        if error is not None:
+            if on_error is None:
+                raise InputError(error)
+            on_error(error)
+        if block is None:
+            return None
         if expander is not None:
-            block = expander.expand(block, expanded[k % RING])
+            block = expander.expand(block, expanded[k % ring])
         if with_text:
             buf = np.frombuffer(data, np.uint8) if isinstance(data, (bytes, bytearray)) else data
             texts = example_texts(buf, ends, first_line, block.lines)
             block.text_lines = texts if code == FMT_VW else [libsvm_as_vw(t) for t in texts]
-        k += 1
         if cache is not None:
             cache.write(block)
         return block
 
+    items = _read_items(sources, fmt, block_size, ring)
+    if threads == 1:
+        for item in items:
+            block = finish(parse(*item) if item[2] is not None else None, *item)
+            if block is not None:
+                yield block
+        return
+    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="streamlearn-parse")
+    window = deque()    # (future or None, item), oldest first: at most `threads` in flight
+
+    def ready():
+        fut, item = window.popleft()
+        return finish(None if fut is None else fut.result(), *item)
+
+    try:
+        for item in items:
+            window.append((pool.submit(parse, *item) if item[2] is not None else None, item))
+            if len(window) >= threads:
+                block = ready()
+                if block is not None:
+                    yield block
+        while window:
+            block = ready()
+            if block is not None:
+                yield block
+    finally:
+        for fut, _ in window:
+            if fut is not None:
+                fut.cancel()
+        pool.shutdown(wait=True)
+
+
+def _read_items(sources, fmt: str, block_size: int, ring: int):
+    """The blocks of the sources as (k, source name, data, line ends, first line, format code, read
+    error) in order; k counts blocks from 0. A read error (reported by ``read_blocks``) travels with
+    the block read when it happened (data None: no line was left), so that it is reported in order."""
+    k = 0
     for path in sources:
         source = Source(path)
         code = None if fmt == "auto" else FORMATS[fmt]
         pending = []   # blocks read before a line decided the format (blank or comment lines)
-        for data, ends, first_line in read_blocks(source, block_size, RING, on_error):
+        errors = []
+        for data, ends, first_line in read_blocks(source, block_size, ring, errors.append):
+            error = errors.pop() if errors else None
             if code is None:
                 code = detect_format(data)
                 if code is None:
-                    pending.append((data.copy(), ends.copy(), first_line))
+                    pending.append((data.copy(), ends.copy(), first_line, error))
                     continue
-                for item in pending:
-                    yield parse(source.name, *item, code)
+                for data0, ends0, first0, error0 in pending:
+                    yield k, source.name, data0, ends0, first0, code, error0
+                    k += 1
                 pending = []
-            yield parse(source.name, data, ends, first_line, code)
-        for item in pending:
-            yield parse(source.name, *item, FMT_VW)
+            yield k, source.name, data, ends, first_line, code, error
+            k += 1
+        for data0, ends0, first0, error0 in pending:
+            yield k, source.name, data0, ends0, first0, FMT_VW, error0
+            k += 1
+        if errors:
+            yield k, source.name, None, None, 0, code, errors.pop()
 
 
 def libsvm_as_vw(line: bytes) -> bytes:

@@ -7,7 +7,10 @@ position of every line end and the 1-based number of the first line. Memory ther
 (ring size x block size) whatever the length of the stream, and no page is allocated per block.
 
 A yielded block stays valid until the ring comes round to its buffer again: the consumer must be done
-with block k before block k + ``RING`` is read. The driver keeps at most two blocks alive.
+with block k before block k + ``ring`` is read. The ring therefore needs room for every block alive
+at once: the learner's block, the one handed over to it, and the ``threads`` blocks in flight behind
+them (being parsed or waiting their turn, counting the one being read): ``ring_size(threads)`` =
+threads + 2 (``RING`` = 3: one parse thread running one block ahead of the learner).
 """
 
 from __future__ import annotations
@@ -27,6 +30,12 @@ from streamlearn.errors import InputError
 
 DEFAULT_BLOCK_SIZE = 1 << 18
 RING = 3
+
+
+def ring_size(threads: int) -> int:
+    """Buffers a ring needs with ``threads`` parse threads: the learner's block, the one handed over
+    to it and ``threads`` blocks in flight (the one being read among them)."""
+    return threads + 2
 
 
 @dataclass(frozen=True)
