@@ -16,6 +16,7 @@ from streamlearn.kernels import eg, fobos, ftrl, gd, l1ball, multiclass, scd, sm
 from streamlearn.kernels import state as S
 from streamlearn.kernels.losses import LOGISTIC, LOGISTIC_BOUND, LOSSES
 from streamlearn.kernels.spec import Layout, LearnerSpec
+from streamlearn.kernels.table import fill_rates
 
 SPECS = (
     gd.SGD,
@@ -99,9 +100,14 @@ def finalize(cfg, table, prm, iprm, st) -> None:
 
 
 def after_load(cfg, table, prm, iprm, st) -> None:
-    """Rebuild what a learner derives from the loaded weights (the l1ball heap, fobos l2's norm and
-    linf's list, eg's normalizer, smidas's norm)."""
+    """Rebuild what a learner derives from the loaded weights: the per-feature rates of a rate
+    column (``streamlearn.kernels.table.fill_rates``), and the learner's own (the l1ball heap, fobos
+    l2's norm and linf's list, eg's normalizer, smidas's norm)."""
     spec = get(cfg.algo)
+    lay = spec.layout(cfg)
+    if lay.rate >= 0:
+        fill_rates(table, lay.saved, lay.g, lay.n, lay.rate, prm[S.P_G0], prm[S.P_POWER_T] == 0.5,
+                   prm[S.P_POWER_T])
     if spec.after_load is not None:
         spec.after_load(table, prm, iprm, st)
 
@@ -145,6 +151,7 @@ def make_settings(cfg, train: bool, holdout: int = 0, algo: str | None = None) -
     iprm[S.I_COL_LAST] = lay.last
     iprm[S.I_COL_PEN] = lay.pen
     iprm[S.I_COL_LAST2] = lay.last2
+    iprm[S.I_COL_RATE] = lay.rate
     iprm[S.I_BATCH] = cfg.batch_size
     iprm[S.I_SEED] = cfg.random_seed
     iprm[S.I_CLASSES] = cfg.classes

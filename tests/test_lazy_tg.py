@@ -140,7 +140,7 @@ def test_truncate_matches_paper_T1():
 
 def plain_catch_up(table, i, cum, theta):
     """catch_up of plain truncated gradient: LAST in column 1, no per-feature rate, no penalty."""
-    return catch_up(table, i, cum, theta, 1, -1, -1, -1, 0.0, True, 0.5)
+    return catch_up(table, i, cum, theta, 1, -1, -1, -1, 0.0, True, 0.5, -1)
 
 
 def test_catch_up_is_idempotent_and_composes():
@@ -169,7 +169,7 @@ def test_catch_up_scales_by_the_weights_own_rate():
     """Adaptive + normalized: the weight owes r_i = G^-1/2 / N times the released gravity."""
     table = np.zeros((2, 4))       # W, G, N, LAST
     table[1] = [0.9, 4.0, 2.0, 0.0]
-    assert catch_up(table, 1, 0.8, math.inf, 3, -1, 1, 2, 0.0, True, 0.5) == pytest.approx(0.9 - 0.8 / 4)
+    assert catch_up(table, 1, 0.8, math.inf, 3, -1, 1, 2, 0.0, True, 0.5, -1) == pytest.approx(0.9 - 0.8 / 4)
     assert table[1, 3] == 0.8
 
 
@@ -178,12 +178,12 @@ def test_cumulative_penalty_keeps_the_raw_weight():
     raw weight shrunk by it; a weight never updated accrues nothing."""
     table = np.zeros((3, 3))       # Z, P, LAST
     table[1, 0] = 0.5
-    assert catch_up(table, 1, 0.2, math.inf, 2, 1, -1, -1, 0.0, True, 0.5) == pytest.approx(0.3)
-    assert catch_up(table, 1, 0.9, math.inf, 2, 1, -1, -1, 0.0, True, 0.5) == 0.0
+    assert catch_up(table, 1, 0.2, math.inf, 2, 1, -1, -1, 0.0, True, 0.5, -1) == pytest.approx(0.3)
+    assert catch_up(table, 1, 0.9, math.inf, 2, 1, -1, -1, 0.0, True, 0.5, -1) == 0.0
     assert table[1, 0] == 0.5 and table[1, 1] == pytest.approx(0.9)    # raw kept, penalty grown
     table[1, 0] = 1.5                                                  # a gradient step outgrows it
-    assert catch_up(table, 1, 0.9, math.inf, 2, 1, -1, -1, 0.0, True, 0.5) == pytest.approx(0.6)
-    assert catch_up(table, 2, 5.0, math.inf, 2, 1, -1, -1, 0.0, True, 0.5) == 0.0
+    assert catch_up(table, 1, 0.9, math.inf, 2, 1, -1, -1, 0.0, True, 0.5, -1) == pytest.approx(0.6)
+    assert catch_up(table, 2, 5.0, math.inf, 2, 1, -1, -1, 0.0, True, 0.5, -1) == 0.0
     assert table[2, 1] == 0.0 and table[2, 2] == 5.0
 
 
@@ -192,10 +192,10 @@ def test_cumulative_penalty_accrues_while_the_raw_weight_is_zero():
     must outgrow all of it (a mutant that skipped the accrual at z = 0 passed the random streams)."""
     table = np.zeros((2, 3))       # Z, P, LAST
     table[1] = [0.0, 0.3, 0.0]
-    assert catch_up(table, 1, 0.5, math.inf, 2, 1, -1, -1, 0.0, True, 0.5) == 0.0
+    assert catch_up(table, 1, 0.5, math.inf, 2, 1, -1, -1, 0.0, True, 0.5, -1) == 0.0
     assert table[1, 1] == pytest.approx(0.8) and table[1, 2] == 0.5
     table[1, 0] = 1.0              # a gradient step moves the raw weight
-    assert catch_up(table, 1, 0.5, math.inf, 2, 1, -1, -1, 0.0, True, 0.5) == pytest.approx(0.2)
+    assert catch_up(table, 1, 0.5, math.inf, 2, 1, -1, -1, 0.0, True, 0.5, -1) == pytest.approx(0.2)
 
 
 def test_late_feature_is_not_crushed():
@@ -267,3 +267,53 @@ def test_default_tg_late_feature_is_not_crushed():
     late = [(1.0, 1.0, 0.0, [(2, 1.0)])]
     _, w = run_kernel(early + late, 3, loss="squared", algo="tg", l1=0.05)
     assert w[2] > 0.0
+
+
+def test_catch_up_reads_the_rate_column():
+    """With a rate column the owed gravity is scaled by the stored rate (the same as G^-1/2 / N when
+    the column holds it), not recomputed."""
+    table = np.zeros((2, 5))       # W, G, N, LAST, RATE
+    table[1] = [0.9, 4.0, 2.0, 0.0, 0.25]
+    assert catch_up(table, 1, 0.8, math.inf, 3, -1, 1, 2, 0.0, True, 0.5, 4) == pytest.approx(0.9 - 0.8 / 4)
+    table[1] = [0.9, 4.0, 2.0, 0.0, 0.5]        # the column is what is read
+    assert catch_up(table, 1, 0.8, math.inf, 3, -1, 1, 2, 0.0, True, 0.5, 4) == pytest.approx(0.9 - 0.8 / 2)
+
+
+@pytest.mark.parametrize("opts", [{"algo": "tg", "l1": 1e-3}, {"algo": "tg", "l1": 1e-3, "adaptive": True},
+                                  {"algo": "sgd"}, {"algo": "tg", "l1": 1e-3, "normalized": True,
+                                                    "power_t": 0.3}])
+def test_rate_column_holds_every_used_rows_rate(tmp_path, opts):
+    """After training, the rate column of every used row equals the rate of its G and N (``rate_decay``),
+    and ``fill_rates`` (run after a model is loaded) rebuilds exactly that column."""
+    from streamlearn import learners
+    from streamlearn.config import train_config
+    from streamlearn.kernels.table import fill_rates, nonzero_rows, rate_decay
+    from streamlearn.session import allocate_table
+    from streamlearn.stream import hashing_of, text_blocks
+    rng = np.random.default_rng(3)
+    data = tmp_path / "d.vw"
+    data.write_text("".join(f"{rng.choice([-1, 1])} |a " + " ".join(f"f{rng.integers(40)}:{rng.random():.3f}"
+                                                                      for _ in range(6)) + "\n"
+                            for _ in range(300)))
+    cfg = train_config(dict({"sources": (str(data),), "bits": 10, "loss": "logistic"}, **opts))
+    lay = learners.layout(cfg)
+    assert lay.rate >= 0
+    prm, iprm = learners.make_settings(cfg, train=True)
+    table = allocate_table(cfg.bits, lay.columns)
+    st = learners.make_state(cfg, prm)
+    ctr = learners.make_counters()
+    ctr[S.C_DUMP] = np.inf
+    for b in text_blocks((str(data),), "vw", hashing_of(cfg), 1 << 12):
+        learners.block_kernel(cfg)(b.indptr, b.idx, b.val, b.labels, b.weights, b.bases, b.feature_counts(), 0,
+                                   b.n, table, prm, iprm, st, ctr, np.empty(b.n))
+    rows = nonzero_rows(table, lay.saved)
+    assert rows.shape[0] > 20
+    g0, pt = prm[S.P_G0], prm[S.P_POWER_T]
+    for i in rows:
+        G = table[i, lay.g] + g0 if lay.g >= 0 else 0.0
+        N = table[i, lay.n] if lay.n >= 0 else 0.0
+        assert table[i, lay.rate] == rate_decay(G, N, lay.g >= 0, lay.n >= 0, pt == 0.5, pt)
+    stored = table[:, lay.rate].copy()
+    table[:, lay.rate] = 0.0
+    fill_rates(table, lay.saved, lay.g, lay.n, lay.rate, g0, pt == 0.5, pt)
+    assert np.array_equal(table[:, lay.rate], stored)

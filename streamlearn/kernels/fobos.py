@@ -369,7 +369,7 @@ def fobos_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
     per_feature = adaptive or normalized
     t, scale = step_scale(st, h, power_t, adaptive)
     u = gradient_step(idx, val, s, f, table, st, code, p, y, tau, h, scale, adaptive, normalized,
-                      invariant, sqrt_rate, power_t, cg, cn, -1, g0)
+                      invariant, sqrt_rate, power_t, cg, cn, -1, g0, -1)
     step = scale * st[S_MULT] if normalized else scale
     st[S_T] = t
     st[S_NLEARN] += 1.0

@@ -46,7 +46,7 @@ from streamlearn.kernels.spec import Layout, LearnerSpec, l1_regularizer, no_reg
 from streamlearn.kernels.state import (
     A_ROUNDING, A_SGD, A_TG, I_ADAPTIVE, I_COL_G, I_COL_LAST, I_COL_N, I_COL_PEN, I_INVARIANT,
     I_NORMALIZED, I_PERIOD, P_G0, P_L1, P_POWER_T, P_THRESHOLD, S_ETA, S_GRAVITY, S_MAX_LABEL,
-    S_MIN_LABEL, S_MULT, S_NLEARN, S_NORM_SUM, S_PENDING, S_ROUNDS, S_T, S_TOTAL_W, A_GRAVITY, S_GRAVITY_VW,
+    S_MIN_LABEL, S_MULT, I_COL_RATE, S_NLEARN, S_NORM_SUM, S_PENDING, S_ROUNDS, S_T, S_TOTAL_W, A_GRAVITY, S_GRAVITY_VW,
 )
 from streamlearn.kernels.table import (
     W, catch_up, catch_up_penalty, catch_up_plain, effective_weights, feature_rate, finalize_lazy,
@@ -81,10 +81,13 @@ X2_MAX = 3.4028234663852886e38  # FLT_MAX: beyond it a feature counts 1 in the n
 
 @njit(cache=True, nogil=True)
 def rate_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized, sqrt_rate, power_t, cg, cn, cpen,
-                    g0, st):
+                    g0, st, cr):
     """First pass of an update (VW's ``pred_per_update_feature``): add gsq * x^2 to each G_i, grow
     each N_i (rescaling the weight as if the new scale had been the old one), and return
-    sum_i x_i^2 r_i times the new global normalizer m, which is stored in ``st[S_MULT]``."""
+    sum_i x_i^2 r_i times the new global normalizer m, which is stored in ``st[S_MULT]``. With a rate
+    column (``cr`` >= 0) each r_i is also stored there, as VW keeps it in the weight's spare slot: the
+    update reads it back instead of computing it again, and so does the catch-up of a lazy learner
+    until the weight's next update (its rate changes only here)."""
     ppu = 0.0
     norm_x = 0.0
     for k in range(s, f):
@@ -115,7 +118,10 @@ def rate_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized, sqrt_ra
                 norm_x += 1.0
             else:
                 norm_x += x2 / (N * N)
-        ppu += x2 * rate_decay(G, N, adaptive, normalized, sqrt_rate, power_t)
+        r = rate_decay(G, N, adaptive, normalized, sqrt_rate, power_t)
+        if cr >= 0:
+            table[i, cr] = r
+        ppu += x2 * r
     if normalized:
         update_normalizer(st, S_NORM_SUM, S_TOTAL_W, S_MULT, h, norm_x, adaptive, sqrt_rate, power_t)
         ppu *= st[S_MULT]
@@ -124,7 +130,7 @@ def rate_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized, sqrt_ra
 
 @njit(cache=True, nogil=True)
 def gradient_step(idx, val, s, f, table, st, code, p, y, tau, h, scale, adaptive, normalized, invariant,
-                  sqrt_rate, power_t, cg, cn, cpen, g0):
+                  sqrt_rate, power_t, cg, cn, cpen, g0, cr):
     """The step of one learned example under the update rule (see the module docstring): updates the
     per-feature statistics (G, N and the global normalizer) and returns u such that weight i moves by
     u * x_i * r_i (r_i = 1 without per-feature rates; u includes the normalizer m). 0 when the loss
@@ -137,7 +143,10 @@ def gradient_step(idx, val, s, f, table, st, code, p, y, tau, h, scale, adaptive
         ppu = 1.0
         if gsq != 0.0:
             ppu = rate_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized,
-                                  sqrt_rate, power_t, cg, cn, cpen, g0, st)
+                                  sqrt_rate, power_t, cg, cn, cpen, g0, st, cr)
+        elif cr >= 0:       # no statistics to add: the update still reads every feature's rate
+            for k in range(s, f):
+                table[idx[k], cr] = feature_rate(table, idx[k], cg, cn, g0, sqrt_rate, power_t)
     elif invariant:
         ppu = squared_norm(val, s, f)
     else:
@@ -156,10 +165,10 @@ def gradient_step(idx, val, s, f, table, st, code, p, y, tau, h, scale, adaptive
 @njit(cache=True, nogil=True)
 def gd_settings(prm, iprm):
     """The settings of the gradient-descent learners: the rule's (``rule_settings``), then the table
-    columns LAST and P, the gravity g, theta and the period K."""
+    columns LAST and P, the gravity g, theta, the period K and the rate column."""
     adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate = rule_settings(prm, iprm)
     return (adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, iprm[I_COL_LAST],
-            iprm[I_COL_PEN], prm[P_L1], prm[P_THRESHOLD], iprm[I_PERIOD])
+            iprm[I_COL_PEN], prm[P_L1], prm[P_THRESHOLD], iprm[I_PERIOD], iprm[I_COL_RATE])
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -167,12 +176,16 @@ def gd_step(idx, val, s, f, table, cfg, st, code, p, y, tau, h):
     """The gradient step of one learned example under the update rule (module docstring), then the
     clock. Returns (the step scale the regularizers use: scale, times the normalizer m when
     normalized; u, the step along x of ``gradient_step``)."""
-    adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, clast, cpen, gravity, theta, period = cfg
+    adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, clast, cpen, gravity, theta, period, cr = cfg
     t, scale = step_scale(st, h, power_t, adaptive)
     u = gradient_step(idx, val, s, f, table, st, code, p, y, tau, h, scale, adaptive, normalized,
-                      invariant, sqrt_rate, power_t, cg, cn, cpen, g0)
+                      invariant, sqrt_rate, power_t, cg, cn, cpen, g0, cr)
     if u != 0.0:
-        if adaptive or normalized:
+        if cr >= 0:
+            for k in range(s, f):
+                i = idx[k]
+                table[i, W] += u * val[k] * table[i, cr]
+        elif adaptive or normalized:
             for k in range(s, f):
                 i = idx[k]
                 table[i, W] += u * val[k] * feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t)
@@ -290,8 +303,8 @@ def tg_view(cfg, st):
 @njit(cache=True, nogil=True, inline="always")
 def tg_weight(table, i, cfg, gravity_released):
     """Weight i caught up with the gravity released since its last touch (``catch_up``)."""
-    adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, clast, cpen, gravity, theta, period = cfg
-    return catch_up(table, i, gravity_released, theta, clast, cpen, cg, cn, g0, sqrt_rate, power_t)
+    adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, clast, cpen, gravity, theta, period, cr = cfg
+    return catch_up(table, i, gravity_released, theta, clast, cpen, cg, cn, g0, sqrt_rate, power_t, cr)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -316,7 +329,7 @@ def tg_weight_plain(table, i, cfg, gravity_released):
 @njit(cache=True, nogil=True, inline="always")
 def tg_weight_penalty(table, i, cfg, gravity_released):
     """``tg_weight`` with the cumulative penalty under the default rule (``catch_up_penalty``)."""
-    return catch_up_penalty(table, i, gravity_released, cfg[8], cfg[9], cfg[4], cfg[5], cfg[3])
+    return catch_up_penalty(table, i, gravity_released, cfg[8], cfg[9], cfg[13])
 
 
 @njit(cache=True, nogil=True)
@@ -327,11 +340,11 @@ def learn_tg_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, 
     run a loop whose catch-up has no run-time branches on the layout (measured: 41.8 -> 22.9 ns per
     feature entry for the first at -b 20); every other combination runs the general catch-up."""
     cfg = gd_settings(prm, iprm)
-    adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, clast, cpen, gravity, theta, period = cfg
+    adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, clast, cpen, gravity, theta, period, cr = cfg
     if cpen < 0 and cg < 0 and cn < 0 and theta == math.inf:
         return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm,
                             st, ctr, preds, cfg, tg_view, tg_weight_plain, base_start, sum_end, tg_learn)
-    if cpen >= 0 and cg >= 0 and cn >= 0 and sqrt_rate:
+    if cpen >= 0 and cr >= 0:
         return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm,
                             st, ctr, preds, cfg, tg_view, tg_weight_penalty, base_start, sum_end, tg_learn)
     return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
@@ -422,13 +435,16 @@ def finalize_rounding(table, prm, iprm, st):
 
 # ----------------------------------------------------------------------------- specs
 
-def rule_layout(cfg, penalty: bool = False, lazy: bool = False, extra: tuple = ()) -> Layout:
+def rule_layout(cfg, penalty: bool = False, lazy: bool = False, extra: tuple = (), rate: bool = False) -> Layout:
     """The weight column, then G (adaptive), N (normalized), P (cumulative penalty): the saved
-    columns; then LAST (lazy learners) and the learner's ``extra`` columns."""
+    columns; then LAST (lazy learners), the learner's ``extra`` columns, and with ``rate`` and
+    per-feature rates the RATE column (``rate_statistics``; rebuilt from G and N after a model is
+    loaded, ``fill_rates``)."""
     names = ("w",) + (("g",) if cfg.adaptive else ()) + (("n",) if cfg.normalized else ())
     names += ("p",) if penalty else ()
     saved = len(names)
-    return Layout(names + (("last",) if lazy else ()) + tuple(extra), saved)
+    names += (("last",) if lazy else ()) + tuple(extra)
+    return Layout(names + (("rate",) if rate and (cfg.adaptive or cfg.normalized) else ()), saved)
 
 
 def rule_saved(cfg, lay: Layout) -> list:
@@ -460,7 +476,7 @@ def _rounding_check(cfg, flag) -> None:
 SGD = LearnerSpec(
     name="sgd", code=A_SGD, kernel=learn_sgd_block, oaa_kernel=oaa_sgd_block,
     describe=lambda c: f"sgd (gradient descent, {c.rule()})",
-    layout=lambda c: rule_layout(c),
+    layout=lambda c: rule_layout(c, rate=True),
     saved=lambda c: rule_saved(c, rule_layout(c)),
     weights_in_column=lambda c: True,
 )
@@ -470,7 +486,7 @@ TG = LearnerSpec(
     describe=lambda c: (f"tg (truncated gradient, {c.rule()}: l1 = {c.l1:g}, "
                         + ("cumulative penalty" if c.cumulative_penalty else f"threshold = {c.threshold:g}")
                         + f", period = {c.period})"),
-    layout=lambda c: rule_layout(c, penalty=_tg_penalty(c), lazy=True),
+    layout=lambda c: rule_layout(c, penalty=_tg_penalty(c), lazy=True, rate=True),
     saved=lambda c: rule_saved(c, rule_layout(c, penalty=_tg_penalty(c), lazy=True)),
     in_force=lambda c, table, st, rows: effective_weights(table, rows,
                                                           rule_layout(c, _tg_penalty(c), True).pen),
@@ -487,7 +503,7 @@ ROUNDING = LearnerSpec(
     finalize=finalize_rounding,
     describe=lambda c: (f"rounding (SGD, then every {c.period} steps weights with |w| < "
                         f"{c.threshold:g} set to 0, {c.rule()})"),
-    layout=lambda c: rule_layout(c, lazy=True),
+    layout=lambda c: rule_layout(c, lazy=True, rate=True),
     saved=lambda c: rule_saved(c, rule_layout(c, lazy=True)),
     regularizer=no_regularizer,
     slots=("S_ROUNDS",),
@@ -505,7 +521,7 @@ def _gravity_check(cfg, flag) -> None:
 GRAVITY = LearnerSpec(
     name="gravity", code=A_GRAVITY, kernel=learn_gravity_block, oaa_kernel=oaa_gravity_block,
     describe=lambda c: f"gravity (VW's --l1: one global gravity, {c.rule()}: l1 = {c.l1:g})",
-    layout=lambda c: rule_layout(c),
+    layout=lambda c: rule_layout(c, rate=True),
     in_force=lambda c, table, st, rows: gravity_in_force(table, rows, st[S_GRAVITY_VW]),
     saved=lambda c: [("z", 0)] + rule_saved(c, rule_layout(c)),
     readable_raw=True,

@@ -38,6 +38,7 @@ class Layout:
     last = property(lambda self: self.col("last"))
     pen = property(lambda self: self.col("p"))
     last2 = property(lambda self: self.col("last2"))
+    rate = property(lambda self: self.col("rate"))
 
 
 def no_regularizer(cfg, w: np.ndarray) -> tuple[float, str]:

@@ -50,6 +50,7 @@ I_SEED = 18           # --random-seed: mixed into every random choice (randomize
 I_CLASSES = 19        # multiclass: K, the number of classes (0: a binary or regression model)
 I_CLASS_W = 20        # multiclass: W, the smallest power of two >= K (class k of feature h is slot h*W+k)
 I_INDEXING = 21       # multiclass: labels 0..K-1 (0), 1..K (1), or detected while learning (2, VW's auto)
+I_COL_RATE = 22       # table column caching each weight's per-feature rate (-1: none; gd.rule_layout)
 N_IPRM = 24
 
 # ----------------------------------------------------------------------------- st: learner state

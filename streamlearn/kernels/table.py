@@ -122,7 +122,7 @@ def feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def catch_up(table, i, cum, theta, clast, cpen, cg, cn, g0, sqrt_rate, power_t):
+def catch_up(table, i, cum, theta, clast, cpen, cg, cn, g0, sqrt_rate, power_t, cr):
     """Bring weight i up to date with the gravity released since its last touch; returns it.
 
     Between touches a weight only shrinks, so if |w| <= theta at the first missed truncation it stays
@@ -136,6 +136,9 @@ def catch_up(table, i, cum, theta, clast, cpen, cg, cn, g0, sqrt_rate, power_t):
     weight and the accumulated gravity) kept per feature: a weight must outgrow all the penalty of
     its own lifetime, so noise that a truncation would forgive is not, and a feature first seen late
     starts with no penalty. ``theta`` does not apply in this mode.
+
+    The weight's rate is read from the rate column ``cr`` when the table has one (``gd.rate_statistics``
+    keeps it equal to the rate of the weight's G and N), and computed from G and N otherwise.
     """
     w = table[i, W]
     owed = cum - table[i, clast]
@@ -143,13 +146,17 @@ def catch_up(table, i, cum, theta, clast, cpen, cg, cn, g0, sqrt_rate, power_t):
     if cpen >= 0:
         P = table[i, cpen]
         if owed > 0.0 and (w != 0.0 or P != 0.0):
-            if cg >= 0 or cn >= 0:
+            if cr >= 0:
+                owed *= table[i, cr]
+            elif cg >= 0 or cn >= 0:
                 owed *= feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t)
             P += owed
             table[i, cpen] = P
         return shrink(w, P)
     if w != 0.0 and owed > 0.0:
-        if cg >= 0 or cn >= 0:
+        if cr >= 0:
+            owed *= table[i, cr]
+        elif cg >= 0 or cn >= 0:
             owed *= feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t)
         w = truncate(w, owed, theta)
         table[i, W] = w
@@ -173,17 +180,18 @@ def catch_up_plain(table, i, cum, clast):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def catch_up_penalty(table, i, cum, clast, cpen, cg, cn, g0):
-    """``catch_up`` with the cumulative penalty and the default rule's rates (adaptive and
-    normalized, power_t = 0.5: rate G^-1/2 / N), without the general form's run-time branches."""
+def catch_up_penalty(table, i, cum, clast, cpen, cr):
+    """``catch_up`` with the cumulative penalty and a rate column (``cr``: per-feature rates),
+    without the general form's run-time branches. Reading the rate the last update stored, instead
+    of computing G^-1/2 / N again, took the default rule's tg from 0.308 to 0.265 s (learning alone,
+    200K lines of the core file, -b 20, fastest of 5, alternating, together with the update's read of
+    the same column)."""
     w = table[i, W]
     owed = cum - table[i, clast]
     table[i, clast] = cum
     P = table[i, cpen]
-    G = table[i, cg] + g0
-    N = table[i, cn]
-    if owed > 0.0 and (w != 0.0 or P != 0.0) and G > 0.0 and N > 0.0:
-        P += owed * (1.0 / math.sqrt(G) / N)
+    if owed > 0.0 and (w != 0.0 or P != 0.0):
+        P += owed * table[i, cr]
         table[i, cpen] = P
     return shrink(w, P)
 
@@ -196,7 +204,18 @@ def finalize_lazy(table, cum, theta, clast, cpen, cg, cn, g0, sqrt_rate, power_t
     training never touched stay untouched (and out of the resident set)."""
     for i in range(table.shape[0]):
         if table[i, W] != 0.0 or (cpen >= 0 and table[i, cpen] != 0.0):
-            catch_up(table, i, cum, theta, clast, cpen, cg, cn, g0, sqrt_rate, power_t)
+            catch_up(table, i, cum, theta, clast, cpen, cg, cn, g0, sqrt_rate, power_t, -1)
+
+
+@njit(cache=True, nogil=True)
+def fill_rates(table, saved, cg, cn, cr, g0, sqrt_rate, power_t):
+    """Set the rate column ``cr`` of every used row (a value not 0 in one of the first ``saved``
+    columns) from its G and N, after a model is loaded (the column is not saved). An unused row's
+    rate is written by its first update before anything reads it (``gd.gradient_step``), so its page
+    of the table stays untouched."""
+    for i in range(table.shape[0]):
+        if _row_used(table, i, saved):
+            table[i, cr] = feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t)
 
 
 @njit(cache=True, nogil=True)
