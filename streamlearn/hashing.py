@@ -41,7 +41,6 @@ _S17 = np.uint64(17)
 _S19 = np.uint64(19)
 _S24 = np.uint64(24)
 _S32 = np.uint64(32)
-_S0 = np.uint64(0)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -131,21 +130,18 @@ def scan_hash(buf, p, end, seed, mode, stop):
     """Scan a name from p up to the first byte b with ``stop[b]`` (or ``end``), hashing it on the way.
 
     Returns (end of the name, hash_name of it). One pass over the bytes: MurmurHash3 consumes 4-byte
-    words as they are read, and VW's numeric-name value is accumulated beside it; names whose first
-    or last byte is <= 0x20 (VW strips those before hashing) go through ``hash_name``.
+    words as they are read. Names that may need VW's other rules -- those whose first byte is a digit
+    (all-digit names are read as numbers) or whose first or last byte is <= 0x20 (VW strips those) --
+    go through ``hash_name``.
     """
     start = p
     h = np.uint64(seed) & _M32
     k = np.uint64(0)
     shift = np.uint64(0)
-    digits = True
-    v = np.int64(0)
     while p < end:
         c = buf[p]
         if stop[c]:
             break
-        if c < 48 or c > 57:
-            digits = False
         k |= np.uint64(c) << shift
         shift += _S8
         if shift == _S32:
@@ -157,14 +153,10 @@ def scan_hash(buf, p, end, seed, mode, stop):
     if mode != HASH_ALL:
         if n == 0:
             return p, np.int64(seed) & 0xFFFFFFFF
-        if buf[start] <= 0x20 or buf[p - 1] <= 0x20:
+        c = buf[start]
+        if c <= 0x20 or (c >= 48 and c <= 57) or buf[p - 1] <= 0x20:
             return p, hash_name(buf, start, p, seed, mode)
-        if digits:
-            for i in range(start, p):
-                v = (v * 10 + (np.int64(buf[i]) - 48)) & 0xFFFFFFFF
-            return p, (v + np.int64(seed)) & 0xFFFFFFFF
-    if shift > _S0:
-        h ^= _scramble(k)
+    h ^= _scramble(k)
     return p, _finish(h, n)
 
 
