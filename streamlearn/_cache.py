@@ -365,7 +365,181 @@ def install_kernel_loader() -> None:
     load_overload._streamlearn = True
     cache_cls.load_overload = load_overload
     cache_cls.save_overload = save_overload
+    _install_nrt_cache()
+    _install_env_rebuild()
+    _install_ndarray_typeof()
 
 
 def _is_ours(cache) -> bool:
     return getattr(getattr(cache, "_py_func", None), "__module__", "").startswith("streamlearn")
+
+
+# --- What numba does on import and on the first cached load that a cached run does not need -----
+#
+# Measured on a warm 10-line ``streamlearn train`` (time.perf_counter around numba's functions,
+# fastest of 3 on a shared 2-core machine):
+#
+# * ``@njit(cache=True)`` builds each kernel's ``FunctionCache`` at import: a locator search, an
+#   ``os.makedirs`` and a temporary file created and deleted in ``__pycache__`` (a writability
+#   check), per kernel: 229 kernels, 33-42 ms of the package's import, of which a run uses a few.
+#   ``install_lazy_caches`` builds each cache on the kernel's first call instead.
+# * the first load initialises numba's runtime (NRT), which compiles a small LLVM module of atomic
+#   reference-count helpers with LLVM's optimiser and code generator: 20-65 ms, every process.
+#   ``_load_nrt`` keeps its machine code next to the kernels (keyed on numba, llvmlite and the
+#   codegen's target triple, CPU and features, as numba keys the kernels) and loads it as numba
+#   loads a cached kernel.
+# * unpickling a cached kernel rebuilds the "environments" of every numba helper inlined into it,
+#   and ``_rebuild_env`` imports each helper's module for its globals: numba.np.arrayobj (with
+#   numpy.ma), numba.cpython.unicode, charseq, randomimpl, ...: 25-55 ms. Nopython code never reads
+#   an environment's globals (only object mode does; its constants are pickled with it), so a module
+#   of numba's that is not imported yet gets an empty dict instead of being imported.
+
+
+class _LazyCache:
+    """A kernel's numba ``FunctionCache``, built on first use (its first call)."""
+
+    __slots__ = ("_py_func", "_real")
+
+    def __init__(self, py_func):
+        self._py_func = py_func
+        self._real = None
+
+    def _get(self):
+        if self._real is None:
+            from numba.core.caching import FunctionCache
+            self._real = FunctionCache(self._py_func)
+        return self._real
+
+    def __getattr__(self, name):
+        return getattr(self._get(), name)
+
+
+def install_lazy_caches() -> None:
+    """``@njit(cache=True)`` kernels get their numba cache on first call, not at import (see above).
+    Idempotent; a numba without what this relies on keeps its own behaviour."""
+    try:
+        from numba.core import caching, dispatcher
+    except ImportError:
+        return
+    cls = dispatcher.Dispatcher
+    if getattr(cls.enable_caching, "_streamlearn", False) or not hasattr(caching, "FunctionCache"):
+        return
+
+    def enable_caching(self):
+        self._cache = _LazyCache(self.py_func)
+
+    enable_caching._streamlearn = True
+    cls.enable_caching = enable_caching
+
+
+def _nrt_cache_file(codegen) -> str:
+    import numba
+    import llvmlite
+    from numba.core import config
+    key = repr((numba.__version__, llvmlite.__version__, codegen.magic_tuple(),
+                bool(config.NRT_STATS), bool(getattr(config, "DEBUG_NRT", False))))
+    return os.path.join(_PACKAGE, "__pycache__", f"numba-nrt-{hashlib.sha256(key.encode()).hexdigest()[:20]}.bin")
+
+
+def _install_nrt_cache() -> None:
+    try:
+        from numba.core.runtime import nrtdynmod
+    except ImportError:
+        return
+    if getattr(nrtdynmod.compile_nrt_functions, "_streamlearn", False):
+        return
+    if not all(hasattr(nrtdynmod, n) for n in ("create_nrt_module", "compile_nrt_functions")):
+        return
+    numba_compile = nrtdynmod.compile_nrt_functions
+
+    def compile_nrt_functions(ctx):
+        import pickle
+        try:
+            codegen = ctx.codegen()
+            path = _nrt_cache_file(codegen)
+        except Exception:
+            return numba_compile(ctx)
+        try:
+            with open(path, "rb") as f:
+                state = pickle.load(f)
+            return codegen.unserialize_library(state)
+        except Exception:
+            pass
+        try:
+            ir_mod, library = nrtdynmod.create_nrt_module(ctx)
+            library.enable_object_caching()
+            library.add_ir_module(ir_mod)
+            library.finalize()
+        except Exception:
+            return numba_compile(ctx)
+        try:
+            state = library.serialize_using_object_code()
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            tmp = f"{path}.{os.getpid()}"
+            with open(tmp, "wb") as f:
+                pickle.dump(state, f, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, path)
+        except Exception:
+            pass
+        return library
+
+    compile_nrt_functions._streamlearn = True
+    nrtdynmod.compile_nrt_functions = compile_nrt_functions
+
+
+def _install_env_rebuild() -> None:
+    try:
+        from numba.core import environment
+    except ImportError:
+        return
+    if getattr(environment._rebuild_env, "_streamlearn", False):
+        return
+    if not all(hasattr(environment, n) for n in ("lookup_environment", "Environment")):
+        return
+    numba_rebuild = environment._rebuild_env
+
+    def _rebuild_env(modname, consts, env_name):
+        import sys
+        if modname in sys.modules or not modname.startswith("numba."):
+            return numba_rebuild(modname, consts, env_name)
+        env = environment.lookup_environment(env_name)
+        if env is not None:
+            return env
+        env = environment.Environment({"__name__": modname})
+        env.consts[:] = consts
+        env.env_name = env_name
+        environment.Environment._memo[env_name] = env
+        return env
+
+    _rebuild_env._streamlearn = True
+    environment._rebuild_env = _rebuild_env
+
+
+def _install_ndarray_typeof() -> None:
+    """numba types an array argument (a kernel's first call) by first asking whether it is a
+    ``numpy.ma.MaskedArray``, and numpy 2 imports ``numpy.ma`` on that first access: 10-13 ms of a
+    10-line run (``-X importtime``). An exact ``numpy.ndarray`` cannot be a masked array, so it is
+    typed as numba types it without the question; anything else goes to numba's own rule."""
+    try:
+        import numpy as np
+        from numba.core.typing import typeof as nb_typeof
+    except ImportError:
+        return
+    numba_rule = nb_typeof.typeof_impl.dispatch(np.ndarray)
+    if getattr(numba_rule, "_streamlearn", False):
+        return
+    if not all(hasattr(nb_typeof, n) for n in ("numpy_support", "types", "errors")):
+        return
+
+    def typeof_ndarray(val, c):
+        if type(val) is not np.ndarray:
+            return numba_rule(val, c)
+        try:
+            dtype = nb_typeof.numpy_support.from_dtype(val.dtype)
+        except nb_typeof.errors.NumbaNotImplementedError:
+            raise nb_typeof.errors.NumbaValueError(f"Unsupported array dtype: {val.dtype}")
+        layout = nb_typeof.numpy_support.map_layout(val)
+        return nb_typeof.types.Array(dtype, val.ndim, layout, readonly=not val.flags.writeable)
+
+    typeof_ndarray._streamlearn = True
+    nb_typeof.typeof_impl.register(np.ndarray)(typeof_ndarray)
