@@ -32,6 +32,7 @@ import numpy as np
 from numba import njit
 
 from streamlearn.kernels.losses import loss_label, loss_value
+from streamlearn.kernels.prefetch import prefetch_example
 from streamlearn.kernels.state import (
     C_DUMP, C_EXAMPLES, C_FEATURES, C_HAVE_LABEL1, C_HAVE_LABEL2, C_HO_LOSS, C_HO_LOSS_PASS,
     C_HO_LOSS_SINCE, C_HO_W, C_HO_W_PASS, C_HO_W_SINCE, C_LABEL1, C_LABEL2, C_MANY_LABELS, C_NONFINITE,
@@ -218,6 +219,8 @@ def example_loop_shown(indptr, idx, val, labels, weights, bases, nfeat, start, e
         raw = dot_end(acc, bases[e], table, cfg, st)
         p = finish_prediction(ctr, st, preds, e, raw, code, y, tau, h, labeled, holdout, binary, nfeat[e])
         preds[e] = shown(raw, p, lo, hi)
+        if e + 1 < end:
+            prefetch_example(table, idx, f, indptr[e + 2], 1, 1, 0)
         if train and labeled and h > 0.0 and not holdout:
             learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h)
         if ctr[C_W_LABELED] + ctr[C_W_UNLABELED] >= ctr[C_DUMP]:

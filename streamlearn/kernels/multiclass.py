@@ -35,6 +35,7 @@ import numpy as np
 from numba import njit
 
 from streamlearn.kernels.loop import account, base_start, state_view, sum_end
+from streamlearn.kernels.prefetch import prefetch_example
 from streamlearn.kernels.state import (
     C_DUMP, C_NONFINITE, C_PASS_EX, C_W_LABELED, C_W_UNLABELED, I_CLASS_W, I_CLASSES, I_FIXED_BOUNDS,
     I_HOLDOUT, I_LOSS, I_TRAIN, N_ST, P_TAU, S_INDEX_MODE, S_MAX_LABEL, S_MIN_LABEL, S_NORM_SUM, S_T,
@@ -245,6 +246,8 @@ def oaa_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table,
         learn_it, cls, h, s, f = predict_example(e, indptr, idx, val, labels, weights, bases, nfeat, table, iprm,
                                                  st, ctr, preds, cfg, view, weight, dot_start, dot_end, sums,
                                                  acc, True)
+        if e + 1 < end:
+            prefetch_example(table, idx, f, indptr[e + 2], W, K, mask)
         if learn_it:
             oaa_update(idx, val, s, f, table, prm, iprm, cfg, st, code, acc, cls, tau, h, K, W, mask, slots,
                        bounds_follow, learn)
@@ -269,6 +272,8 @@ def joint_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, tabl
         learn_it, cls, h, s, f = predict_example(e, indptr, idx, val, labels, weights, bases, nfeat, table, iprm,
                                                  st, ctr, preds, cfg, view, weight, dot_start, dot_end, sums,
                                                  acc, False)
+        if e + 1 < end:
+            prefetch_example(table, idx, f, indptr[e + 2], W, K, mask)
         if learn_it and cls >= 0:
             learn(idx, val, s, f, table, prm, iprm, cfg, st, acc, cls, h, W, mask)
         if at_progress_row(ctr):

@@ -1,0 +1,18 @@
+"""The prefetch hint reads and writes nothing: the table is unchanged, for binary and one-against-all
+rows, including rows at the end of the table."""
+
+import numpy as np
+
+from streamlearn.kernels.prefetch import prefetch_example
+
+
+def test_prefetch_leaves_the_table_as_it_was():
+    rng = np.random.default_rng(0)
+    for cols in (1, 3, 6):
+        table = rng.random((1 << 8, cols))
+        before = table.copy()
+        idx = np.array([0, 5, 255, 17, 3], np.int64)
+        prefetch_example(table, idx, 0, idx.shape[0], 1, 1, 255)
+        prefetch_example(table, idx, 1, 4, 32, 20, 255)      # class rows (h * 32) & mask + c
+        prefetch_example(table, idx, 2, 2, 1, 1, 255)        # no features
+        assert np.array_equal(table, before)
