@@ -98,3 +98,23 @@ def test_threads_option_checked():
     with pytest.raises(OptionError, match=r"^--threads must be at least 1 \(got -1\)$"):
         predict_config(initial_model="m", threads=-1)
     assert train_config({}).threads == default_threads() >= 1
+
+
+def test_libsvm_after_blank_blocks(tmp_path):
+    """Blocks read before a line decides the format (--format auto) keep their place in the order."""
+    rng = np.random.default_rng(3)
+    lines = ["\n", "# a comment line that fills a block or two\n"] * 20
+    lines += [f"{int(rng.integers(0, 2))} " + " ".join(f"{j}:{rng.random():.3f}" for j in
+                                                      sorted(rng.choice(50, 5, replace=False))) + "\n"
+              for _ in range(300)]
+    lines[100] = "1 7:x\n"
+    path = tmp_path / "d.libsvm"
+    path.write_text("".join(lines))
+
+    def blocks(threads):
+        return [(b.lines.tolist(), b.idx.tolist(), b.val.tolist(), b.faults.tolist())
+                for b in text_blocks([str(path)], "auto", Hashing(18, False, "strings", 0), 64,
+                                     threads=threads)]
+    one = blocks(1)
+    assert sum(len(b[0]) for b in one) == 300 and any(b[3] for b in one)
+    assert blocks(2) == one and blocks(3) == one
