@@ -69,6 +69,10 @@ def rate_decay(G, N, adaptive, normalized, sqrt_rate, power_t):
     power_t != 0.5 the normalizer factor is (N^2)^(power_t - 1) in both cases (VW computes that
     exponent before it applies the update-rule flags). A weight with no G or N yet has rate 0."""
     r = 1.0
+    if adaptive and normalized and sqrt_rate:
+        if G <= 0.0 or N <= 0.0:
+            return 0.0
+        return 1.0 / (math.sqrt(G) * N)
     if adaptive:
         if G <= 0.0:
             return 0.0
