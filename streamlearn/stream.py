@@ -11,8 +11,9 @@ independent, so the parsed arrays are the one thread's; whatever depends on the 
 (carried with the block read when they happened), feature expansion (its namespace set grows), the
 lines' text, the cache writer -- runs on the dispatcher, in order, after the parse, so predictions,
 models, caches and messages are those of one thread. The reader's and the parser's rings of reusable
-buffers hold N + 2 blocks (``streamlearn.io.reader.ring_size``): the learner's block, the one handed
-over, and the N in flight counting the one being read. The default N is the cores less one
+buffers hold N + 2 blocks (``streamlearn.io.reader.ring_size``): at most N + 1 are alive at once --
+the learner's block k, the N - 1 after it in the window, and block k + N being read -- and one is
+spare. The default N is the cores less one
 (``streamlearn.config.default_threads``): the learner keeps a core, so on two cores N = 1, the one
 parse thread that already overlaps the learner.
 """

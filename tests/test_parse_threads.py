@@ -118,3 +118,24 @@ def test_libsvm_after_blank_blocks(tmp_path):
     one = blocks(1)
     assert sum(len(b[0]) for b in one) == 300 and any(b[3] for b in one)
     assert blocks(2) == one and blocks(3) == one
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_ring_outlives_the_blocks_in_flight(data, threads):
+    """While the consumer holds block k, the producer runs ahead as far as it may (the pipeline's
+    block and the parse window): block k's arrays and text must not be overwritten meanwhile."""
+    import time
+
+    from streamlearn.stream import pipelined
+
+    def snap(b):
+        return (b.labels.tobytes(), b.lines.tolist(), b.idx.tolist(), b.val.tolist(), b.tag_list(),
+                [t for t in b.text_lines])
+
+    hashing = Hashing(18, False, "strings", 0)
+    want = [snap(b) for b in text_blocks([str(data)], "vw", hashing, 2000, with_text=True, threads=1)]
+    got = []
+    for b in pipelined(text_blocks([str(data)], "vw", hashing, 2000, with_text=True, threads=threads)):
+        time.sleep(0.003)     # the producer fills every slot it is allowed to
+        got.append(snap(b))
+    assert got == want

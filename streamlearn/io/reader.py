@@ -7,10 +7,11 @@ position of every line end and the 1-based number of the first line. Memory ther
 (ring size x block size) whatever the length of the stream, and no page is allocated per block.
 
 A yielded block stays valid until the ring comes round to its buffer again: the consumer must be done
-with block k before block k + ``ring`` is read. The ring therefore needs room for every block alive
-at once: the learner's block, the one handed over to it, and the ``threads`` blocks in flight behind
-them (being parsed or waiting their turn, counting the one being read): ``ring_size(threads)`` =
-threads + 2 (``RING`` = 3: one parse thread running one block ahead of the learner).
+with block k before block k + ``ring`` is read. With ``threads`` parse threads (streamlearn.stream) at
+most threads + 1 blocks are alive at once: the consumer's block k, the threads - 1 after it (parsed or being
+parsed), and block k + threads being read (the producer reads it while the consumer holds
+block k, and reads no further until the consumer asks for the next block). ``ring_size(threads)`` =
+threads + 2 keeps one slot spare, as ``RING`` = 3 does for one parse thread.
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ RING = 3
 
 
 def ring_size(threads: int) -> int:
-    """Buffers a ring needs with ``threads`` parse threads: the learner's block, the one handed over
-    to it and ``threads`` blocks in flight (the one being read among them)."""
+    """Buffers of a ring fed to ``threads`` parse threads: the threads + 1 blocks alive at once (see
+    the module's lifetime rule) and one spare."""
     return threads + 2
 
 
