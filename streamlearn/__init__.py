@@ -2,7 +2,6 @@
 
 __version__ = "0.1.0"
 
-from streamlearn._cache import check_cache as _check_cache, install_lazy_caches  # noqa: E402
+from streamlearn._cache import check_cache as _check_cache  # noqa: E402
 
 _check_cache()
-install_lazy_caches()   # before the kernel modules are imported: their numba caches are built on first call

@@ -15,11 +15,14 @@ import click
 from click.core import ParameterSource
 
 from streamlearn import __version__
-from streamlearn.config import (
+from streamlearn._cache import install_lazy_caches
+
+install_lazy_caches()   # before config/learners import the kernels: numba caches built on first call
+from streamlearn.config import (  # noqa: E402
     ALGO_NAMES, CD_ORDERS, CD_STEPS, FORMAT_NAMES, HASH_NAMES, LINK_NAMES, LOSS_NAMES, PROJECTION_NAMES,
     REG_NAMES,
 )
-from streamlearn.errors import StreamlearnError
+from streamlearn.errors import StreamlearnError  # noqa: E402
 
 FLOAT = click.FLOAT
 INT = click.INT

@@ -9,9 +9,11 @@ pipeline), ``streamlearn.session`` (a run: the online train and the predict flow
 
 from __future__ import annotations
 
-from streamlearn._cache import install_kernel_loader
-from streamlearn import learners, session
-from streamlearn.config import TrainConfig
+from streamlearn._cache import install_kernel_loader, install_lazy_caches
+
+install_lazy_caches()   # before the kernel modules are imported: their numba caches are built on first call
+from streamlearn import learners, session  # noqa: E402
+from streamlearn.config import TrainConfig  # noqa: E402
 from streamlearn.session import predict, prepare_train  # noqa: F401 (entry points, re-exported)
 
 # cached kernels load without numba's registry set-up; a first compilation tells the user (stderr)

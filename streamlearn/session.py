@@ -29,7 +29,6 @@ from streamlearn.kernels import state as S
 from streamlearn.model_io import model_options, restore_model, save_outputs
 from streamlearn.report import Reporter, best_constant, next_dump
 from streamlearn.stream import Hashing, hashing_of, pipelined, text_blocks
-from streamlearn.audit import FeatureNames, audit_features, audit_prediction, audit_score, write as write_audit
 
 
 @dataclass
@@ -107,6 +106,8 @@ class Run:
             entries = self.names.entries(block)
         audit = self.audit_g is not None and entries is not None
         tags = block.tag_list() if audit else None
+        if audit:       # --audit's formatting (and the names' expansion): imported by the runs that use it
+            from streamlearn.audit import audit_features, audit_prediction, audit_score, write as write_audit
         while pos < n:
             end = pos + 1 if audit else n       # --audit: one example at a time, weights before learning
             twice = audit and self.learner.predicts_twice and self.iprm[S.I_TRAIN]
@@ -386,6 +387,7 @@ def train(cfg: TrainConfig, model=None) -> dict:
     run = Run(learner, table, prm, st, rep, cfg.link, cfg.binary, writer, cfg.strict, iprm=iprm, ctr=ctr,
               kernel=learners.block_kernel(cfg), **_class_outputs(cfg, learner))
     if cfg.invert_hash or cfg.audit:
+        from streamlearn.audit import FeatureNames
         run.names = FeatureNames(hashing.features, cfg.bits, cfg.noconstant, cfg.hash_seed, cfg.hash, cfg.classes)
         if cfg.audit:     # G is shown while learning with adaptive rates, as VW does
             run.audit_g = learners.layout(cfg).g if cfg.adaptive and not cfg.testonly else -1
