@@ -18,11 +18,14 @@ rotating from round to round. The children run without PYTHONDONTWRITEBYTECODE (
 their environment when set), so streamlearn's modules load from bytecode as in an installed package:
 with it set, every run compiles the package's sources again (about 70 ms here). Wall time: ``time.perf_counter()`` from just before the child starts
 to just after it is reaped; peak RSS: ``ru_maxrss`` of that child from ``os.wait4``. Reported per
-command: fastest and median wall time, and the largest peak RSS. The table is printed and written
+command: fastest and median wall time, the fastest less the floor's fastest, and the largest peak RSS. The table is printed and written
 between the markers ``<!-- bench_startup:start -->`` and ``<!-- bench_startup:end -->`` into
 bench/RESULTS.md (the rest of that file is kept).
 
-    python bench/bench_startup.py [--runs N]
+Then, unless ``--memory-lines 0``, the peak RSS of ``streamlearn train -b 20 --loss logistic --l1 1e-7``
+(default rule, and ``--algo tg --sgd``) on the first 200,000 lines of the same file, one run each.
+
+    python bench/bench_startup.py [--runs N] [--memory-lines N]
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "RESULTS.md"
 START, END = "<!-- bench_startup:start -->", "<!-- bench_startup:end -->"
 PY = sys.executable
+FLOOR = "floor: python -c 'import numpy, numba'"
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
@@ -75,6 +79,33 @@ def run_once(cmd: list[str]) -> tuple[float, int, int]:
     return wall, usage.ru_maxrss, proc.returncode
 
 
+def _memory(sl: list[str], src: Path, tmp: Path, lines: int) -> list[tuple[str, str, int]]:
+    """(options, table columns, peak RSS KiB) of train -b 20 on the first ``lines`` lines of ``src``."""
+    data = tmp / "lines.vw"
+    with open(src, "rb") as f, open(data, "wb") as out:
+        for i, line in enumerate(f):
+            if i == lines:
+                break
+            out.write(line)
+    out_rows = []
+    for extra in ([], ["--algo", "tg", "--sgd"]):
+        options = ["-b", "20", "--loss", "logistic", "--l1", "1e-7", *extra]
+        columns = subprocess.run(
+            [PY, "-c", "import sys; from streamlearn import learners; from streamlearn.config import train_config; "
+                       "from streamlearn.cli import train; ctx = train.make_context('train', sys.argv[1:]); "
+                       "cfg = train_config({k: v for k, v in ctx.params.items() "
+                       "if k in ('bits', 'loss', 'l1', 'algo', 'sgd') and v not in (None, False)}); "
+                       "print(cfg.algo, ','.join(learners.layout(cfg).names))",
+             *options], cwd=ROOT, env=ENV, capture_output=True, text=True).stdout.strip() or "?"
+        _, peak, code = run_once([*sl, "train", "-d", str(data), "--quiet", *options])
+        if code != 0:
+            raise SystemExit(f"train {' '.join(options)} failed (exit {code})")
+        algo, _, names = columns.partition(" ")
+        label = f"{' '.join(extra) or 'no --algo'} ({algo})"
+        out_rows.append((label, f"{len(names.split(','))}: {names}" if names else "?", peak))
+    return out_rows
+
+
 def machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:
@@ -90,6 +121,8 @@ def machine() -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=7, help="timed rounds (at least 5)")
+    ap.add_argument("--memory-lines", type=int, default=200_000,
+                    help="also the peak RSS of train -b 20 on this many lines of the core file (0: skip)")
     args = ap.parse_args(argv)
     runs = max(5, args.runs)
     sl = _streamlearn()
@@ -104,7 +137,7 @@ def main(argv=None) -> int:
         commands = {
             "streamlearn train": [*sl, "train", "-d", str(ten), "--quiet"],
             "streamlearn predict": [*sl, "predict", "-d", str(ten), "--quiet", "-i", str(model), "-p", os.devnull],
-            "floor: python -c 'import numpy, numba'": [PY, "-c", "import numpy, numba"],
+            FLOOR: [PY, "-c", "import numpy, numba"],
         }
         has_vw = subprocess.run([PY, "-c", "import vowpalwabbit"], capture_output=True).returncode == 0
         if has_vw:
@@ -123,6 +156,7 @@ def main(argv=None) -> int:
                     times[name].append(wall)
                     rss[name].append(peak)
         load_end = os.getloadavg()
+        memory = _memory(sl, src, tmp, args.memory_lines) if args.memory_lines > 0 else []
 
     rows = [f"Warm start-up on 10 lines (the first 10 of `{src.relative_to(ROOT)}`), "
             f"{runs} alternating runs after a warm-up round; command: `python bench/bench_startup.py`.",
@@ -133,14 +167,23 @@ def main(argv=None) -> int:
             "Children run without PYTHONDONTWRITEBYTECODE (streamlearn loads from bytecode, as installed)"
             + (" (it is set in this shell)." if "PYTHONDONTWRITEBYTECODE" in os.environ else "."),
             "",
-            "| command | fastest | median | peak RSS |",
-            "|---|---|---|---|"]
+            "| command | fastest | median | fastest over the floor | peak RSS |",
+            "|---|---|---|---|---|"]
+    floor = min(times[FLOOR])
     for name in names:
+        over = "" if name == FLOOR else f"{min(times[name]) - floor:+.3f} s"
         rows.append(f"| {name} | {min(times[name]):.3f} s | {statistics.median(times[name]):.3f} s | "
-                    f"{max(rss[name]) / 1024:.0f} MiB |")
+                    f"{over} | {max(rss[name]) / 1024:.0f} MiB |")
     if not has_vw:
         rows.append("")
         rows.append("VW is not installed (`pip install -e '.[vw]'`): its row is missing.")
+    if memory:
+        rows += ["", f"Peak RSS of `streamlearn train -d LINES -b 20 --loss logistic --l1 1e-7 --quiet` on the first "
+                     f"{args.memory_lines:,} lines of `{src.relative_to(ROOT)}` (one run each; the weight table is "
+                     f"2^20 rows x columns x 8 bytes):", "",
+                 "| options | table columns | peak RSS |", "|---|---|---|"]
+        for extra, columns, peak in memory:
+            rows.append(f"| {extra} | {columns} | {peak / 1024:.0f} MiB |")
     rows.append("")
     rows.append("Raw wall times (s): " + "; ".join(
         f"{n}: {', '.join(f'{t:.3f}' for t in times[n])}" for n in names))
