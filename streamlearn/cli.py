@@ -29,6 +29,9 @@ INT = click.INT
 
 
 def _input_options(f):
+    f = click.option("--threads", type=INT, default=None, metavar="N",
+                     help="Threads parsing the input (default: the cores less one, at least 1); "
+                          "the results do not depend on it.")(f)
     f = click.option("--block-size", type=INT, default=None, hidden=True,
                      help="Bytes per parsed block (testing).")(f)
     f = click.option("--strict", is_flag=True, default=False,
@@ -264,9 +267,6 @@ def main():
               help="Write the readable model with the name of the first feature seen at each weight.")
 @click.option("--audit", "-a", "audit", is_flag=True, default=False,
               help="Print every example's prediction and its features (name:index:value:weight) on stdout.")
-@click.option("--threads", type=INT, default=None, metavar="N",
-              help="Threads parsing the input (default: the cores less one, at least 1); "
-                   "the results do not depend on it.")
 @click.option("--shuffle", is_flag=True, default=False,
               help="Passes after the first visit the examples in a random order (held-out ones stay put).")
 @click.option("--random-seed", "--random_seed", "random_seed", type=INT, default=0,
@@ -311,8 +311,8 @@ def train(ctx, **values):
               help="A multiclass model: write each class's probability (k:p ...) instead of the class.")
 @click.option("--scores", is_flag=True, default=False,
               help="A multiclass model: write each class's score (k:s ...) instead of the class.")
-def predict(sources, format, quiet, strict, block_size, initial_model, predictions, link, binary, probabilities,
-            scores):
+def predict(sources, format, quiet, strict, block_size, threads, initial_model, predictions, link, binary,
+            probabilities, scores):
     """Predict with a saved model; hashing options come from the model."""
     from streamlearn import driver
     from streamlearn.config import predict_config
@@ -322,6 +322,8 @@ def predict(sources, format, quiet, strict, block_size, initial_model, predictio
                    probabilities=probabilities, scores=scores)
     if block_size is not None:
         options["block_size"] = block_size
+    if threads is not None:
+        options["threads"] = threads
     cfg = _run(lambda: predict_config(**options))
     _run(driver.predict, cfg)
 

@@ -521,7 +521,7 @@ def predict(cfg: PredictConfig) -> dict:
               kernel=learners.predict_kernel(mcfg), **_class_outputs(mcfg, learners.get(mcfg.algo)))
     try:
         for block in pipelined(text_blocks(cfg.sources, cfg.format, hashing, cfg.block_size,
-                                           on_error=run.read_error)):
+                                           on_error=run.read_error, threads=cfg.threads)):
             run.process(block)
     finally:
         writer.close()

@@ -139,3 +139,20 @@ def test_ring_outlives_the_blocks_in_flight(data, threads):
         time.sleep(0.003)     # the producer fills every slot it is allowed to
         got.append(snap(b))
     assert got == want
+
+
+def test_predict_threads_same_output(tmp_path, data):
+    """``predict --threads N`` writes the predictions and messages of one thread."""
+    train(tmp_path, data, 1)
+    model = tmp_path / "t1" / "m.slm"
+    outs = []
+    for t in (1, 3):
+        pred = tmp_path / f"pred{t}.txt"
+        res = cli("predict", "-d", data, "-i", model, "--threads", t, "--block-size", 700, "-p", pred)
+        text = "".join(line for line in res.output.splitlines(True)
+                       if not line.startswith(("examples per second", "wall time")))
+        outs.append((text, pred.read_bytes()))
+    assert "line 38" in outs[0][0] and outs[0][1].count(b"\n") > 500
+    assert outs[1] == outs[0]
+    res = cli("predict", "-d", data, "-i", model, "--threads", 0, expect_ok=False)
+    assert res.exit_code == 1 and res.output == "Error: --threads must be at least 1 (got 0)\n"
