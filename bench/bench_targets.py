@@ -34,9 +34,9 @@ VW = [sys.executable, "-m", "vowpalwabbit"]
 CASES = {
     "--sgd tg": ("core", ["--algo", "tg", "--sgd", "--l1", "1e-7"], ["--sgd", "--l1", "1e-7"], 1.0),
     "default rule with --l1": ("core", ["--algo", "tg", "--l1", "1e-7"], ["--l1", "1e-7"], 1.0),
-    "-q tc, default rule": ("core", ["-q", "tc"], ["-q", "tc"], 1.0),
+    "-q tc (default rule)": ("core", ["-q", "tc"], ["-q", "tc"], 1.0),
     "--oaa 20 --sgd": ("oaa20", ["--oaa", "20", "--sgd"], ["--oaa", "20", "--sgd"], 1.0),
-    "--oaa 20, default rule": ("oaa20", ["--oaa", "20"], ["--oaa", "20"], 1.0),
+    "--oaa 20 (default rule)": ("oaa20", ["--oaa", "20"], ["--oaa", "20"], 1.0),
 }
 
 
