@@ -193,6 +193,12 @@ def ensure_head(src: Path, src_meta: dict, dst: Path, lines: int) -> Path:
     return dst
 
 
+def core_head(lines: int) -> Path:
+    """The core benchmark file (2,000,000 lines), or its first ``lines`` lines (``profile-N.vw``)."""
+    src, meta = ensure_data(DEFAULT_LINES, DEFAULT_SEED)
+    return src if lines >= DEFAULT_LINES else ensure_head(src, meta, src.with_name(f"profile-{lines}.vw"), lines)
+
+
 def read_through(path: Path) -> None:
     """Read the file once so that every timed run finds it in the page cache."""
     with open(REPO / path, "rb") as f:

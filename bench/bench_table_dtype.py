@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import DEFAULT_SEED, ensure_data, ensure_head, machine_facts, write_section  # noqa: E402
+from bench_core import core_head, machine_facts, write_section  # noqa: E402
 from profile_core import parse_blocks  # noqa: E402
 
 START, END = "<!-- bench_table_dtype:start -->", "<!-- bench_table_dtype:end -->"
@@ -72,9 +72,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     from streamlearn.config import train_config
-    src, meta = ensure_data(2_000_000, DEFAULT_SEED)
-    path = src if args.lines >= 2_000_000 else ensure_head(src, meta, src.with_name(f"profile-{args.lines}.vw"),
-                                                             args.lines)
+    path = core_head(args.lines)
     facts = machine_facts()
     rows = []
     for name, opts in CASES.items():

@@ -22,8 +22,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import (DEFAULT_SEED, ensure_data, ensure_head, machine_facts, read_through,  # noqa: E402
-                        run_once, say, streamlearn_base, write_section)
+from bench_core import (core_head, machine_facts, read_through, run_once, say,  # noqa: E402
+                        streamlearn_base, write_section)
 from bench_multiclass import ensure_throughput_data  # noqa: E402
 
 START, END = "<!-- bench_targets:start -->", "<!-- bench_targets:end -->"
@@ -51,9 +51,7 @@ def main() -> None:
     unknown = [n for n in names if n not in CASES]
     if unknown:
         ap.error(f"unknown case(s): {', '.join(unknown)}; known: {', '.join(CASES)}")
-    src, meta = ensure_data(2_000_000, DEFAULT_SEED)
-    core = src if args.lines >= 2_000_000 else ensure_head(src, meta, src.with_name(f"profile-{args.lines}.vw"),
-                                                          args.lines)
+    core = core_head(args.lines)
     files = {"core": core}
     if any(CASES[n][0] == "oaa20" for n in names):
         files["oaa20"] = ensure_throughput_data(args.lines)[0]
