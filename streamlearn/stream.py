@@ -69,7 +69,6 @@ def hashing_of(cfg) -> Hashing:
                    cfg.feature_spec() if cfg.expands else None, getattr(cfg, "threads", 1))
 
 
-
 def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: CacheWriter | None = None,
                 on_error=None, with_text: bool = False, threads: int | None = None):
     """Parsed blocks of the text sources, in order (format detected per source with 'auto'). With
