@@ -93,6 +93,21 @@ def rows_in_use(slots: np.ndarray, width: int) -> int:
     return int(np.unique(np.asarray(slots, np.int64) // width).shape[0])
 
 
+def model_content(cfg: TrainConfig, table, st, touched, in_force) -> tuple[dict, np.ndarray, np.ndarray]:
+    """(header, weight indices, rows) of the model file of a finalized table: the weights in force
+    (``in_force``, of the ``touched`` rows), and the learner's state for -i unless
+    --predict-only-model."""
+    keep = in_force != 0.0
+    extra = learners.state_columns(cfg)
+    if cfg.predict_only_model or not extra:
+        names, rows, values = ["w"], touched[keep], in_force[keep][:, None]
+    else:
+        names = ["w"] + [name for name, _ in extra]
+        rows = touched
+        values = np.column_stack([in_force] + [table[touched, col] for _, col in extra])
+    return _model_header(cfg, st, names), rows, values
+
+
 def save_outputs(cfg: TrainConfig, run, snapshot: bool = False) -> int:
     """Finalize the table and write -f / --readable-model. Returns the number of non-zero weights.
 
@@ -114,15 +129,7 @@ def save_outputs(cfg: TrainConfig, run, snapshot: bool = False) -> int:
     if cfg.classes:
         run.rows_in_use = rows_in_use(index, cfg.class_width)
     if cfg.final_model:
-        # weights only with --predict-only-model; else also the learner's state, for -i
-        extra = learners.state_columns(cfg)
-        if cfg.predict_only_model or not extra:
-            names, rows, values = ["w"], index, weights[:, None]
-        else:
-            names = ["w"] + [name for name, _ in extra]
-            rows = touched
-            values = np.column_stack([in_force] + [table[touched, col] for _, col in extra])
-        save_model(cfg.final_model, _model_header(cfg, st, names), rows, values)
+        save_model(cfg.final_model, *model_content(cfg, table, st, touched, in_force))
     if cfg.readable_model or cfg.invert_hash:
         # VW's weight lines: with the per-feature state (save_resume) every row with a weight or a
         # G/N that is not 0, as "slot:w G N"; weights only (--predict-only-model, -t) "slot:w", w != 0

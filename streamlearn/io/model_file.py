@@ -67,6 +67,16 @@ def write_atomic(path: str, chunks) -> None:
 
 def save_model(path: str, header: dict, index: np.ndarray, rows: np.ndarray) -> None:
     """Save ``rows`` (count x columns float64) for weight indices ``index`` with ``header``."""
+    write_atomic(path, model_chunks(header, index, rows))
+
+
+def model_bytes(header: dict, index: np.ndarray, rows: np.ndarray) -> bytes:
+    """The bytes ``save_model`` writes."""
+    return b"".join(model_chunks(header, index, rows))
+
+
+def model_chunks(header: dict, index: np.ndarray, rows: np.ndarray) -> list:
+    """The model file's content, as a list of byte strings (see ``save_model``)."""
     bits = int(header["bits"])
     index = np.ascontiguousarray(index, dtype="<u4" if bits <= 32 else "<u8")
     rows = np.ascontiguousarray(rows, dtype="<f8")
@@ -79,7 +89,7 @@ def save_model(path: str, header: dict, index: np.ndarray, rows: np.ndarray) -> 
     crc = 0
     for chunk in body:
         crc = zlib.crc32(chunk, crc)
-    write_atomic(path, [MAGIC, struct.pack("<II", FORMAT_VERSION, crc)] + body)
+    return [MAGIC, struct.pack("<II", FORMAT_VERSION, crc)] + body
 
 
 def load_model(path: str) -> tuple[dict, np.ndarray, np.ndarray]:
@@ -89,6 +99,11 @@ def load_model(path: str) -> tuple[dict, np.ndarray, np.ndarray]:
             data = f.read()
     except OSError as exc:
         raise ModelError(f"cannot read model {path}: {exc.strerror or exc}") from None
+    return parse_model(data, path)
+
+
+def parse_model(data: bytes, path: str = "model") -> tuple[dict, np.ndarray, np.ndarray]:
+    """(header, index, rows) of a model file's bytes; ``path`` names it in the messages."""
     if len(data) < 8 or data[:8] != MAGIC:
         raise ModelError(f"{path} is not a streamlearn model file")
     if len(data) < _PREFIX.size:
