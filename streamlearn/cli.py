@@ -221,6 +221,9 @@ def main():
               help="Write progressive predictions ('-' = stdout).")
 @click.option("--readable-model", "--readable_model", "readable_model", default=None, metavar="PATH",
               help="Write the non-zero weights as text.")
+@click.option("--plot", "plot", default=None, metavar="FILE.png",
+              help="Draw the progress (average loss and non-zero weights over examples) to FILE "
+                   "(.png, .pdf or .svg; needs matplotlib).")
 @click.option("--link", type=click.Choice(LINK_NAMES), default="identity",
               help="Link function applied to predictions.")
 @click.option("--binary", is_flag=True, default=False, help="Predict the sign (-1/1) and report 0/1 loss.")

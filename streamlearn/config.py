@@ -55,7 +55,7 @@ OPTION_STAGES = (("regularization", TG_OPTIONS), ("p_norm", ("p_norm",)), ("reg"
                  ("radius", ("radius", "projection")), ("ftrl", ("ftrl_alpha", "ftrl_beta")))
 #: options that do not apply to the batch learner scd (no step size, no holdout, no sampling)
 SCD_REFUSES = ("learning_rate", "power_t", "initial_t", "decay_learning_rate", "holdout_period",
-               "holdout_off", "early_terminate", "shuffle", "invariant", "sgd")
+               "holdout_off", "early_terminate", "shuffle", "invariant", "sgd", "plot")
 #: learner tables derived from the specs: name -> the option whose choices it lists
 _CHOICE_TABLES = {"REG_NAMES": "reg", "PROJECTION_NAMES": "projection", "CD_ORDERS": "cd_order",
                   "CD_STEPS": "cd_step"}
@@ -192,6 +192,7 @@ class TrainConfig:
     initial_model: str | None = None
     predictions: str | None = None
     readable_model: str | None = None
+    plot: str | None = None         # --plot FILE.png: the progress plot (streamlearn.plot.progress)
     objective: bool = False
     objective_data: str | None = None
     shuffle: bool = False
@@ -367,7 +368,7 @@ def _check_train(cfg: TrainConfig) -> None:
     if cfg.expands:
         cfg.feature_spec()      # raises OptionError for a malformed expansion option
     paths = [(n, getattr(cfg, n)) for n in ("final_model", "readable_model", "invert_hash", "cache_file",
-                                            "predictions")]
+                                            "predictions", "plot")]
     outputs = [(n, p) for n, p in paths if p and p != "-"]
     for i, (n1, p1) in enumerate(outputs):
         for n2, p2 in outputs[i + 1:]:
@@ -376,6 +377,24 @@ def _check_train(cfg: TrainConfig) -> None:
     for n, p in outputs:
         if p in cfg.sources:
             raise OptionError(f"output file {p} is also an input")
+    if cfg.plot is not None:
+        _check_plot(cfg.plot)
+
+
+#: the formats --plot writes (by the file's suffix)
+PLOT_FORMATS = (".png", ".pdf", ".svg")
+
+
+def _check_plot(path: str) -> None:
+    """--plot FILE: a known suffix, an existing directory, and matplotlib installed."""
+    if os.path.splitext(path)[1].lower() not in PLOT_FORMATS:
+        raise OptionError(f"--plot {path}: the file name must end in {', '.join(PLOT_FORMATS)}")
+    folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        raise OptionError(f"--plot {path}: directory {folder} does not exist")
+    import importlib.util
+    if importlib.util.find_spec("matplotlib") is None:
+        raise OptionError("--plot needs matplotlib: pip install 'streamlearn[plot]'")
 
 
 def _reg_choices(algo) -> tuple:

@@ -26,6 +26,16 @@ def regularizer(cfg, w: np.ndarray) -> tuple[float, str]:
     return learners.get(cfg.algo).regularizer(cfg, w)
 
 
+def in_force(cfg, table, prm, iprm, st) -> tuple[np.ndarray, np.ndarray]:
+    """The weights in force after the learner's ``finalize`` (which changes ``table`` and ``st``):
+    (rows, weights), the rows whose weight is not 0."""
+    learners.finalize(cfg, table, prm, iprm, st)
+    rows = nonzero_rows(table, learners.layout(cfg).saved)
+    w = learners.weights_in_force(cfg, table, st, rows)
+    keep = w != 0.0
+    return rows[keep], w[keep]
+
+
 def evaluate(cfg, run, blocks, allocate) -> dict:
     """The objective at the run's current weights over ``blocks`` (parsed examples). The weights in
     force are computed after the learner's ``finalize`` (exact catch-up), on a copy when the
@@ -33,10 +43,7 @@ def evaluate(cfg, run, blocks, allocate) -> dict:
     table, st = run.table, run.st
     if cfg.batch_size > 1:
         table, st = table.copy(), st.copy()
-    learners.finalize(cfg, table, run.prm, run.iprm, st)
-    rows = nonzero_rows(table, learners.layout(cfg).saved)
-    w = learners.weights_in_force(cfg, table, st, rows)
-    rows, w = rows[w != 0.0], w[w != 0.0]
+    rows, w = in_force(cfg, table, run.prm, run.iprm, st)
     dense = allocate(cfg.bits, 1)
     dense[rows, 0] = w
     code = LOSSES.get(cfg.loss, -1)

@@ -86,6 +86,8 @@ class Reporter:
 def next_dump(ctr) -> None:
     """After a row: the next one comes when the weighted example count doubles (VW's default)."""
     ctr[S.C_SUM_LOSS_SINCE] = 0.0
+    ctr[S.C_HO_W_SINCE] = 0.0       # (Reporter.row resets these too, but prints nothing when quiet)
+    ctr[S.C_HO_LOSS_SINCE] = 0.0
     ctr[S.C_OLD_W_LABELED] = ctr[S.C_W_LABELED]
     ctr[S.C_DUMP] = 2.0 * (ctr[S.C_W_LABELED] + ctr[S.C_W_UNLABELED])
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from streamlearn import learners, objective
+from streamlearn.history import ProgressHistory, nonzero_in_force
 from streamlearn.config import PredictConfig, TrainConfig, train_config
 from streamlearn.errors import InputError, OptionError
 from streamlearn.io.blocks import ParsedBlock
@@ -61,6 +62,8 @@ class Run:
     raw_writer: PredictionWriter | None = None    # -r: every class's raw score
     logloss: list = field(default_factory=lambda: [0.0, 0.0])   # --probabilities: sum -log p w, sum w
     rows_in_use: int | None = None   # a multiclass model's non-zero rows (features in use), once saved
+    history: ProgressHistory | None = None   # progress rows kept as arrays (train --plot, the Python API)
+    cfg: TrainConfig | None = None   # the training run's config (the history's non-zero count needs it)
 
     def __post_init__(self):
         if self.kernel is None:
@@ -94,6 +97,7 @@ class Run:
         self.report_faults(block)
         n = block.n
         self.examples += n
+        before = self.entries
         self.entries += int(block.indptr[n])
         K = self.classes
         preds = np.empty((n, K + 2)) if K else np.empty(n)
@@ -135,6 +139,8 @@ class Run:
                 write_audit(lines)
             if ctr[S.C_W_LABELED] + ctr[S.C_W_UNLABELED] >= ctr[S.C_DUMP]:
                 e = pos - 1
+                if self.history is not None:    # before the row resets the since-last sums
+                    self.record_progress(before + int(block.indptr[pos]))
                 if K:
                     self.reporter.row(ctr, self.holding_out, block.labels[e], preds[e, 0], int(counts[e]),
                                       *self.class_columns(block.labels[e], preds[e]))
@@ -146,6 +152,14 @@ class Run:
             self.class_outputs(block, preds)
         elif self.writer is not None:
             self.writer.write(self.shown(preds), block)
+        return preds
+
+    def record_progress(self, accesses: int | None = None) -> None:
+        """A progress row into the history, with the non-zero weights in force now and the data
+        accesses so far (default: every entry of the blocks processed)."""
+        self.history.record(self.ctr, self.holding_out,
+                            nonzero_in_force(self.cfg, self.table, self.prm, self.iprm, self.st),
+                            self.entries if accesses is None else accesses)
 
     # ------------------------------------------------------------------------- multiclass
     def class_entries(self, entries, k: int) -> list:
@@ -344,9 +358,10 @@ def _summary_lines(run: Run, loss: str, tau: float, passes: int, holdout: int, b
     return lines
 
 
-def train(cfg: TrainConfig, model=None) -> dict:
+def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
     """Train an online learner as configured. Returns a small dict of results (for tests and the
-    Python API)."""
+    Python API); with ``progress`` (or ``--plot``) also the progress rows as arrays, "progress"
+    (``streamlearn.history.ProgressHistory.as_dict``)."""
     check_readable(cfg.sources + ((cfg.objective_data,) if cfg.objective_data else ()))
     learner = learners.get(cfg.algo)
     hashing = hashing_of(cfg)
@@ -358,7 +373,8 @@ def train(cfg: TrainConfig, model=None) -> dict:
         learners.after_load(cfg, table, prm, iprm, st)
     rep = Reporter(cfg.quiet)
     ctr = learners.make_counters()
-    if cfg.quiet:
+    history = ProgressHistory() if progress or cfg.plot else None
+    if cfg.quiet and history is None:   # the history keeps the rows' schedule (quiet prints none)
         ctr[S.C_DUMP] = math.inf
 
     # where passes read their blocks from
@@ -385,7 +401,7 @@ def train(cfg: TrainConfig, model=None) -> dict:
 
     writer = PredictionWriter(cfg.predictions) if cfg.predictions else None
     run = Run(learner, table, prm, st, rep, cfg.link, cfg.binary, writer, cfg.strict, iprm=iprm, ctr=ctr,
-              kernel=learners.block_kernel(cfg), **_class_outputs(cfg, learner))
+              kernel=learners.block_kernel(cfg), history=history, cfg=cfg, **_class_outputs(cfg, learner))
     if cfg.invert_hash or cfg.audit:
         from streamlearn.audit import FeatureNames
         run.names = FeatureNames(hashing.features, cfg.bits, cfg.noconstant, cfg.hash_seed, cfg.hash, cfg.classes)
@@ -448,6 +464,8 @@ def train(cfg: TrainConfig, model=None) -> dict:
                         if no_win >= cfg.early_terminate:
                             early_stop = True
                             break
+        if history is not None and history.last_examples() != int(ctr[S.C_EXAMPLES]):
+            run.record_progress()       # the end of training: short runs have a point too
         if not early_stop or nonzero is None:
             nonzero = save_outputs(cfg, run)
     finally:
@@ -464,9 +482,15 @@ def train(cfg: TrainConfig, model=None) -> dict:
         rep.warn("some predictions were not finite (the weights diverged); try a smaller -l/--learning-rate")
     rep.summary(_summary_lines(run, cfg.loss, cfg.quantile_tau, passes_done, holdout, best_holdout,
                                nonzero, cfg.bits))
-    return {"state": st, "counters": ctr, "table": table, "nonzero": nonzero, "malformed": run.malformed,
-            "passes": passes_done, "best_holdout": best_holdout, "early_stop": early_stop,
-            "objectives": objectives}
+    result = {"state": st, "counters": ctr, "table": table, "nonzero": nonzero, "malformed": run.malformed,
+              "passes": passes_done, "best_holdout": best_holdout, "early_stop": early_stop,
+              "objectives": objectives}
+    if history is not None:
+        result["progress"] = history.as_dict()
+        if cfg.plot:
+            from streamlearn import plot     # matplotlib: imported by the runs that plot
+            plot.write(plot.progress(result["progress"]).figure, cfg.plot)
+    return result
 
 
 def _objective(cfg: TrainConfig, run: Run, hashing: Hashing, cache_path, passes: int) -> dict:
