@@ -1,0 +1,370 @@
+"""scikit-learn estimators over streamlearn's learners: ``SparseLinearClassifier`` and
+``SparseLinearRegressor`` (scikit-learn is needed for this module only).
+
+Parameters are the CLI's option names (``TrainConfig`` fields; None leaves an option at the CLI's
+default); ``fit`` checks them with the CLI's own validation and raises its one-line texts as
+``ValueError``. Training runs the CLI's kernels over the rows of a CSR matrix written as the CLI reads
+LIBSVM (``streamlearn.api``), so ``fit`` equals ``streamlearn train`` on the same data written with
+``dump_svmlight_file(X, y, f, zero_based=True)``, and ``partial_fit`` in any chunks equals one ``fit``
+pass. A classifier with two classes learns labels -1/+1 (``classes_[1]`` is +1); with more it learns
+one-against-all (``--oaa K``, or ``--loss softmax`` for multinomial logistic regression), class k of
+``classes_`` being label k + 1. The fitted state is sparse: ``coef_`` and ``weights_`` are CSR
+matrices, and pickling keeps the model file's bytes, never the 2^b table.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from streamlearn.api import Engine, column_rows, csr_block, make_config
+from streamlearn.hashing import CONSTANT_RAW_INDEX
+from streamlearn.kernels import state as S
+
+#: the estimator parameters that are CLI options (the rest are the estimator's own)
+OPTIONS = ("loss", "algo", "l1", "l2", "lam", "reg", "bits", "sgd", "adaptive", "normalized", "invariant",
+           "learning_rate", "power_t", "initial_t", "decay_learning_rate", "radius", "projection", "period",
+           "threshold", "cumulative_penalty", "batch_size", "quantile_tau", "ftrl_alpha", "ftrl_beta", "p_norm",
+           "noconstant", "hash", "hash_seed", "oaa", "holdout_off", "random_seed")
+
+CHUNK = 1 << 16     # rows handed to the learner at a time (any chunking gives the same model)
+
+
+class _SparseLinear(BaseEstimator):
+    """What both estimators share (module docstring)."""
+
+    _default_loss = "squared"
+
+    def __init__(self, loss=None, algo=None, l1=None, l2=None, lam=None, reg=None, bits=18, sgd=False,
+                 adaptive=None, normalized=None, invariant=None, learning_rate=None, power_t=None,
+                 initial_t=None, decay_learning_rate=None, radius=None, projection=None, period=None,
+                 threshold=None, cumulative_penalty=None, batch_size=None, quantile_tau=None, ftrl_alpha=None,
+                 ftrl_beta=None, p_norm=None, noconstant=False, hash=None, hash_seed=None, oaa=None,
+                 holdout_off=True, random_seed=0, passes=1, shuffle=False, column_offset=0):
+        self.loss = loss
+        self.algo = algo
+        self.l1 = l1
+        self.l2 = l2
+        self.lam = lam
+        self.reg = reg
+        self.bits = bits
+        self.sgd = sgd
+        self.adaptive = adaptive
+        self.normalized = normalized
+        self.invariant = invariant
+        self.learning_rate = learning_rate
+        self.power_t = power_t
+        self.initial_t = initial_t
+        self.decay_learning_rate = decay_learning_rate
+        self.radius = radius
+        self.projection = projection
+        self.period = period
+        self.threshold = threshold
+        self.cumulative_penalty = cumulative_penalty
+        self.batch_size = batch_size
+        self.quantile_tau = quantile_tau
+        self.ftrl_alpha = ftrl_alpha
+        self.ftrl_beta = ftrl_beta
+        self.p_norm = p_norm
+        self.noconstant = noconstant
+        self.hash = hash
+        self.hash_seed = hash_seed
+        self.oaa = oaa
+        self.holdout_off = holdout_off
+        self.random_seed = random_seed
+        self.passes = passes
+        self.shuffle = shuffle
+        self.column_offset = column_offset
+
+    # ------------------------------------------------------------------ set-up
+    def _options(self, classes: int = 0) -> dict:
+        opts = {name: getattr(self, name) for name in OPTIONS}
+        opts["loss"] = opts["loss"] or self._default_loss
+        for flag in ("sgd", "noconstant", "holdout_off"):
+            if not opts[flag]:
+                opts[flag] = None       # a flag not given: the CLI's default
+        if opts["random_seed"] == 0:
+            opts["random_seed"] = None
+        if classes > 2 and opts["oaa"] is None:
+            opts["oaa"] = classes
+        return opts
+
+    def _start(self, classes: int = 0) -> None:
+        if not (isinstance(self.passes, (int, np.integer)) and self.passes >= 1):
+            raise ValueError(f"--passes must be at least 1 (got {self.passes})")
+        cfg = make_config(self._options(classes))
+        self.engine_ = Engine(cfg)
+        self.engine_.start_pass()
+
+    def _check_X(self, X, reset: bool):
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset)
+        return X if sp.issparse(X) else sp.csr_matrix(X)
+
+    def _learn(self, X, y, sample_weight) -> None:
+        eng = self.engine_
+        for s in range(0, X.shape[0], CHUNK):
+            sw = None if sample_weight is None else sample_weight[s:s + CHUNK]
+            eng.learn(csr_block(X[s:s + CHUNK], y[s:s + CHUNK], sw, eng.cfg, self.column_offset))
+
+    def _fit_passes(self, X, y, sample_weight) -> None:
+        eng = self.engine_
+        rng = np.random.default_rng(self.random_seed)
+        for p in range(self.passes):
+            if p:
+                eng.end_pass()
+                eng.start_pass()
+            if self.shuffle and p:
+                order = rng.permutation(X.shape[0])
+                self._learn(X[order], y[order], None if sample_weight is None else sample_weight[order])
+            else:
+                self._learn(X, y, sample_weight)
+        self._publish()
+
+    def _weights(self, sample_weight, n):
+        if sample_weight is None:
+            return None
+        sw = np.asarray(sample_weight, np.float64)
+        if sw.shape != (n,):
+            raise ValueError(f"sample_weight has shape {sw.shape}, expected ({n},)")
+        if np.any(sw < 0) or not np.all(np.isfinite(sw)):
+            raise ValueError("sample_weight must be finite and non-negative (an importance weight)")
+        return sw
+
+    # ------------------------------------------------------------------ fitted state
+    def _slot_rows(self, columns: bool = True):
+        """The weight slots of the columns (K x d for a multiclass model) and of the constant."""
+        cfg = self.engine_.cfg
+        mask = (1 << cfg.bits) - 1
+        d = self.n_features_in_ if columns else 0
+        rows = column_rows(np.arange(d), cfg, self.column_offset).astype(np.int64)
+        const = np.int64(CONSTANT_RAW_INDEX & mask)
+        if not cfg.classes:
+            return rows[None, :], np.array([const])
+        W = cfg.class_width
+        ks = np.arange(cfg.classes)[:, None]
+        return (rows[None, :] * W + ks) & mask, ((const * W + ks[:, 0]) & mask)
+
+    def _publish(self) -> None:
+        self.progress_ = self.engine_.progress()
+
+    def _fitted(self):
+        check_is_fitted(self, "engine_")
+        return self.engine_
+
+    def _lookup(self, where: np.ndarray) -> np.ndarray:
+        """The weights in force at the given slots (0 where none)."""
+        slots, w = self._fitted().weights()
+        if slots.shape[0] == 0:
+            return np.zeros(where.shape)
+        pos = np.minimum(np.searchsorted(slots, where), slots.shape[0] - 1)
+        return np.where(slots[pos] == where, w[pos], 0.0)
+
+    # the fitted state, computed from the run when read (weights in force; a copy of the run is caught up)
+    @property
+    def n_nonzero_(self) -> int:
+        """The number of non-zero weights in force (the CLI's "non-zero weights")."""
+        return int(self._fitted().weights()[0].shape[0])
+
+    @property
+    def weights_(self):
+        """CSR (1, 2^bits): the weights in force by hashed slot."""
+        slots, w = self._fitted().weights()
+        return sp.csr_matrix((w, (np.zeros_like(slots), slots)), shape=(1, 1 << self.engine_.cfg.bits))
+
+    @property
+    def coef_(self):
+        """CSR (1, n_features_in_), or (K, n_features_in_) one-against-all: each column's weight (the
+        weight of its hashed slot: columns that collide share it)."""
+        self._fitted()
+        if getattr(self, "n_features_in_", None) is None:
+            raise AttributeError("coef_ needs n_features_in_ (a model loaded from a file has no columns)")
+        return sp.csr_matrix(self._lookup(self._slot_rows()[0]))
+
+    @property
+    def intercept_(self) -> np.ndarray:
+        """The constant feature's weight (one per class one-against-all; 0 with noconstant)."""
+        self._fitted()
+        const = self._slot_rows(columns=False)[1]
+        return np.zeros(const.shape[0]) if self.engine_.cfg.noconstant else self._lookup(const)
+
+    def _scores(self, X) -> np.ndarray:
+        eng = self._fitted()
+        X = self._check_X(X, reset=False)
+        out = []
+        for s in range(0, X.shape[0], CHUNK):
+            preds = eng.predict(csr_block(X[s:s + CHUNK], None, None, eng.cfg, self.column_offset))
+            out.append(preds[:, 1:1 + eng.cfg.classes] if eng.cfg.classes else preds)
+        if out:
+            return np.concatenate(out)
+        return np.empty((0, eng.cfg.classes)) if eng.cfg.classes else np.empty(0)
+
+    # ------------------------------------------------------------------ models shared with the CLI
+    def to_bytes(self) -> bytes:
+        """The CLI's model file of the fitted model (``streamlearn predict -i`` reads it)."""
+        return self._fitted().to_bytes()
+
+    def save(self, path) -> None:
+        """Write the CLI's model file (atomically)."""
+        from streamlearn.io.model_file import write_atomic
+        write_atomic(str(path), [self.to_bytes()])
+
+    @classmethod
+    def load(cls, path, **params):
+        """An estimator holding the model of a CLI model file (its options from the file)."""
+        with open(path, "rb") as f:
+            data = f.read()
+        return cls.from_bytes(data, name=str(path), **params)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, name: str = "model", **params):
+        est = cls(**params)
+        est.engine_ = Engine.from_bytes(data, name=name)
+        cfg = est.engine_.cfg
+        for p in OPTIONS:
+            if p in est.get_params() and hasattr(cfg, p) and p not in ("sgd",):
+                setattr(est, p, getattr(cfg, p))
+        est._after_load()
+        est._publish()
+        return est
+
+    def _after_load(self) -> None:
+        pass
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        eng = state.pop("engine_", None)
+        if eng is not None:
+            state["_model_bytes"] = eng.to_bytes()
+        return state
+
+    def __setstate__(self, state):
+        data = state.pop("_model_bytes", None)
+        self.__dict__.update(state)
+        if data is not None:
+            self.engine_ = Engine.from_bytes(data)
+            self.engine_.start_pass()
+
+
+class SparseLinearClassifier(ClassifierMixin, _SparseLinear):
+    """A linear classifier trained online by a streamlearn learner (module docstring)."""
+
+    _default_loss = "logistic"
+
+    def _labels(self, y) -> np.ndarray:
+        index = np.searchsorted(self.classes_, y)
+        if np.any(index >= self.classes_.shape[0]) or np.any(self.classes_[np.minimum(index, len(self.classes_) - 1)] != y):
+            raise ValueError("y contains labels not in classes_ (pass every class to the first partial_fit)")
+        if self.classes_.shape[0] == 2:
+            return np.where(index == 1, 1.0, -1.0)
+        return index + 1.0
+
+    def _set_classes(self, classes) -> None:
+        self.classes_ = np.unique(np.asarray(classes))
+        if self.classes_.shape[0] < 2:
+            raise ValueError(f"The number of classes has to be greater than one; got {self.classes_.shape[0]} "
+                             f"class")
+
+    def fit(self, X, y, sample_weight=None):
+        """Learn from scratch (``passes`` passes over the rows, in order)."""
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True)
+        X = X if sp.issparse(X) else sp.csr_matrix(X)
+        check_classification_targets(y)
+        self._set_classes(y)
+        sw = self._weights(sample_weight, X.shape[0])
+        self._start(self.classes_.shape[0])
+        self._fit_passes(X, self._labels(y), sw)
+        return self
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Continue learning with more rows (one pass; ``classes`` on the first call)."""
+        first = not hasattr(self, "engine_")
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], reset=first)
+        X = X if sp.issparse(X) else sp.csr_matrix(X)
+        check_classification_targets(y)
+        if first:
+            if classes is None:
+                raise ValueError("classes must be passed on the first call to partial_fit.")
+            self._set_classes(classes)
+            self._start(self.classes_.shape[0])
+        elif classes is not None and not np.array_equal(np.unique(classes), self.classes_):
+            raise ValueError(f"`classes={np.unique(classes)!r}` is not the same as on the first call to "
+                             f"partial_fit: {self.classes_!r}")
+        self._learn(X, self._labels(y), self._weights(sample_weight, X.shape[0]))
+        self._publish()
+        return self
+
+    def decision_function(self, X):
+        """The learner's scores: one per row (two classes; > 0 means ``classes_[1]``) or one per class."""
+        return self._scores(X)
+
+    def predict(self, X):
+        s = self._scores(X)
+        if s.ndim == 1:
+            return self.classes_[(s > 0).astype(int)]
+        return self.classes_[np.argmax(s, axis=1)]
+
+    def _has_proba(self):
+        return (self.loss or self._default_loss) in ("logistic", "softmax")
+
+    @available_if(_has_proba)
+    def predict_proba(self, X):
+        """Class probabilities: the logistic of the score (two classes), VW's normalized logistics of
+        the class scores (one-against-all), or their softmax (``loss="softmax"``)."""
+        s = self._scores(X)
+        if s.ndim == 1:
+            p = 1.0 / (1.0 + np.exp(-s))
+            return np.column_stack([1.0 - p, p])
+        if (self.loss or "") == "softmax":
+            e = np.exp(s - s.max(axis=1, keepdims=True))
+        else:
+            e = 1.0 / (1.0 + np.exp(-s))
+        return e / e.sum(axis=1, keepdims=True)
+
+    def _after_load(self) -> None:
+        cfg = self.engine_.cfg
+        if cfg.classes:
+            first = 0 if self.engine_.st[S.S_INDEX_MODE] == 0.0 else 1
+            self.classes_ = np.arange(first, first + cfg.classes)
+        else:
+            self.classes_ = np.array([-1, 1])
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+class SparseLinearRegressor(RegressorMixin, _SparseLinear):
+    """A linear regressor trained online by a streamlearn learner (module docstring)."""
+
+    def fit(self, X, y, sample_weight=None):
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True,
+                             y_numeric=True)
+        X = X if sp.issparse(X) else sp.csr_matrix(X)
+        sw = self._weights(sample_weight, X.shape[0])
+        self._start()
+        self._fit_passes(X, np.asarray(y, np.float64), sw)
+        return self
+
+    def partial_fit(self, X, y, sample_weight=None):
+        first = not hasattr(self, "engine_")
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], reset=first,
+                             y_numeric=True)
+        X = X if sp.issparse(X) else sp.csr_matrix(X)
+        if first:
+            self._start()
+        self._learn(X, np.asarray(y, np.float64), self._weights(sample_weight, X.shape[0]))
+        self._publish()
+        return self
+
+    def predict(self, X):
+        return self._scores(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
