@@ -49,8 +49,12 @@ class Reporter:
     def row(self, ctr, holding_out: bool, label: float, pred: float, nfeat: int, label_text: str | None = None,
             pred_text: str | None = None) -> None:
         """One progress row for the example just processed; resets the since-last sums (the label
-        and prediction columns as given, else the numbers with 4 decimals)."""
+        and prediction columns as given, else the numbers with 4 decimals). Quiet, it prints nothing
+        but still resets the sums (rows are kept when a progress history is recorded)."""
         if self.quiet:
+            if holding_out:
+                ctr[S.C_HO_W_SINCE] = 0.0
+                ctr[S.C_HO_LOSS_SINCE] = 0.0
             return
         if not self.header_done:
             self.out.write(HEADER)
@@ -86,8 +90,6 @@ class Reporter:
 def next_dump(ctr) -> None:
     """After a row: the next one comes when the weighted example count doubles (VW's default)."""
     ctr[S.C_SUM_LOSS_SINCE] = 0.0
-    ctr[S.C_HO_W_SINCE] = 0.0       # (Reporter.row resets these too, but prints nothing when quiet)
-    ctr[S.C_HO_LOSS_SINCE] = 0.0
     ctr[S.C_OLD_W_LABELED] = ctr[S.C_W_LABELED]
     ctr[S.C_DUMP] = 2.0 * (ctr[S.C_W_LABELED] + ctr[S.C_W_UNLABELED])
 
