@@ -15,7 +15,6 @@ saves it).
 from __future__ import annotations
 
 import os
-import tempfile
 
 import numpy as np
 
@@ -28,21 +27,14 @@ def _axes(ax):
 
 
 def write(fig, path: str) -> None:
-    """Save a figure atomically: to a temporary file in the same directory, then renamed over ``path``
-    (the format from the file's suffix)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    suffix = os.path.splitext(path)[1]
-    fd, tmp = tempfile.mkstemp(prefix=".streamlearn-plot-", suffix=suffix, dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            fig.savefig(f, format=suffix.lstrip(".").lower() or "png", dpi=110)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Save a figure atomically, as model files are written (``streamlearn.io.model_file.write_atomic``:
+    a temporary file in the same directory, renamed over ``path``; the format from the suffix)."""
+    import io
+
+    from streamlearn.io.model_file import write_atomic
+    buf = io.BytesIO()
+    fig.savefig(buf, format=os.path.splitext(path)[1].lstrip(".").lower() or "png", dpi=110)
+    write_atomic(path, [buf.getvalue()])
 
 
 def _progress_arrays(history) -> dict:
