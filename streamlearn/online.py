@@ -113,6 +113,7 @@ class Model:
 
     def _new_engine(self, engine: Engine) -> Engine:
         self.cfg = engine.cfg
+        engine.run.history = None       # no progress rows kept (the CLI keeps them only for --plot)
         if self.collect_names and engine.run.names is None:
             from streamlearn.audit import FeatureNames
             from streamlearn.stream import hashing_of
@@ -140,10 +141,36 @@ class Model:
                 raise ValueError(f"example {i}: a VW line (str or bytes) or a dict, not {type(x).__name__}")
         return out
 
-    def _block(self, lines: list[bytes], ys, weights):
+    def _text(self, xs, ys, weights):
+        """(the lines as bytes, or None, and the text of the block). Fast path: all bytes or all str
+        lines without line ends are joined as they are (the per-line list only when names are kept)."""
+        n = len(xs)
+        if ys is not None and len(ys) != n:
+            raise ValueError(f"{len(ys)} labels for {n} examples")
+        if weights is not None and len(weights) != n:
+            raise ValueError(f"{len(weights)} weights for {n} examples")
+        if n and self.engine.run.names is None:
+            first = type(xs[0])
+            if first is bytes or first is str:
+                try:
+                    joined = (b"\n" if first is bytes else "\n").join(xs)
+                except TypeError:       # mixed types: line by line
+                    joined = None
+                if joined is not None:
+                    if first is str:
+                        joined = joined.encode()
+                    if b"\r" not in joined and b"\n\n" not in joined and not joined.endswith(b"\n"):
+                        return None, joined
+        lines = self._lines(xs, ys, weights)
+        return lines, b"\n".join(lines)
+
+    def _block(self, xs, ys, weights):
         engine = self.engine
-        block = engine.text_block(lines)
-        if block.n != len(lines):
+        lines, joined = self._text(xs, ys, weights)
+        block = engine.text_block([joined])
+        if block.n != len(xs):
+            if lines is None:
+                lines = self._lines(xs, None, None)
             got = set(block.lines.tolist())
             bad = next(i for i in range(len(lines)) if i + 1 not in got or b"\n" in lines[i])
             raise ValueError(f"example {bad}: {lines[bad][:80].decode('utf-8', 'replace')!r} is not one VW example")
@@ -161,20 +188,33 @@ class Model:
         return self.engine.run.shown(preds)
 
     def _chunks(self, xs, ys, weights):
-        xs = list(xs)
+        if len(xs) <= BLOCK:
+            yield xs, ys, weights
+            return
         for start in range(0, len(xs), BLOCK):
             sl = slice(start, start + BLOCK)
-            yield (xs[sl], None if ys is None else np.asarray(ys)[sl],
-                   None if weights is None else np.asarray(weights)[sl])
+            yield xs[sl], None if ys is None else ys[sl], None if weights is None else weights[sl]
 
     # ------------------------------------------------------------------ learning and predicting
     def learn_many(self, xs, ys=None, weights=None) -> np.ndarray:
-        """Predict then learn each example in order; the progressive predictions (as ``-p``)."""
-        out = []
-        for cx, cy, cw in self._chunks(xs, ys, weights):
-            lines = self._lines(cx, cy, cw)
-            block = self._block(lines, cy, cw)
-            out.append(self._shown(self.engine.learn(block)))
+        """Predict then learn each example in order; the progressive predictions (as ``-p``). Blocks of
+        ``BLOCK`` examples; the next block is parsed on a worker thread while one is learned (the CLI's
+        pipeline: parsing does not depend on learning, so the result is that of one block at a time)."""
+        xs = xs if isinstance(xs, (list, tuple)) else list(xs)
+        if ys is not None:
+            ys = np.asarray(ys, np.float64)
+            if ys.shape[0] != len(xs):
+                raise ValueError(f"{ys.shape[0]} labels for {len(xs)} examples")
+        if weights is not None:
+            weights = np.asarray(weights, np.float64)
+            if weights.shape[0] != len(xs):
+                raise ValueError(f"{weights.shape[0]} weights for {len(xs)} examples")
+        engine = self.engine
+        blocks = (self._block(cx, cy, cw) for cx, cy, cw in self._chunks(xs, ys, weights))
+        if len(xs) > BLOCK:
+            from streamlearn.stream import pipelined
+            blocks = pipelined(blocks)
+        out = [self._shown(engine.learn(block)) for block in blocks]
         return np.concatenate(out) if out else np.zeros(0)
 
     def learn_one(self, x, y=None, weight=None) -> float:
@@ -184,10 +224,9 @@ class Model:
     def predict_many(self, xs) -> np.ndarray:
         """Predictions with the weights in force; nothing is learned."""
         out = []
+        xs = xs if isinstance(xs, (list, tuple)) else list(xs)
         for cx, _, _ in self._chunks(xs, None, None):
-            block = self.engine.text_block(self._lines(cx, None, None))
-            if block.n != len(cx):
-                self._block(self._lines(cx, None, None), None, None)   # raises the error
+            block = self._block(cx, None, None)
             out.append(self._shown(self.engine.predict(block)))
         return np.concatenate(out) if out else np.zeros(0)
 

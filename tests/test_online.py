@@ -34,6 +34,25 @@ def test_learn_one_loop_equals_learn_many():
     assert a.to_bytes() == b.to_bytes()
 
 
+def test_pipelined_blocks_and_mixed_inputs(tmp_path, monkeypatch):
+    import streamlearn.online as online
+    model_bytes, preds = train_cli(tmp_path, LINES, CLI_OPTS)
+    monkeypatch.setattr(online, "BLOCK", 37)        # many blocks, parsed on a worker thread
+    m = Model(**OPTS)
+    assert np.allclose(m.learn_many(LINES), preds, rtol=1e-6, atol=1e-6)
+    assert m.to_bytes() == model_bytes
+    # str with line ends, bytes, and a dict mixed: the line-by-line path, same result
+    mixed = [ln if i % 3 == 0 else ln.rstrip("\n").encode() if i % 3 == 1 else ln.rstrip("\n")
+             for i, ln in enumerate(LINES)]
+    mixed[5] = {"a": ["f1"]}
+    ref = Model(**OPTS)
+    lines = list(LINES)
+    lines[5] = "|a f1"
+    c = Model(**OPTS)
+    assert np.array_equal(c.learn_many(mixed), ref.learn_many(lines))
+    assert c.to_bytes() == ref.to_bytes()
+
+
 @pytest.mark.parametrize("opts,args", [
     (OPTS, CLI_OPTS),
     (dict(algo="tg", l1=1e-4, bits=16), ["--algo", "tg", "--l1", "1e-4", "-b", "16"]),
