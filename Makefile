@@ -44,6 +44,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_parse.py --out bench/RESULTS.md
 	$(BIN)/python bench/bench_table_dtype.py --out bench/RESULTS.md
 	$(BIN)/python bench/bench_targets.py --out bench/RESULTS.md
+	$(BIN)/python bench/bench_api.py --out bench/RESULTS.md
 
 samples: $(STAMP)
 	$(BIN)/python -m streamlearn.datasets samples data/samples
