@@ -21,6 +21,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from streamlearn import learners
 from streamlearn.api import Engine, column_rows, csr_block, make_config
 from streamlearn.hashing import CONSTANT_RAW_INDEX
 from streamlearn.kernels import state as S
@@ -89,8 +90,8 @@ class _SparseLinear(BaseEstimator):
                 opts[flag] = None       # a flag not given: the CLI's default
         if opts["random_seed"] == 0:
             opts["random_seed"] = None
-        if classes > 2 and opts["oaa"] is None:
-            opts["oaa"] = classes
+        if opts["oaa"] is None and (classes > 2 or (classes == 2 and opts["loss"] == "softmax")):
+            opts["oaa"] = classes       # softmax learns K scores even for two classes
         return opts
 
     def _start(self, classes: int = 0) -> None:
@@ -132,6 +133,9 @@ class _SparseLinear(BaseEstimator):
             raise ValueError(f"sample_weight has shape {sw.shape}, expected ({n},)")
         if np.any(sw < 0) or not np.all(np.isfinite(sw)):
             raise ValueError("sample_weight must be finite and non-negative (an importance weight)")
+        if n and not np.any(sw):
+            # scikit-learn's convention (and its wording): nothing to learn from is an error
+            raise ValueError("Sample weights must contain at least one non-zero number.")
         return sw
 
     # ------------------------------------------------------------------ fitted state
@@ -258,7 +262,7 @@ class SparseLinearClassifier(ClassifierMixin, _SparseLinear):
         index = np.searchsorted(self.classes_, y)
         if np.any(index >= self.classes_.shape[0]) or np.any(self.classes_[np.minimum(index, len(self.classes_) - 1)] != y):
             raise ValueError("y contains labels not in classes_ (pass every class to the first partial_fit)")
-        if self.classes_.shape[0] == 2:
+        if not self.engine_.cfg.classes:
             return np.where(index == 1, 1.0, -1.0)
         return index + 1.0
 
@@ -267,6 +271,20 @@ class SparseLinearClassifier(ClassifierMixin, _SparseLinear):
         if self.classes_.shape[0] < 2:
             raise ValueError(f"The number of classes has to be greater than one; got {self.classes_.shape[0]} "
                              f"class")
+        if self.classes_.shape[0] > 2 and not self._multiclass():
+            algo = make_config(self._options()).algo
+            raise ValueError(f"Only binary classification is supported by --algo {algo} (it has no one-against-all "
+                             f"learner); got {self.classes_.shape[0]} classes")
+
+    def _multiclass(self) -> bool:
+        """Whether the learner the parameters select learns K classes (one-against-all or softmax)."""
+        if (self.loss or "") == "softmax":
+            return True
+        try:
+            cfg = make_config(self._options())
+        except ValueError:
+            return True         # invalid parameters: fit says why
+        return learners.get(cfg.algo).oaa_kernel is not None
 
     def fit(self, X, y, sample_weight=None):
         """Learn from scratch (``passes`` passes over the rows, in order)."""
@@ -298,8 +316,11 @@ class SparseLinearClassifier(ClassifierMixin, _SparseLinear):
         return self
 
     def decision_function(self, X):
-        """The learner's scores: one per row (two classes; > 0 means ``classes_[1]``) or one per class."""
-        return self._scores(X)
+        """The learner's scores: one per row (two classes; > 0 means ``classes_[1]``) or one per class.
+        A K-score model of two classes (softmax) gives the difference of its two scores, as
+        scikit-learn's binary convention asks."""
+        s = self._scores(X)
+        return s[:, 1] - s[:, 0] if s.ndim == 2 and s.shape[1] == 2 else s
 
     def predict(self, X):
         s = self._scores(X)
@@ -335,6 +356,7 @@ class SparseLinearClassifier(ClassifierMixin, _SparseLinear):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        tags.classifier_tags.multi_class = self._multiclass()
         return tags
 
 
