@@ -251,7 +251,7 @@ def test_import_streamlearn_is_light():
 def readme_python_blocks():
     text = (ROOT / "README.md").read_text()
     section = text.split("\n## From Python\n", 1)[1]
-    section = re.split(r"\n### Plots\n|\n## ", section, maxsplit=1)[0]
+    section = re.split(r"\n## ", section, maxsplit=1)[0]      # with its Plots subsection
     return re.findall(r"```python\n(.*?)```", section, flags=re.S)
 
 
