@@ -45,7 +45,7 @@ class _SparseLinear(BaseEstimator):
                  initial_t=None, decay_learning_rate=None, radius=None, projection=None, period=None,
                  threshold=None, cumulative_penalty=None, batch_size=None, quantile_tau=None, ftrl_alpha=None,
                  ftrl_beta=None, p_norm=None, noconstant=False, hash=None, hash_seed=None, oaa=None,
-                 holdout_off=True, random_seed=0, passes=1, shuffle=False, column_offset=0):
+                 holdout_off=True, random_seed=0, passes=1, shuffle=False, column_offset=0, objective=False):
         self.loss = loss
         self.algo = algo
         self.l1 = l1
@@ -80,6 +80,7 @@ class _SparseLinear(BaseEstimator):
         self.passes = passes
         self.shuffle = shuffle
         self.column_offset = column_offset
+        self.objective = objective
 
     # ------------------------------------------------------------------ set-up
     def _options(self, classes: int = 0) -> dict:
@@ -111,8 +112,22 @@ class _SparseLinear(BaseEstimator):
             sw = None if sample_weight is None else sample_weight[s:s + CHUNK]
             eng.learn(csr_block(X[s:s + CHUNK], y[s:s + CHUNK], sw, eng.cfg, self.column_offset))
 
+    def _objective(self, X, y, sample_weight) -> dict:
+        """The CLI's --objective after a pass: the regularized objective over the training rows
+        (``streamlearn.objective.evaluate``: average loss + the learner's regularizer, ||w||_1,
+        non-zero weights, data accesses so far)."""
+        from streamlearn import objective
+        from streamlearn.session import allocate_table
+        eng = self.engine_
+        blocks = [csr_block(X[s:s + CHUNK], y[s:s + CHUNK], None if sample_weight is None else
+                            sample_weight[s:s + CHUNK], eng.cfg, self.column_offset)
+                  for s in range(0, X.shape[0], CHUNK)]
+        eng._predictor = eng._weights = None
+        return objective.evaluate(eng.cfg, eng.run, blocks, allocate_table)
+
     def _fit_passes(self, X, y, sample_weight) -> None:
         eng = self.engine_
+        self.objective_ = []
         rng = np.random.default_rng(self.random_seed)
         for p in range(self.passes):
             if p:
@@ -123,6 +138,8 @@ class _SparseLinear(BaseEstimator):
                 self._learn(X[order], y[order], None if sample_weight is None else sample_weight[order])
             else:
                 self._learn(X, y, sample_weight)
+            if self.objective:
+                self.objective_.append(self._objective(X, y, sample_weight))
         self._publish()
 
     def _weights(self, sample_weight, n):

@@ -102,6 +102,24 @@ def cli_model(tmp_path, X, y, *opts):
 
 # ---------------------------------------------------------------------- fit == the CLI
 
+def test_passes_and_objective_equal_the_clis(tmp_path):
+    """``passes`` with ``objective=True``: the model of ``train --passes 3 --holdout-off`` and its
+    ``--objective`` line after every pass (value and data accesses)."""
+    X, y = sparse_classification()
+    est = SparseLinearClassifier(algo="tg", l1=1e-3, passes=3, objective=True).fit(X, y)
+    labels = np.where(y == est.classes_[1], 1, -1)
+    data = write_libsvm(tmp_path / "d.libsvm", X, labels)
+    res = cli("train", "-d", data, "-f", tmp_path / "cli.model", "--loss", "logistic", "--algo", "tg",
+              "--l1", "1e-3", "--passes", 3, "--holdout-off", "--objective", "--quiet")
+    assert est.to_bytes() == (tmp_path / "cli.model").read_bytes()
+    shown = re.findall(r"objective after pass \d+ \(training examples\): (\S+) .*data accesses = (\d+)",
+                       res.output)
+    assert len(shown) == 3 and len(est.objective_) == 3
+    for (value, accesses), got in zip(shown, est.objective_):
+        assert f"{got['objective']:.12g}" == value and got["accesses"] == int(accesses)
+    assert est.objective_[2]["objective"] < est.objective_[0]["objective"]
+
+
 @pytest.mark.parametrize("params, opts", [
     ({}, ["--loss", "logistic"]),
     (dict(algo="tg", l1=1e-3), ["--loss", "logistic", "--algo", "tg", "--l1", "1e-3"]),
