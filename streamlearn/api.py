@@ -211,8 +211,10 @@ def csr_block(X, y, sample_weight, cfg: TrainConfig, column_offset: int = 0, sou
     if const:
         idx[new_ptr[1:] - 1] = CONSTANT_RAW_INDEX & ((1 << cfg.bits) - 1)
         val[new_ptr[1:] - 1] = 1.0
-    labels = np.full(n, np.nan) if y is None else np.asarray(y, np.float64)
-    weights = np.ones(n) if sample_weight is None else np.asarray(sample_weight, np.float64)
+    # fresh C-contiguous, writable arrays: a read-only or strided input (a joblib memmap, a view)
+    # would otherwise be a new array type to the kernels, compiled again for it
+    labels = np.full(n, np.nan) if y is None else np.array(y, np.float64, order="C")
+    weights = np.ones(n) if sample_weight is None else np.array(sample_weight, np.float64, order="C")
     empty = np.zeros(n, np.int64)
     return ParsedBlock(source, labels, weights, np.zeros(n), np.arange(1, n + 1, dtype=np.int64), new_ptr, idx,
                        val, np.zeros(0, np.uint8), empty, empty, np.zeros((0, 4), np.int64), [])
