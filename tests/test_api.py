@@ -27,14 +27,15 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # ---------------------------------------------------------------------- scikit-learn's checks
 
-#: one instance per learner (the regressor with the learners that fit sklearn's toy regression in one
-#: pass; eg is left out: its weights live on a scaled simplex, and one pass at any rate tried stays at
-#: R^2 ~ 0 on check_regressors_train's data, far below its 0.5)
+#: one instance per learner, and the regressor with the squared and the quantile loss (the suite's
+#: time is bounded, and every check runs ~64 times per instance: the learners' other losses and
+#: options are covered by the equality tests below). eg is checked as a classifier only: its weights
+#: live on a scaled simplex, and one pass at any rate tried stays at R^2 ~ 0 on
+#: check_regressors_train's data, far below its 0.5.
 CHECKED = [
     SparseLinearClassifier(),
     SparseLinearClassifier(algo="tg", l1=1e-4),
     SparseLinearClassifier(algo="fobos", l1=1e-4),
-    SparseLinearClassifier(algo="fobos", reg="elastic", l1=1e-4, l2=1e-4),
     SparseLinearClassifier(algo="l1ball", radius=10.0),
     SparseLinearClassifier(algo="eg", radius=10.0),
     SparseLinearClassifier(algo="smidas"),
@@ -43,13 +44,8 @@ CHECKED = [
     SparseLinearClassifier(algo="ftrl"),
     SparseLinearClassifier(algo="gravity", l1=1e-4),
     SparseLinearClassifier(loss="softmax"),
-    SparseLinearClassifier(loss="hinge"),
     SparseLinearRegressor(),
     SparseLinearRegressor(loss="quantile"),
-    SparseLinearRegressor(algo="tg", l1=1e-4),
-    SparseLinearRegressor(algo="ftrl"),
-    SparseLinearRegressor(algo="l1ball", radius=10.0, learning_rate=0.1),
-    SparseLinearRegressor(algo="smidas", learning_rate=0.1),
 ]
 
 SAMPLE_WEIGHT = ("sample_weight is VW's importance weight: an update with importance h is not h unit updates "
