@@ -108,6 +108,23 @@ def model_content(cfg: TrainConfig, table, st, touched, in_force) -> tuple[dict,
     return _model_header(cfg, st, names), rows, values
 
 
+def readable_content(cfg: TrainConfig, table, st, touched, in_force) -> tuple[list, np.ndarray, np.ndarray]:
+    """(header lines, weight indices, rows) of the readable model of a finalized table. VW's weight
+    lines: with the per-feature state (save_resume) every row with a weight or a G/N that is not 0,
+    as "slot:w G N"; weights only (--predict-only-model, -t) "slot:w", w != 0."""
+    keep = in_force != 0.0
+    if cfg.predict_only_model or cfg.testonly:
+        rows, values = touched[keep], in_force[keep][:, None]
+    else:
+        rows = touched
+        shown = table[touched, 0] if learners.get(cfg.algo).readable_raw else in_force
+        values = np.column_stack([shown] + [table[touched, c] for c in learners.readable_columns(cfg)])
+    header = _readable_header(cfg, int(keep.sum()))
+    if learners.get(cfg.algo).readable_raw:
+        header.append(f"l1_state {st[S.S_GRAVITY_VW]:g}")
+    return header, rows, values
+
+
 def save_outputs(cfg: TrainConfig, run, snapshot: bool = False) -> int:
     """Finalize the table and write -f / --readable-model. Returns the number of non-zero weights.
 
@@ -125,23 +142,13 @@ def save_outputs(cfg: TrainConfig, run, snapshot: bool = False) -> int:
         return int(count_nonzero(table))
     touched = nonzero_rows(table, lay.saved)     # rows with a weight or saved state that is not 0
     in_force = learners.weights_in_force(cfg, table, st, touched)
-    index, weights = touched[in_force != 0.0], in_force[in_force != 0.0]
+    index = touched[in_force != 0.0]
     if cfg.classes:
         run.rows_in_use = rows_in_use(index, cfg.class_width)
     if cfg.final_model:
         save_model(cfg.final_model, *model_content(cfg, table, st, touched, in_force))
     if cfg.readable_model or cfg.invert_hash:
-        # VW's weight lines: with the per-feature state (save_resume) every row with a weight or a
-        # G/N that is not 0, as "slot:w G N"; weights only (--predict-only-model, -t) "slot:w", w != 0
-        if cfg.predict_only_model or cfg.testonly:
-            rows, values = index, weights[:, None]
-        else:
-            rows = touched
-            shown = table[touched, 0] if learners.get(cfg.algo).readable_raw else in_force
-            values = np.column_stack([shown] + [table[touched, c] for c in learners.readable_columns(cfg)])
-        header = _readable_header(cfg, index.shape[0])
-        if learners.get(cfg.algo).readable_raw:
-            header.append(f"l1_state {st[S.S_GRAVITY_VW]:g}")
+        header, rows, values = readable_content(cfg, table, st, touched, in_force)
         if cfg.readable_model:
             write_readable_model(cfg.readable_model, header, rows, values)
         if cfg.invert_hash:

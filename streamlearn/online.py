@@ -242,20 +242,9 @@ class Model:
     def _readable(self, names: bool) -> str:
         from streamlearn import learners
         from streamlearn.io.writers import write_readable_model
-        from streamlearn.model_io import _readable_header
+        from streamlearn.model_io import readable_content
         cfg, engine = self.cfg, self.engine
-        table, st, touched, in_force = engine.finalized()
-        index = touched[in_force != 0.0]
-        if cfg.predict_only_model or cfg.testonly:
-            rows, values = index, in_force[in_force != 0.0][:, None]
-        else:
-            rows = touched
-            shown = table[touched, 0] if learners.get(cfg.algo).readable_raw else in_force
-            values = np.column_stack([shown] + [table[touched, c] for c in learners.readable_columns(cfg)])
-        header = _readable_header(cfg, index.shape[0])
-        if learners.get(cfg.algo).readable_raw:
-            from streamlearn.kernels import state as S
-            header.append(f"l1_state {st[S.S_GRAVITY_VW]:g}")
+        header, rows, values = readable_content(cfg, *engine.finalized())
         fd, path = tempfile.mkstemp(suffix=".txt", prefix="streamlearn-readable-")
         os.close(fd)
         try:
