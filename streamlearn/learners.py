@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from streamlearn.kernels import eg, fobos, ftrl, gd, l1ball, multiclass, scd, smidas, softmax
+from streamlearn.kernels import eg, fobos, ftrl, gd, l1ball, multiclass, pegasos, scd, smidas, softmax
 from streamlearn.kernels import state as S
 from streamlearn.kernels.losses import LOGISTIC, LOGISTIC_BOUND, LOSSES
 from streamlearn.kernels.spec import Layout, LearnerSpec
@@ -31,6 +31,7 @@ SPECS = (
     ftrl.FTRL,
     softmax.SOFTMAX,
     gd.GRAVITY,
+    pegasos.PEGASOS,
 )
 LEARNERS = {spec.name: spec for spec in SPECS}
 Learner = LearnerSpec

@@ -43,6 +43,7 @@ CHECKED = [
     SparseLinearClassifier(algo="subgradient", l1=1e-4),
     SparseLinearClassifier(algo="ftrl"),
     SparseLinearClassifier(algo="gravity", l1=1e-4),
+    SparseLinearClassifier(algo="pegasos", l2=1e-3),
     SparseLinearClassifier(loss="softmax"),
     SparseLinearRegressor(),
     SparseLinearRegressor(loss="quantile"),

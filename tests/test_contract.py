@@ -40,6 +40,7 @@ OPTIONS = {
     "scd": ["--algo", "scd", "--l1", "1e-3", "--passes", "3"],
     "ftrl": ["--algo", "ftrl", "--l1", "0.5", "--l2", "0.1"],
     "gravity": ["--algo", "gravity", "--l1", "1e-4"],
+    "pegasos": ["--algo", "pegasos", "--l2", "0.01"],
 }
 
 #: (check, learner) -> why the check does not apply

@@ -169,7 +169,8 @@ def test_every_learner_takes_expanded_features(data, tmp_path, algo):
             "l1ball": ["--radius", "5"], "eg": ["--algo", "eg", "--radius", "5"],
             "smidas": ["--algo", "smidas", "--l1", "1e-4"], "rounding": ["--algo", "rounding", "--threshold", "1e-3"],
             "subgradient": ["--algo", "subgradient", "--l1", "1e-4"], "scd": ["--algo", "scd", "--l1", "1e-3"],
-            "ftrl": ["--algo", "ftrl", "--l1", "0.5"], "gravity": ["--algo", "gravity", "--l1", "1e-4"]}[algo]
+            "ftrl": ["--algo", "ftrl", "--l1", "0.5"], "gravity": ["--algo", "gravity", "--l1", "1e-4"],
+            "pegasos": ["--algo", "pegasos", "--l2", "0.01"]}[algo]
     m = tmp_path / "m.slm"
     r = ok("train", "-d", data, "-q", "ui", "--loss", "logistic", "-f", m, *opts)
     assert "non-zero weights" in r.stderr

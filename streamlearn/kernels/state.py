@@ -135,6 +135,7 @@ A_SCD = 8             # stochastic coordinate descent, a batch method (Shalev-Sh
 A_FTRL = 9            # FTRL-Proximal with per-coordinate rates (McMahan et al. 2013, Algorithm 1)
 A_GRAVITY = 10        # VW's --l1: one global gravity since the start, weights truncated when read
 A_SOFTMAX = 11        # multinomial logistic regression with FOBOS regularizers on each feature's row
+A_PEGASOS = 12        # Pegasos with a lazy global scale (Shalev-Shwartz, Singer & Srebro 2007; FOBOS paper §7.1)
 
 # ----------------------------------------------------------------------------- fobos regularizers
 REG_L1 = 0            # lambda ||w||_1, eq. 6 (lazy, per coordinate)
