@@ -17,7 +17,7 @@ import numpy as np
 from streamlearn.kernels import scd as K
 from streamlearn.kernels.losses import LOGISTIC, LOSSES
 
-ORDERS = {"random": K.RANDOM, "cyclic": K.CYCLIC}
+ORDERS = {"random": K.RANDOM, "cyclic": K.CYCLIC, "greedy": K.GREEDY}
 STEPS = {"column": K.COLUMN, "paper": K.PAPER, "newton": K.NEWTON}
 
 # bytes per stored feature entry at the peak of fit_scd (see memory_needed)
@@ -125,11 +125,11 @@ def fit_scd(blocks, bits: int, loss: str, lam: float, epochs: int, order, seed: 
     code = LOSSES[loss]
     if isinstance(order, str):
         if order not in ORDERS:
-            raise ValueError(f"unknown coordinate order {order!r} (random or cyclic)")
+            raise ValueError(f"unknown coordinate order {order!r} (random, cyclic or greedy)")
         order = ORDERS[order]
     order = int(order)
-    if order not in (K.RANDOM, K.CYCLIC):
-        raise ValueError(f"unknown coordinate order {order} (0 = random, 1 = cyclic)")
+    if order not in (K.RANDOM, K.CYCLIC, K.GREEDY):
+        raise ValueError(f"unknown coordinate order {order} (0 = random, 1 = cyclic, 2 = greedy)")
     lam = float(lam)
     if not lam >= 0.0:
         raise ValueError(f"lambda must be >= 0, not {lam}")
@@ -143,6 +143,8 @@ def fit_scd(blocks, bits: int, loss: str, lam: float, epochs: int, order, seed: 
     step = int(step)
     if step not in (K.PAPER, K.COLUMN, K.NEWTON):
         raise ValueError(f"unknown step form {step} (0 = paper, 1 = column, 2 = newton)")
+    if order == K.GREEDY and step == K.NEWTON:
+        raise ValueError("the greedy order needs the column or paper step (Algorithm 1's bound)")
 
     t0 = time.perf_counter()
     indptr, idx, val, labels, h, z, seen = _gather(blocks, code)
@@ -206,7 +208,7 @@ def fit_scd(blocks, bits: int, loss: str, lam: float, epochs: int, order, seed: 
         "examples_read": seen, "examples": m, "entries": int(rows.shape[0]), "columns": d,
         "weight_sum": hsum, "beta": beta, "step": {v: k for k, v in STEPS.items()}[step],
         "epochs": epochs, "steps_per_epoch": d,
-        "order": "random" if order == K.RANDOM else "cyclic", "accesses": accesses,
+        "order": {v: k for k, v in ORDERS.items()}[order], "accesses": accesses,
         "loss": ls, "regularizer": reg, "objective": ls + reg,
         "paper_objective": ls + paper_reg,   # Eq. 7 at w in R^{2d}: lam * sum_j w_j
         "objectives": objectives, "paper_objectives": paper_objectives, "nonzero": int(w_index.shape[0]),

@@ -425,3 +425,60 @@ def test_memory_needed_grows():
     assert scd.memory_needed(2000, 10_000) > a
     # at least the CSC copy (int64 row + float64 value per entry) and three float64 per example
     assert a >= 16 * 10_000 + 24 * 1000
+
+
+def dense_greedy(X, y, hn, base, lam, code, nsteps, step):
+    """Deterministic coordinate descent (DETCD) with dense arithmetic: at every step the full
+    gradient of R over X^ = [X, -X], each coordinate's step max(-w_j, -g_j / beta_j) and the decrease
+    of the bound it guarantees, -(eta g + beta eta^2 / 2); the first coordinate with the largest one.
+    Yields (coordinate, w) after each step."""
+    Xh = np.hstack([X, -X])
+    beta = documented_beta(X, hn, code, step)
+    beta = np.concatenate([beta, beta])
+    w = np.zeros(Xh.shape[1])
+    for _ in range(nsteps):
+        z = base + Xh @ w
+        g = (hn * dense_dloss(code, z, y)) @ Xh + lam
+        eta = np.maximum(-w, -g / beta)
+        dec = -(eta * g + beta * eta ** 2 / 2)
+        j = int(np.argmax(dec)) if dec.max() > 0 else 0
+        w[j] += max(-w[j], -g[j] / beta[j])
+        yield j, w.copy()
+
+
+@pytest.mark.parametrize("loss", ["squared", "logistic"])
+@pytest.mark.parametrize("step", ["column", "paper"])
+def test_greedy_order_equals_dense_detcd(loss, step):
+    """--cd-order greedy: every step picks the dense transcription's coordinate and moves w as it does,
+    and R(w) (Eq. 7) never increases."""
+    code = LOSSES[loss]
+    rng = np.random.default_rng(11 + code)
+    X, y, hn, base = small_problem(rng, code)
+    cols, colptr, rows, vals = csc_of(X)
+    d = X.shape[1]
+    betas = (K.column_smoothness(colptr, rows, vals, hn, K.BETA[code]) if step == "column"
+             else K.column_betas(colptr, vals, K.BETA[code]))
+    form = K.COLUMN if step == "column" else K.PAPER
+    z = base.copy()
+    w = np.zeros(2 * d)
+    lam = 0.01
+    last = np.inf
+    for t, (j_ref, w_ref) in enumerate(dense_greedy(X, y, hn, base, lam, code, 4 * d, step)):
+        dl = np.empty(z.shape[0])
+        assert K.greedy_coordinate(colptr, rows, vals, betas, y, hn, z, w, lam, code, dl) == j_ref
+        reads = K.scd_epochs(colptr, rows, vals, betas, y, hn, z, w, lam, code, 1, 1, K.GREEDY, 0, t, form)
+        assert reads >= rows.shape[0]          # the full gradient is read at every step
+        np.testing.assert_allclose(w, w_ref, rtol=1e-12, atol=1e-12)
+        r = hn @ dense_loss(code, z, y) + lam * w.sum()
+        assert r <= last + 1e-12
+        last = r
+
+
+def test_greedy_order_needs_a_bounded_step():
+    from helpers import cli
+    res = cli("train", "--algo", "scd", "--l1", "0.01", "--cd-order", "greedy", input="1 | a\n", expect_ok=False)
+    assert res.output == ("Error: --cd-order greedy is Algorithm 1's deterministic rule: it needs --cd-step "
+                          "column or paper (the default newton step has no such bound)\n")
+    res = cli("train", "--algo", "scd", "--l1", "0.01", "--cd-order", "greedy", "--cd-step", "column",
+              "--passes", "2", input="1 | a\n-1 | b\n1 | a b\n")
+    assert "greedy coordinates" in res.output

@@ -64,6 +64,8 @@ import math
 import numpy as np
 from numba import njit
 
+from streamlearn.errors import OptionError
+
 from streamlearn.kernels.gd import learn_sgd_block
 from streamlearn.kernels.losses import LOGISTIC, SQUARED, loss_dloss, loss_value
 from streamlearn.kernels.spec import Layout, LearnerSpec, l1_regularizer
@@ -71,6 +73,7 @@ from streamlearn.kernels.state import A_SCD
 
 RANDOM = 0   # coordinates drawn uniformly at random (Algorithm 1 / 2)
 CYCLIC = 1   # coordinates 0+, 0-, 1+, 1-, ... in turn
+GREEDY = 2   # the coordinate whose step decreases the bound most (deterministic CD, DETCD)
 
 PAPER = 0    # per-column beta_c = beta * max(1, max_i x_ic^2) (the paper's beta on data in [-1, 1])
 COLUMN = 1   # per-column beta_c = beta * sum_i hn_i x_ic^2, the coordinate's smoothness constant
@@ -256,6 +259,39 @@ def scd_step(colptr, rows, vals, betas, labels, hn, z, w, lam, code, j):
     return e - s
 
 
+@njit(cache=True, nogil=True)
+def greedy_coordinate(colptr, rows, vals, betas, labels, hn, z, w, lam, code, dl):
+    """The signed coordinate of deterministic coordinate descent (Shalev-Shwartz & Tewari 2009,
+    Section 2, the deterministic rule of Algorithm 1, "DETCD"): from the full gradient, for every
+    coordinate j the step eta_j = max(-w_j, -g_j / beta_c) of ``scd_step`` and the decrease it
+    guarantees of the bound R(w + eta e_j) <= R(w) + eta g_j + beta_c eta^2 / 2, i.e.
+    -(eta_j g_j + beta_c eta_j^2 / 2); the first coordinate with the largest one (0 when no step
+    decreases the bound). ``dl`` (length m) is scratch for hn_i L'(z_i, y_i). Reads every entry once."""
+    m = z.shape[0]
+    for i in range(m):
+        dl[i] = hn[i] * loss_dloss(code, z[i], labels[i], 0.5)
+    d = colptr.shape[0] - 1
+    best = 0
+    best_dec = 0.0
+    for c in range(d):
+        if not betas[c] > 0.0:
+            continue
+        gc = 0.0
+        for k in range(colptr[c], colptr[c + 1]):
+            gc += dl[rows[k]] * vals[k]
+        for half in range(2):
+            j = c + half * d
+            g = (gc if half == 0 else -gc) + lam
+            eta = -g / betas[c]
+            if eta < -w[j]:
+                eta = -w[j]
+            dec = -(eta * g + 0.5 * betas[c] * eta * eta)
+            if dec > best_dec:
+                best_dec = dec
+                best = j
+    return best
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _d2loss(code, a, y):
     """Second derivative of streamlearn's loss in the prediction a: 2 for squared loss (p - y)^2,
@@ -366,6 +402,9 @@ def scd_epochs(colptr, rows, vals, betas, labels, hn, z, w, lam, code, epochs, s
     ``first_step``) visits column (t mod 2d') // 2, its positive part when t is even, its negative part
     when odd.
 
+    GREEDY (COLUMN or PAPER only): the coordinate of ``greedy_coordinate`` (deterministic CD), whose
+    full gradient is counted in the entries read.
+
     ``form`` NEWTON: the steps of ``scd_newton_step`` over the d' columns (``betas`` unused): RANDOM
     draws ``coordinate_sequence(seed, d', steps)``, CYCLIC visits column t mod d'.
 
@@ -378,9 +417,13 @@ def scd_epochs(colptr, rows, vals, betas, labels, hn, z, w, lam, code, epochs, s
         np.random.seed(seed)
     reads = 0
     t = first_step
+    dl = np.empty(z.shape[0] if order == GREEDY else 0)
     for _ in range(epochs):
         for _ in range(steps_per_epoch):
-            if order == RANDOM:
+            if order == GREEDY:
+                j = greedy_coordinate(colptr, rows, vals, betas, labels, hn, z, w, lam, code, dl)
+                reads += rows.shape[0]
+            elif order == RANDOM:
                 j = draw_coordinate(n)
             elif form == NEWTON:
                 j = t % n
@@ -417,14 +460,20 @@ def scd_objective(labels, hn, z, w, lam, code):
 
 # a batch method, run by streamlearn.scd_run (the solver: streamlearn.scd); the table holds the
 # weights, filled in after the fit, which predict with the plain kernel
+def _check(cfg, flag) -> None:
+    if cfg.cd_order == "greedy" and cfg.cd_step == "newton":
+        raise OptionError("--cd-order greedy is Algorithm 1's deterministic rule: it needs --cd-step column "
+                          "or paper (the default newton step has no such bound)")
+
+
 SCD = LearnerSpec(
-    name="scd", code=A_SCD, kernel=learn_sgd_block,
+    name="scd", code=A_SCD, kernel=learn_sgd_block, check=_check,
     describe=lambda c: (f"scd (stochastic coordinate descent, a batch method: l1 = {c.l1:g}, "
                         f"{c.passes} epochs, {c.cd_order} coordinates, {c.cd_step} step)"),
     layout=lambda c: Layout(("w",), 1),
     regularizer=l1_regularizer,
     options=("l1", "cd_order", "cd_step", "max_memory"),
-    choices={"cd_order": ("random", "cyclic"), "cd_step": ("column", "paper", "newton")},
+    choices={"cd_order": ("random", "cyclic", "greedy"), "cd_step": ("column", "paper", "newton")},
     plain_only=lambda c: "its coordinate steps are exact minimizations, with no step size",
     batch=True,
 )
