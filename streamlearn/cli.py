@@ -224,6 +224,13 @@ def main():
 @click.option("--plot", "plot", default=None, metavar="FILE.png",
               help="Draw the progress (average loss and non-zero weights over examples) to FILE "
                    "(.png, .pdf or .svg; needs matplotlib).")
+@click.option("--trace", "trace", default=None, metavar="FILE",
+              help="Write a row every --trace-every examples (loss, errors, non-zero weights, features "
+                   "seen, data accesses, time) to FILE, tab-separated.")
+@click.option("--trace-every", "trace_every", type=INT, default=None, metavar="N",
+              help="Examples between two --trace rows (default 1000).")
+@click.option("--trace-data", "trace_data", default=None, metavar="FILE",
+              help="With --trace: also the test loss, test error and objective on FILE's examples.")
 @click.option("--link", type=click.Choice(LINK_NAMES), default="identity",
               help="Link function applied to predictions.")
 @click.option("--binary", is_flag=True, default=False, help="Predict the sign (-1/1) and report 0/1 loss.")

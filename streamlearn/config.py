@@ -55,7 +55,8 @@ OPTION_STAGES = (("regularization", TG_OPTIONS), ("p_norm", ("p_norm",)), ("reg"
                  ("radius", ("radius", "projection")), ("ftrl", ("ftrl_alpha", "ftrl_beta")))
 #: options that do not apply to the batch learner scd (no step size, no holdout, no sampling)
 SCD_REFUSES = ("learning_rate", "power_t", "initial_t", "decay_learning_rate", "holdout_period",
-               "holdout_off", "early_terminate", "shuffle", "invariant", "sgd", "plot")
+               "holdout_off", "early_terminate", "shuffle", "invariant", "sgd", "plot", "trace",
+               "trace_every", "trace_data")
 #: learner tables derived from the specs: name -> the option whose choices it lists
 _CHOICE_TABLES = {"REG_NAMES": "reg", "PROJECTION_NAMES": "projection", "CD_ORDERS": "cd_order",
                   "CD_STEPS": "cd_step"}
@@ -138,6 +139,7 @@ FLAG = {
     "ngram": "--ngram", "skips": "--skips", "ignore": "--ignore", "ignore_linear": "--ignore_linear",
     "keep": "--keep", "redefine": "--redefine", "testonly": "-t/--testonly", "invert_hash": "--invert_hash",
     "audit": "--audit", "ftrl_alpha": "--ftrl-alpha", "ftrl_beta": "--ftrl-beta",
+    "trace": "--trace", "trace_every": "--trace-every", "trace_data": "--trace-data",
     "oaa": "--oaa", "indexing": "--indexing", "probabilities": "--probabilities", "scores": "--scores",
     "raw_predictions": "-r/--raw-predictions", "link": "--link",
 }
@@ -193,6 +195,9 @@ class TrainConfig:
     predictions: str | None = None
     readable_model: str | None = None
     plot: str | None = None         # --plot FILE.png: the progress plot (streamlearn.plot.progress)
+    trace: str | None = None        # --trace FILE: a row every --trace-every examples (streamlearn.trace)
+    trace_every: int = 1000
+    trace_data: str | None = None   # --trace-data FILE: test loss/error and objective in every trace row
     objective: bool = False
     objective_data: str | None = None
     shuffle: bool = False
@@ -368,7 +373,7 @@ def _check_train(cfg: TrainConfig) -> None:
     if cfg.expands:
         cfg.feature_spec()      # raises OptionError for a malformed expansion option
     paths = [(n, getattr(cfg, n)) for n in ("final_model", "readable_model", "invert_hash", "cache_file",
-                                            "predictions", "plot")]
+                                            "predictions", "plot", "trace")]
     outputs = [(n, p) for n, p in paths if p and p != "-"]
     for i, (n1, p1) in enumerate(outputs):
         for n2, p2 in outputs[i + 1:]:
@@ -379,6 +384,15 @@ def _check_train(cfg: TrainConfig) -> None:
             raise OptionError(f"output file {p} is also an input")
     if cfg.plot is not None:
         _check_plot(cfg.plot)
+    if cfg.trace_every < 1:
+        raise OptionError(f"--trace-every must be at least 1 (got {cfg.trace_every})")
+    for name in ("trace_every", "trace_data"):
+        if name in cfg.explicit and cfg.trace is None:
+            raise OptionError(f"{FLAG[name]} needs --trace FILE")
+    if cfg.trace is not None:
+        folder = os.path.dirname(cfg.trace) or "."
+        if not os.path.isdir(folder):
+            raise OptionError(f"--trace {cfg.trace}: directory {folder} does not exist")
 
 
 #: the formats --plot writes (by the file's suffix)

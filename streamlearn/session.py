@@ -97,8 +97,8 @@ class Run:
         self.report_faults(block)
         n = block.n
         self.examples += n
-        before = self.entries
-        self.entries += int(block.indptr[n])
+        before = self.entries - int(block.indptr[0])     # indptr may start past 0 (a piece of a block)
+        self.entries += int(block.indptr[n] - block.indptr[0])
         K = self.classes
         preds = np.empty((n, K + 2)) if K else np.empty(n)
         ctr = self.ctr
@@ -362,7 +362,7 @@ def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
     """Train an online learner as configured. Returns a small dict of results (for tests and the
     Python API); with ``progress`` (or ``--plot``) also the progress rows as arrays, "progress"
     (``streamlearn.history.ProgressHistory.as_dict``)."""
-    check_readable(cfg.sources + ((cfg.objective_data,) if cfg.objective_data else ()))
+    check_readable(cfg.sources + tuple(p for p in (cfg.objective_data, cfg.trace_data) if p))
     learner = learners.get(cfg.algo)
     hashing = hashing_of(cfg)
     holdout = cfg.holdout
@@ -407,6 +407,10 @@ def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
         run.names = FeatureNames(hashing.features, cfg.bits, cfg.noconstant, cfg.hash_seed, cfg.hash, cfg.classes)
         if cfg.audit:     # G is shown while learning with adaptive rates, as VW does
             run.audit_g = learners.layout(cfg).g if cfg.adaptive and not cfg.testonly else -1
+    trace = None
+    if cfg.trace:
+        from streamlearn.trace import Trace, load_test_blocks
+        trace = Trace(cfg, run, load_test_blocks(cfg) if cfg.trace_data else None)
     best_holdout = None
     no_win = 0
     passes_done = 0
@@ -436,7 +440,11 @@ def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
                 blocks = read_cache(cache_path, source_name)
             try:
                 for block in pipelined(blocks):
-                    run.process(block)
+                    if trace is None:
+                        run.process(block)
+                    else:       # blocks cut where a trace row falls (the same learning)
+                        for piece in trace.split(block):
+                            trace.account(piece, run.process(piece))
             except BaseException:
                 if cache_writer is not None:
                     cache_writer.discard()
@@ -466,6 +474,8 @@ def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
                             break
         if history is not None and history.last_examples() != int(ctr[S.C_EXAMPLES]):
             run.record_progress()       # the end of training: short runs have a point too
+        if trace is not None:
+            trace.finish()
         if not early_stop or nonzero is None:
             nonzero = save_outputs(cfg, run)
     finally:

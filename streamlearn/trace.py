@@ -1,0 +1,188 @@
+"""Trace reporting within a pass (``train --trace FILE --trace-every N [--trace-data FILE]``): a row
+every N examples read (and one at the end of training) with what the papers plot against the examples
+seen, written to FILE as tab-separated values (atomically, at the end of training).
+
+Columns, each cumulative over the run (all passes) at the row:
+
+* ``examples`` (examples read), ``weighted`` (their importance weights);
+* ``average_loss`` (the progressive loss, as the progress table's first column) and ``errors`` /
+  ``error_rate``: the progressive 0/1 errors of the labeled examples read (the sign of the score
+  against the label's for binary losses, the class for --oaa; empty for regression losses);
+* ``nonzero``: the weights in force that are not 0 (counted on a copy, as ``streamlearn.history``),
+  and ``nonzero_rows`` with --oaa (features with a class weight that is not 0);
+* ``features_seen``: distinct hashed weight indices among the examples' features so far;
+* ``accesses``: feature entries read by the learner (the data accesses of --objective), ``seconds``
+  since training started;
+* with ``--trace-data FILE``: ``test_loss``, ``test_error`` (the weights in force on FILE's examples,
+  nothing learned) and ``objective`` (``streamlearn.objective.evaluate`` on FILE: its loss plus the
+  learner's regularizer).
+
+Rows fall exactly every N examples: blocks are cut at those examples (``split``) and each piece goes
+through the learner as its block would, so a traced run learns what an untraced one learns.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from streamlearn import learners
+from streamlearn.io.blocks import ParsedBlock
+from streamlearn.kernels import state as S
+
+CLASSIFYING = ("logistic", "hinge", "softmax")
+
+
+def sub_block(block: ParsedBlock, a: int, b: int) -> ParsedBlock:
+    """Examples a..b-1 of a block, as a block (the feature arrays are shared: ``indptr`` keeps its
+    absolute positions, which is all the kernels read)."""
+    faults = block.faults
+    keep = (faults[:, 0] >= a) & (faults[:, 0] < b) if faults.shape[0] else np.zeros(0, bool)
+    f = faults[keep].copy()
+    if f.shape[0]:
+        f[:, 0] -= a
+    out = ParsedBlock(block.source, block.labels[a:b], block.weights[a:b], block.bases[a:b], block.lines[a:b],
+                      block.indptr[a:b + 1], block.idx, block.val, block.tag_buf, block.tag_s[a:b],
+                      block.tag_e[a:b], f, [t for t, k in zip(block.fault_text, keep) if k],
+                      counts=None if block.counts is None else block.counts[a:b], ns=block.ns,
+                      text_lines=None if block.text_lines is None else block.text_lines[a:b])
+    if block.counts is None:        # the reports count the example's own row length
+        out.counts = np.diff(block.indptr[a:b + 1])
+    return out
+
+
+class Trace:
+    """The trace of one training run (module docstring)."""
+
+    def __init__(self, cfg, run, test_blocks=None):
+        self.cfg = cfg
+        self.run = run
+        self.every = int(cfg.trace_every)
+        self.test_blocks = test_blocks
+        self.rows: list[dict] = []
+        self.read = 0
+        self.weighted = 0.0
+        self.errors = 0
+        self.labeled = 0
+        self.seen = np.zeros(1 << cfg.bits, bool)
+        self.started = time.perf_counter()
+        self.classify = cfg.loss in CLASSIFYING or bool(cfg.classes)
+
+    def split(self, block: ParsedBlock):
+        """The block cut where the example count reaches a multiple of ``every`` (the pieces in order)."""
+        n = block.n
+        a = 0
+        while a < n:
+            room = self.every - self.read % self.every
+            b = min(n, a + room)
+            yield block if (a == 0 and b == n) else sub_block(block, a, b)
+            a = b
+
+    def account(self, block: ParsedBlock, preds: np.ndarray) -> None:
+        """After the learner ran on a piece: its errors and features; a row when a multiple of
+        ``every`` examples has been read."""
+        n = block.n
+        if n:
+            self.seen[block.idx[block.indptr[0]:block.indptr[n]]] = True
+        y = block.labels
+        labeled = y == y
+        self.weighted += float(block.weights.sum())
+        if self.classify and n:
+            if self.cfg.classes:
+                wrong = preds[:, 0] != y
+            else:
+                wrong = (preds > 0.0) != (y > 0.0)
+            self.errors += int(np.count_nonzero(wrong & labeled))
+        self.labeled += int(np.count_nonzero(labeled))
+        self.read += n
+        if n and self.read % self.every == 0:
+            self.row()
+
+    def row(self) -> None:
+        from streamlearn.history import nonzero_in_force
+        run, cfg, ctr = self.run, self.cfg, self.run.ctr
+        wl = ctr[S.C_W_LABELED]
+        r = {"examples": self.read, "weighted": self.weighted,
+             "average_loss": ctr[S.C_SUM_LOSS] / wl if wl > 0 else math.nan,
+             "errors": self.errors if self.classify else None,
+             "error_rate": (self.errors / self.labeled if self.labeled else math.nan) if self.classify else None,
+             "nonzero": nonzero_in_force(cfg, run.table, run.prm, run.iprm, run.st),
+             "features_seen": int(np.count_nonzero(self.seen)), "accesses": run.entries,
+             "seconds": time.perf_counter() - self.started}
+        if cfg.classes:
+            r["nonzero_rows"] = self._rows()
+        if self.test_blocks is not None:
+            r.update(self._test())
+        self.rows.append(r)
+
+    def _weights(self):
+        from streamlearn.objective import in_force
+        return in_force(self.cfg, self.run.table.copy(), self.run.prm, self.run.iprm, self.run.st.copy())
+
+    def _rows(self) -> int:
+        from streamlearn.model_io import rows_in_use
+        return rows_in_use(self._weights()[0], self.cfg.class_width)
+
+    def _test(self) -> dict:
+        """Loss, 0/1 error and objective of the weights in force on the --trace-data examples."""
+        from streamlearn import objective
+        from streamlearn.session import allocate_table
+        cfg, run = self.cfg, self.run
+        rows, w = self._weights()
+        table = allocate_table(cfg.bits, 1)
+        table[rows, 0] = w
+        prm, iprm = learners.make_settings(cfg, train=False, algo=learners.predictor().name)
+        kernel = learners.predict_kernel(cfg)
+        errors = labeled = 0
+        for b in self.test_blocks:
+            ctr = learners.make_counters()
+            ctr[S.C_DUMP] = math.inf
+            preds = np.empty((b.n, cfg.classes + 2)) if cfg.classes else np.empty(b.n)
+            kernel(b.indptr, b.idx, b.val, b.labels, b.weights, b.bases, b.feature_counts(), 0, b.n, table, prm,
+                   iprm, run.st.copy(), ctr, preds)
+            ok = b.labels == b.labels
+            if cfg.classes:
+                wrong = preds[:, 0] != b.labels
+            else:
+                wrong = (preds > 0.0) != (b.labels > 0.0)
+            errors += int(np.count_nonzero(wrong & ok))
+            labeled += int(np.count_nonzero(ok))
+        state = (run.table.copy(), run.st.copy())
+        res = objective.evaluate(cfg, _Snapshot(run, *state), self.test_blocks, allocate_table)
+        return {"test_loss": res["loss"], "test_error": errors / labeled if (labeled and self.classify) else None,
+                "objective": res["objective"]}
+
+    def finish(self) -> None:
+        """The last row (unless one was just written) and the file."""
+        if not self.rows or self.rows[-1]["examples"] != self.read:
+            self.row()
+        from streamlearn.io.model_file import write_atomic
+        keys = [k for k in self.rows[0] if any(r.get(k) is not None for r in self.rows)]
+        lines = ["\t".join(keys)]
+        for r in self.rows:
+            lines.append("\t".join("" if r.get(k) is None else (f"{r[k]:.10g}" if isinstance(r[k], float) else str(r[k]))
+                                   for k in keys))
+        write_atomic(self.cfg.trace, [("\n".join(lines) + "\n").encode()])
+
+
+class _Snapshot:
+    """What ``objective.evaluate`` reads of a run, on copies of its table and state (the traced run
+    is not finalized in place)."""
+
+    def __init__(self, run, table, st):
+        self.table, self.st, self.prm, self.iprm, self.entries = table, st, run.prm, run.iprm, run.entries
+
+
+def load_test_blocks(cfg):
+    """The --trace-data examples, parsed once with the run's hashing and kept (copied out of the
+    parser's reusable buffers)."""
+    from streamlearn.stream import hashing_of, text_blocks
+    out = []
+    for b in text_blocks([cfg.trace_data], cfg.format, hashing_of(cfg), cfg.block_size):
+        out.append(ParsedBlock(b.source, b.labels.copy(), b.weights.copy(), b.bases.copy(), b.lines.copy(),
+                               b.indptr.copy(), b.idx.copy(), b.val.copy(), b.tag_buf, b.tag_s.copy(), b.tag_e.copy(),
+                               b.faults.copy(), list(b.fault_text),
+                               counts=None if b.counts is None else b.counts.copy()))
+    return out
