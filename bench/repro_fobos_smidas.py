@@ -1,0 +1,632 @@
+"""Reproductions of Duchi & Singer 2009 (FOBOS, Fig. 2) and Shalev-Shwartz & Tewari 2009 (SCD/SMIDAS, Fig. 1).
+
+Claims R7-R13 of ../shared/docs/reproductions.md. Runnable today: R8 (FOBOS l1 logistic), R11 (MAGIC04S/D),
+R12 (RCV1 CCAT), R13 (ARCENE-like, without DETCD). R7, R9, R10 are reported NOT RUN with the reason.
+
+Every run is a `streamlearn train ... --objective` subprocess (objective and data accesses after every pass);
+two run at a time. Grids are fixed here, before running: SMIDAS / TG use the paper's constant-eta grid
+{1,3}x10^k, 1e-6 <= eta <= 1e-1, plus the extension {0.3, 1} (reported separately); FOBOS / subgradient
+(R8) use eta0 in {0.03, 0.1, 0.3, 1, 3} with eta_t = eta0/sqrt(t) for all three methods.
+Budgets are far below the papers' (stated per claim); `--quick` shortens them further.
+
+Usage: python bench/repro_fobos_smidas.py [--quick]
+Writes bench/repro/fobos_smidas.md and bench/repro/fobos_smidas-*.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import datetime as dt
+import lzma
+import os
+import platform
+import re
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import warnings
+
+import numpy as np
+
+warnings.filterwarnings("ignore", category=FutureWarning)
+warnings.filterwarnings("ignore", category=UserWarning)
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+OUT = REPO / "bench" / "repro"
+DATA = REPO / "bench" / "data" / "repro_fobos_smidas"
+LINE = re.compile(r"objective after pass (\d+) .*?: (\S+) = .*non-zero weights = (\d+); data accesses = (\d+)$")
+
+SEED_R8 = 20090101          # synthetic(1000, 400, flip=0.1)
+SEED_SHUFFLE = 1            # --random-seed of every streamlearn run
+SEED_ARCENE = 20030601      # ARCENE-like stand-in
+SEED_MAGIC = 20091109       # MAGIC04S (seed) / MAGIC04D (seed + 1): bench_objective.py's
+PAPER_GRID = tuple(m * 10.0 ** k for k in range(-6, 0) for m in (1, 3)) + (0.1,)
+PAPER_GRID = tuple(sorted(set(round(e, 12) for e in PAPER_GRID if e <= 0.1 + 1e-12)))
+EXT_GRID = (0.3, 1.0)
+R8_ETAS = (0.03, 0.1, 0.3, 1.0, 3.0)
+
+
+def err(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def base_cmd() -> list[str]:
+    script = Path(sys.executable).parent / "streamlearn"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "streamlearn"]
+
+
+def show(cmd: list[str]) -> str:
+    n = len(base_cmd())
+    return "streamlearn " + " ".join(shlex.quote(str(c)).replace(str(REPO) + "/", "") for c in cmd[n:])
+
+
+class Runner:
+    """Runs commands two at a time; one progress line per finished run on stderr (ETA from the mean)."""
+
+    def __init__(self, workers: int = 2):
+        self.pool = cf.ThreadPoolExecutor(workers)
+        self.t0 = time.time()
+
+    def run_all(self, label: str, cmds: list[list[str]]) -> list[list[tuple[int, float, int, int]]]:
+        futs = [self.pool.submit(run_one, c) for c in cmds]
+        t0 = time.time()
+        out = []
+        for i, f in enumerate(futs, 1):
+            out.append(f.result())
+            el = time.time() - t0
+            eta = el / i * (len(cmds) - i)
+            err(f"[{time.time() - self.t0:6.0f}s] {label}: run {i}/{len(cmds)} done, ETA {eta:.0f}s")
+        return out
+
+
+def run_one(cmd: list[str]) -> list[tuple[int, float, int, int]]:
+    res = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise SystemExit(f"failed: {' '.join(cmd)}\n{res.stderr[-2000:]}")
+    curve = []
+    for line in res.stderr.splitlines():
+        m = LINE.match(line)
+        if m:
+            curve.append((int(m.group(1)), float(m.group(2)), int(m.group(3)), int(m.group(4))))
+    return curve
+
+
+def at(curve, budget: float):
+    """The last recorded point with data accesses <= budget (None if none)."""
+    pts = [c for c in curve if c[3] <= budget * (1 + 1e-9)]
+    return pts[-1] if pts else None
+
+
+def best_of(cmds, curves):
+    """(cmd, curve) of the best finite final objective."""
+    best = None
+    for c, cu in zip(cmds, curves):
+        if cu and all(np.isfinite(p[1]) for p in cu) and (best is None or cu[-1][1] < best[1][-1][1]):
+            best = (c, cu)
+    return best
+
+
+def ordering(a_curve, b_curve, budget, margin, scale=None):
+    """A <= B - margin (or A <= scale*B) at 10/25/50/100% of the budget: must hold at 100% and >= 3 of 4."""
+    rows = []
+    for frac in (0.1, 0.25, 0.5, 1.0):
+        pa, pb = at(a_curve, frac * budget), at(b_curve, frac * budget)
+        if pa is None or pb is None:
+            rows.append((frac, None, None, False))
+            continue
+        ok = pa[1] <= (scale * pb[1] if scale is not None else pb[1] - margin)
+        rows.append((frac, pa[1], pb[1], ok))
+    return rows, rows[-1][3] and sum(r[3] for r in rows) >= 3
+
+
+def fmt_ord(rows):
+    return "; ".join(f"{int(f * 100)}%: {'-' if a is None else f'{a:.4f}'} vs {'-' if b is None else f'{b:.4f}'} "
+                     f"({'ok' if ok else 'no'})" for f, a, b, ok in rows)
+
+
+# ----------------------------------------------------------------------------------------------- data builders
+def write_libsvm(path: Path, X, y) -> None:
+    """X dense (n, d) or scipy CSR; columns 1-based; zeros skipped."""
+    import scipy.sparse as sp
+    X = sp.csr_matrix(X)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".part")
+    with open(tmp, "w") as f:
+        for i in range(X.shape[0]):
+            s, e = X.indptr[i], X.indptr[i + 1]
+            f.write(f"{int(y[i])} " + " ".join(f"{j + 1}:{v:.6g}" for j, v in zip(X.indices[s:e], X.data[s:e])) + "\n")
+    tmp.replace(path)
+
+
+def build_r8():
+    from streamlearn.datasets import synthetic
+    s = synthetic(1000, 400, flip=0.1, seed=SEED_R8)
+    import scipy.sparse as sp
+    X = sp.csr_matrix((s.val, s.idx, s.indptr), shape=(1000, 400))
+    y = np.asarray(s.y, dtype=float)
+    w_gen = np.asarray(s.w)
+    path = DATA / "r8_synthetic.libsvm"
+    if not path.exists():
+        write_libsvm(path, X, y)
+    return path, X.toarray(), y, w_gen
+
+
+def build_arcene():
+    """ARCENE-like: 100 x 10,000; 7,000 correlated features x = A s (s in R^50), 3,000 independent probes,
+    46% of entries zeroed, columns scaled by max |value| into [-1, 1], labels from a 100-feature w*
+    (on the correlated features), 10% flipped."""
+    path = DATA / "arcene_like.libsvm"
+    rng = np.random.default_rng(SEED_ARCENE)
+    n = 100
+    A = rng.standard_normal((7000, 50))
+    S = rng.standard_normal((n, 50))
+    Xc = S @ A.T / np.sqrt(50)
+    Xp = rng.standard_normal((n, 3000))
+    X = np.hstack([Xc, Xp])
+    X[rng.random(X.shape) < 0.46] = 0.0
+    X = X / np.maximum(np.abs(X).max(axis=0), 1e-12)
+    w = np.zeros(10000)
+    sup = rng.choice(7000, 100, replace=False)
+    w[sup] = rng.standard_normal(100)
+    y = np.where(X @ w >= 0, 1, -1)
+    flip = rng.random(n) < 0.10
+    y[flip] = -y[flip]
+    if not path.exists():
+        write_libsvm(path, X, y)
+    return path, int((X != 0).sum())
+
+
+def build_rcv1():
+    path = DATA / "rcv1_ccat_union.libsvm"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "w") as out:
+            for name in ("rcv1_small.train.libsvm.xz", "rcv1_small.test.libsvm.xz", "rcv1_smaller.libsvm.xz"):
+                with lzma.open(SHARED / "data/real/rcv1" / name, "rt") as f:
+                    out.write(f.read())
+    n = nnz = 0
+    with open(path) as f:
+        for line in f:
+            n += 1
+            nnz += len(line.split()) - 1
+    return path, n, nnz
+
+
+def build_magic(kind: str) -> Path:
+    sys.path.insert(0, str(REPO / "bench"))
+    import bench_objective
+    return bench_objective.build(kind)
+
+
+# ----------------------------------------------------------------------------------------------- R8
+def logistic_obj(X, y, w, lam):
+    z = y * (X @ w)
+    return float(np.mean(np.logaddexp(0.0, -z)) + lam * np.abs(w).sum())
+
+
+def r8(runner, quick):
+    from sklearn.linear_model import LogisticRegression
+    path, X, y, w_gen = build_r8()
+    m = X.shape[0]
+    lam_max = float(np.abs(X.T @ y).max() / (2 * m))
+    passes = 100
+    res = {"passes": passes, "lam_max": lam_max}
+
+    def opt(lam):
+        clf = LogisticRegression(penalty="l1", solver="liblinear", C=1.0 / (lam * m), fit_intercept=False,
+                                 tol=1e-8, max_iter=10000)
+        clf.fit(X, y)
+        w = clf.coef_.ravel()
+        return logistic_obj(X, y, w, lam), w
+
+    base = base_cmd() + ["train", "-d", str(path), "--loss", "logistic", "-b", "18", "--noconstant",
+                         "--objective", "--quiet", "--passes", str(passes), "--holdout-off", "--random-seed",
+                         str(SEED_SHUFFLE)]
+    lam = 0.1 * lam_max
+    fstar, wstar = opt(lam)
+    res.update(lam=lam, fstar=fstar, wstar_nnz=int((wstar != 0).sum()))
+    methods = {
+        "FOBOS (deterministic, batch 1000)": lambda e, l: base + ["--algo", "fobos", "--reg", "l1", "--l1", f"{l:.8g}",
+                                                                  "--batch-size", "1000", "-l", f"{e:g}"],
+        "FOBOS (stochastic)": lambda e, l: base + ["--algo", "fobos", "--reg", "l1", "--l1", f"{l:.8g}", "--shuffle",
+                                                   "-l", f"{e:g}"],
+        "subgradient": lambda e, l: base + ["--algo", "subgradient", "--l1", f"{l:.8g}", "--shuffle", "-l", f"{e:g}"],
+    }
+    cmds = [(name, e, f(e, lam)) for name, f in methods.items() for e in R8_ETAS]
+    curves = runner.run_all("R8 lambda=0.1 lambda_max", [c for _, _, c in cmds])
+    best = {}
+    for name in methods:
+        sel = [(c, cu) for (n, e, c), cu in zip(cmds, curves) if n == name]
+        best[name] = best_of([c for c, _ in sel], [cu for _, cu in sel])
+    res["best"] = best
+
+    def first_acc(curve, tol=1e-2):
+        for p in curve:
+            if (p[1] - fstar) / fstar <= tol:
+                return p[3]
+        return None
+    res["reach"] = {n: first_acc(b[1]) for n, b in best.items()}
+    fob = [a for n, a in res["reach"].items() if n.startswith("FOBOS") and a is not None]
+    sub = res["reach"]["subgradient"]
+    res["c1"] = bool(fob) and (sub is None or min(fob) <= sub / 2)
+    sub_nnz = [p[2] / 400 for p in best["subgradient"][1]]
+    res["sub_min_nnz"] = min(sub_nnz)
+    res["c2"] = min(sub_nnz) >= 0.99
+
+    # lambda sweep for deterministic FOBOS at the eta0 chosen above at 0.1 lambda_max (fixed before the sweep)
+    det = "FOBOS (deterministic, batch 1000)"
+    eta_det = float(best[det][0][best[det][0].index("-l") + 1])
+    sweep = {}
+    fr = (0.05, 0.1, 0.2, 0.4)
+    scmds = [methods[det](eta_det, f * lam_max) + ["--readable-model", str(DATA / f"r8_det_{f}.txt")] for f in fr]
+    scurves = runner.run_all("R8 lambda sweep", scmds)
+    step20 = min(20, passes)
+    for f, c, cu in zip(fr, scmds, scurves):
+        l = f * lam_max
+        _, wopt = opt(l)
+        w = final_weights(c, 400)
+        s_opt, s_ours, s_gen = set(np.flatnonzero(wopt)), set(np.flatnonzero(w)), set(np.flatnonzero(w_gen))
+        jac = len(s_opt & s_ours) / max(1, len(s_opt | s_ours))
+        jac_gen = len(s_gen & s_ours) / max(1, len(s_gen | s_ours))
+        nz20 = cu[step20 - 1][2] / 400
+        nzend = cu[-1][2] / 400
+        sweep[f] = dict(cmd=c, curve=cu, nz20=nz20, nzend=nzend, jac=jac, jac_gen=jac_gen,
+                        ok=abs(nz20 - nzend) <= 0.05 and jac >= 0.9, opt_nnz=len(s_opt))
+    res["sweep"] = sweep
+    res["eta_det"] = eta_det
+    res["c3"] = all(v["ok"] for v in sweep.values())
+    res["status"] = "PASS" if res["c1"] and res["c2"] and res["c3"] else "FAIL"
+    plot_r8(res)
+    return res
+
+
+def final_weights(cmd, d):
+    """Weights 1..d of the model written by `-f` (read back through `--readable-model`-free API: invert_hash)."""
+    out = Path(cmd[cmd.index("--readable-model") + 1])
+    w = np.zeros(d)
+    if out.exists():
+        for line in out.read_text().splitlines():
+            parts = line.split(":")
+            if len(parts) == 2:
+                try:
+                    j, v = int(parts[0]), float(parts[1])
+                except ValueError:
+                    continue
+                if 1 <= j <= d:
+                    w[j - 1] = v
+    return w
+
+
+def plot_r8(res):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for name, (cmd, cu) in res["best"].items():
+        gap = [max((p[1] - res["fstar"]) / res["fstar"], 1e-8) for p in cu]
+        a.semilogy([p[3] for p in cu], gap, label=f"{name}, eta0={cmd[cmd.index('-l') + 1]}")
+    a.axhline(1e-2, color="grey", ls=":")
+    a.set_xlabel("data accesses")
+    a.set_ylabel("(f(w_t) - f(w*)) / f(w*)")
+    a.set_title(f"l1 logistic, lambda = 0.1 lambda_max = {res['lam']:.3g}")
+    a.legend(fontsize=8)
+    for f, v in res["sweep"].items():
+        b.plot([p[0] for p in v["curve"]], [p[2] / 400 for p in v["curve"]], label=f"lambda = {f} lambda_max")
+    b.set_xlabel("iterations (deterministic FOBOS, batch = all 1000 examples)")
+    b.set_ylabel("fraction of non-zero weights")
+    b.set_ylim(0, 1.05)
+    b.set_title("sparsity along the run")
+    b.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(OUT / "fobos_smidas-fig2.png", dpi=90)
+    plt.close(fig)
+
+
+# ----------------------------------------------------------------------------------------------- SMIDAS paper
+def fig1_runs(runner, label, data, lam, passes, scd_passes, bits=18):
+    """Best SMIDAS and TG over the paper grid (and over the extended grid), SCD (paper step and newton step)."""
+    base = base_cmd() + ["train", "-d", str(data), "--loss", "logistic", "-b", str(bits), "--objective", "--quiet"]
+    online = ["--holdout-off", "--shuffle", "--random-seed", str(SEED_SHUFFLE), "--passes", str(passes)]
+    grid = PAPER_GRID + EXT_GRID
+    cmds = []
+    for e in grid:
+        cmds.append(("smidas", e, base + online + ["--algo", "smidas", "--l1", f"{lam:g}", "-l", f"{e:g}", "--power-t", "0"]))
+        cmds.append(("tg", e, base + online + ["--algo", "tg", "--sgd", "--l1", f"{lam:g}", "-l", f"{e:g}", "--power-t", "0"]))
+    for step in ("paper", "newton"):
+        cmds.append((f"scd-{step}", None, base + ["--algo", "scd", "--l1", f"{lam:g}", "--cd-step", step,
+                                                  "--random-seed", str(SEED_SHUFFLE), "--passes", str(scd_passes)]))
+    curves = runner.run_all(label, [c for _, _, c in cmds])
+    out = {}
+    for learner in ("smidas", "tg"):
+        for gname, g in (("paper", PAPER_GRID), ("ext", grid)):
+            sel = [(c, cu) for (l, e, c), cu in zip(cmds, curves) if l == learner and e in g]
+            out[(learner, gname)] = best_of([c for c, _ in sel], [cu for _, cu in sel])
+    for (l, e, c), cu in zip(cmds, curves):
+        if l.startswith("scd"):
+            out[(l, None)] = (c, cu)
+    return out
+
+
+def budget_of(runs):
+    return runs[("tg", "paper")][1][-1][3]
+
+
+def plot_fig1(panels, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4.2))
+    for ax, (title, runs, ykind) in zip(np.atleast_1d(axes), panels):
+        budget = budget_of(runs)
+        ys = []
+        for key, name in ((("scd-paper", None), "SCD"), (("scd-newton", None), "SCD (newton step)"),
+                          (("smidas", "paper"), "SMIDAS"), (("tg", "paper"), "TruncGrad")):
+            if key not in runs or runs[key] is None:
+                continue
+            cmd, cu = runs[key]
+            cu = [p for p in cu if p[3] <= budget * 1.0001] or cu[:1]
+            y = [p[1] if ykind == "obj" else p[2] for p in cu]
+            ys += y
+            lab = name + (f" (eta={cmd[cmd.index('-l') + 1]})" if "-l" in cmd else "")
+            ax.plot([0] + [p[3] for p in cu], [np.log(2) if ykind == "obj" else 0] + y, label=lab,
+                    ls="--" if "newton" in name else "-")
+        ax.set_title(title)
+        ax.set_xlabel("Number of Data Accesses")
+        ax.set_ylabel("L1 regularized loss" if ykind == "obj" else "Density of w (non-zero weights)")
+        if ykind == "obj":
+            lo = min(ys)
+            ax.set_ylim(lo - 0.05, max(0.75, lo + 0.1))
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def r11(runner, quick):
+    res = {}
+    ps, pd = (10, 3) if quick else (20, 6)
+    for kind, name, passes in (("s", "MAGIC04S", ps), ("d", "MAGIC04D", pd)):
+        data = build_magic(kind)
+        # SCD's pass reads the data about twice (accesses are counted); run it to at least the same budget
+        res[name] = fig1_runs(runner, f"R11 {name}", data, 1e-4, passes, passes)
+        res[name + "_passes"] = passes
+    S, D = res["MAGIC04S"], res["MAGIC04D"]
+    bS, bD = budget_of(S), budget_of(D)
+    res["c_d"] = ordering(D[("smidas", "paper")][1], D[("tg", "paper")][1], bD, 0.005)
+    res["c_s"] = ordering(S[("tg", "paper")][1], S[("smidas", "paper")][1], bS, -0.005)  # TG <= SMIDAS + 0.005
+    scd = D[("scd-paper", None)][1]
+    tg = D[("tg", "paper")][1]
+    rows = []
+    for frac in (0.1, 0.25, 0.5, 1.0):
+        a, b = at(scd, frac * bD), at(tg, frac * bD)
+        rows.append((frac, a[2] if a else None, b[2] if b else None, a is not None and b is not None and a[2] <= b[2]))
+    fs, ft = at(scd, bD), at(tg, bD)
+    res["c_nnz"] = (rows, all(r[3] for r in rows), fs[1] if fs else None, ft[1],
+                    fs is not None and ft[1] <= fs[1] + 0.002)
+    res["status"] = "PASS" if res["c_d"][1] and res["c_s"][1] and res["c_nnz"][1] and res["c_nnz"][4] else "FAIL"
+    plot_fig1([("MAGIC04S (lambda = 1e-4)", S, "obj"), ("MAGIC04D (lambda = 1e-4)", D, "obj"),
+               ("MAGIC04D (lambda = 1e-4)", D, "nnz")], OUT / "fobos_smidas-fig1-magic.png")
+    return res
+
+
+def r12(runner, quick):
+    path, n, nnz = build_rcv1()
+    passes = 20
+    runs = fig1_runs(runner, "R12 RCV1 CCAT", path, 1e-6, passes, passes, bits=18)
+    b = budget_of(runs)
+    scd = at(runs[("scd-paper", None)][1], b)
+    scdn = at(runs[("scd-newton", None)][1], b)
+    best_on = min(runs[("tg", "paper")][1][-1][1], runs[("smidas", "paper")][1][-1][1])
+    res = dict(runs=runs, n=n, nnz=nnz, passes=passes, budget=b, scd=scd, scdn=scdn, best_online=best_on)
+    res["status"] = "PASS" if scd is not None and scd[1] <= best_on else "FAIL"
+    plot_fig1([("REUTERS stand-in: RCV1 CCAT, 1,750 docs (lambda = 1e-6)", runs, "obj")],
+              OUT / "fobos_smidas-fig1-reuters.png")
+    return res
+
+
+def r13(runner, quick):
+    path, nnz = build_arcene()
+    passes = 50 if quick else 200
+    res = {"nnz": nnz, "passes": passes}
+    for lam in (1e-2, 1e-6):
+        res[lam] = fig1_runs(runner, f"R13 ARCENE-like lambda={lam:g}", path, lam, passes, passes, bits=18)
+    r_hi, r_lo = res[1e-2], res[1e-6]
+    b = budget_of(r_hi)
+    res["c_hi"] = ordering(r_hi[("smidas", "paper")][1], r_hi[("tg", "paper")][1], b, 0.01)
+    res["c_lo"] = ordering(r_lo[("smidas", "paper")][1], r_lo[("tg", "paper")][1], b, 0.0, scale=1.25)
+    scd_ok = []
+    for lam in (1e-2, 1e-6):
+        r = res[lam]
+        best_on = min(r[("tg", "paper")][1][-1][1], r[("smidas", "paper")][1][-1][1])
+        s = at(r[("scd-paper", None)][1], budget_of(r))
+        scd_ok.append((lam, s[1] if s else None, best_on, s is not None and s[1] <= 1.1 * best_on))
+    res["c_scd"] = scd_ok
+    res["status"] = "PASS" if res["c_hi"][1] and res["c_lo"][1] and all(x[3] for x in scd_ok) else "FAIL"
+    plot_fig1([("ARCENE-like (lambda = 1e-2)", r_hi, "obj"), ("ARCENE-like (lambda = 1e-6)", r_lo, "obj")],
+              OUT / "fobos_smidas-fig1-arcene.png")
+    return res
+
+
+# ----------------------------------------------------------------------------------------------- report
+def best_line(runs, key):
+    cmd, cu = runs[key]
+    return f"`{show(cmd)}` → final {cu[-1][1]:.5f}, {cu[-1][2]} non-zero, {cu[-1][3]:,} accesses"
+
+
+def fig1_table(runs, budget):
+    rows = ["| learner | grid | best setting | objective at budget | non-zero | accesses |", "|---|---|---|---:|---:|---:|"]
+    for key, name in ((("scd-paper", None), "SCD (--cd-step paper)"), (("scd-newton", None), "SCD (--cd-step newton, extra)"),
+                      (("smidas", "paper"), "SMIDAS"), (("smidas", "ext"), "SMIDAS"), (("tg", "paper"), "TruncGrad"),
+                      (("tg", "ext"), "TruncGrad")):
+        cmd, cu = runs[key]
+        p = at(cu, budget) or cu[0]
+        g = "-" if key[1] is None else ("paper 1e-6..1e-1" if key[1] == "paper" else "extended to 1")
+        eta = cmd[cmd.index("-l") + 1] if "-l" in cmd else "(none)"
+        rows.append(f"| {name} | {g} | eta = {eta} | {p[1]:.5f} | {p[2]} | {p[3]:,} |")
+    return "\n".join(rows)
+
+
+def report(args, raw, results, elapsed):
+    L = []
+    m_load = "/".join(f"{x:.2f}" for x in os.getloadavg())
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    except OSError:
+        commit = "?"
+    cmdline = "python bench/repro_fobos_smidas.py" + (" " + " ".join(raw) if raw else "")
+    L += ["# Reproduction: FOBOS (Duchi & Singer 2009) and SCD / SMIDAS (Shalev-Shwartz & Tewari 2009)", "",
+          f"- Produced by: `{cmdline}` ({'quick' if args.quick else 'full'} version)",
+          f"- Date: {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC; run time {elapsed:.0f} s",
+          f"- Machine: {os.cpu_count()} cores, load at the end {m_load}; Python {platform.python_version()}; "
+          f"streamlearn commit {commit}; two runs at a time",
+          f"- Seeds: synthetic (R8) {SEED_R8}; MAGIC random features {SEED_MAGIC} (S) / {SEED_MAGIC + 1} (D); "
+          f"ARCENE-like {SEED_ARCENE}; `--random-seed {SEED_SHUFFLE}` (shuffles, SCD's coordinates) in every run",
+          f"- SMIDAS / TG grid (fixed before running; the paper's): constant eta in "
+          f"{{{', '.join(f'{e:g}' for e in PAPER_GRID)}}} (`--power-t 0`); extended grid adds {{0.3, 1}} (reported separately, "
+          f"not used for PASS/FAIL). SCD: `--cd-step paper` (Algorithm 1's step, used for PASS/FAIL); `--cd-step newton` "
+          f"(streamlearn's default) shown as an extra line.",
+          f"- FOBOS / subgradient grid (R8): eta0 in {{{', '.join(f'{e:g}' for e in R8_ETAS)}}}, eta_t = eta0/sqrt(t) "
+          f"(`--power-t 0.5`, default), best final objective each.", "",
+          "## Claims", "", "| claim | paper | ours | status |", "|---|---|---|---|"]
+    r = results
+    if "R8" in r:
+        x = r["R8"]
+        reach_s = ", ".join(f"{k}: {'never' if v is None else format(v, ',')}" for k, v in x["reach"].items())
+        sweep_s = ", ".join(f"{f}: {v['ok']}" for f, v in x["sweep"].items())
+        L.append(f"| R8 FOBOS Fig. 2 | FOBOS reaches gap 1e-2 fast; subgradient slow and never sparse; sparsity fixed early | "
+                 f"accesses to rel. gap 1e-2: {reach_s}; "
+                 f"subgradient min non-zero fraction {x['sub_min_nnz']:.3f}; sweep ok: "
+                 f"{sweep_s} | {x['status']} |")
+    if "R11" in r:
+        x = r["R11"]
+        L.append(f"| R11 MAGIC04S/D | D: SMIDAS much better than TG; S: TG competitive; D: TG lower objective, SCD sparser | "
+                 f"D SMIDAS<=TG-0.005: {x['c_d'][1]}; S TG<=SMIDAS+0.005: {x['c_s'][1]}; D SCD nnz<=TG: {x['c_nnz'][1]}, "
+                 f"TG<=SCD+0.002: {x['c_nnz'][4]} | {x['status']} |")
+    if "R12" in r:
+        x = r["R12"]
+        L.append(f"| R12 REUTERS | SCD outperforms the others | SCD {x['scd'][1]:.4f} vs best online {x['best_online']:.4f} | {x['status']} |")
+    if "R13" in r:
+        x = r["R13"]
+        L.append(f"| R13 ARCENE | 1e-2: SMIDAS much better; 1e-6: SMIDAS worse but competitive; SCD does well | "
+                 f"1e-2: {x['c_hi'][1]}; 1e-6: {x['c_lo'][1]}; SCD within 10%: {[s[3] for s in x['c_scd']]} | {x['status']} |")
+        L.append("| R13 DETCD | DETCD much slower than SCD | - | NOT RUN: needs `--algo scd --cd-order greedy` (DETCD) |")
+    L += ["| R7 FOBOS Fig. 1 | l2^2 FOBOS ≈ Pegasos | - | NOT RUN: needs `--algo pegasos` (Pegasos baseline) and an L2-ball projection for fobos l2sq |",
+          "| R9 FOBOS Fig. 3 | stochastic batches reach min test error with <= 25% of the gradients | - | NOT RUN: needs matrix FOBOS "
+          "with mini-batches of 10%/20%/100% of the data for softmax, and trace reporting within a pass (`--trace`) for test error / non-zero rows vs gradient computations |",
+          "| R10 FOBOS Table 1 | test error at 5/10/20/40% non-zero rows | - | NOT RUN: softmax with `--reg l1l2/l1linf` exists, but the "
+          "claim needs >= 30 lambdas x 3 regularisers x 2 stand-ins trained to convergence (~180 runs) plus the MNIST-5k kernel "
+          "features (wheel download) and counts of zeros inside non-zero rows; it does not fit this script's 8-minute budget "
+          "next to R8/R11-R13 and this session's 45 minutes: a separate script |", ""]
+
+    if "R8" in r:
+        x = r["R8"]
+        L += ["## R8 — FOBOS Fig. 2 left/middle (l1 logistic regression)", "",
+              "![R8](fobos_smidas-fig2.png)", "",
+              f"Data: `streamlearn.datasets.synthetic(1000, 400, flip=0.1, seed={SEED_R8})` (Gaussian, half of the generating w zero), "
+              f"no constant (`--noconstant`). lambda_max = ||X^T y||_inf / (2m) = {x['lam_max']:.5g}; lambda = 0.1 lambda_max = {x['lam']:.5g}. "
+              f"Optimum from liblinear (scikit-learn `LogisticRegression(penalty='l1', solver='liblinear', C=1/(lambda m), "
+              f"fit_intercept=False, tol=1e-8)`): f* = {x['fstar']:.8f}, {x['wstar_nnz']} of 400 non-zero. {x['passes']} passes (paper: 100 steps of deterministic FOBOS).", "",
+              "| method | best command | accesses to rel. gap <= 1e-2 | final rel. gap | final non-zero |", "|---|---|---:|---:|---:|"]
+        for name, (cmd, cu) in x["best"].items():
+            a = x["reach"][name]
+            L.append(f"| {name} | `{show(cmd)}` | {'never' if a is None else f'{a:,}'} | {(cu[-1][1] - x['fstar']) / x['fstar']:.2e} | {cu[-1][2]} |")
+        L += ["", f"- FOBOS reaches 1e-2 with <= half the subgradient's accesses (or subgradient never does): **{x['c1']}**",
+              f"- Subgradient keeps >= 99% of the 400 weights non-zero at every pass: **{x['c2']}** (minimum {x['sub_min_nnz']:.3f})",
+              f"- Deterministic FOBOS (eta0 = {x['eta_det']:g}, chosen at 0.1 lambda_max and kept for the sweep):", "",
+              "| lambda / lambda_max | non-zero fraction at step 20 | at the last step | Jaccard with liblinear's support | (with the generating w's) | ok |",
+              "|---:|---:|---:|---:|---:|---|"]
+        for f, v in x["sweep"].items():
+            L.append(f"| {f} | {v['nz20']:.3f} | {v['nzend']:.3f} | {v['jac']:.3f} (optimum: {v['opt_nnz']} non-zero) | {v['jac_gen']:.3f} | {v['ok']} |")
+        L += ["", f"Sweep command: `{show(next(iter(x['sweep'].values()))['cmd'])}` (with `--l1` = the fraction times lambda_max).", ""]
+    if "R11" in r:
+        x = r["R11"]
+        L += ["## R11 — MAGIC04S / MAGIC04D (Fig. 1 bottom-middle, bottom-right, top-right)", "",
+              "![R11](fobos_smidas-fig1-magic.png)", "",
+              f"Data: bench/bench_objective.py's builders (MAGIC04 centred, scaled into [-1, 1], + 1,000 random features). "
+              f"lambda = 1e-4 (the panel titles). Budget: MAGIC04S {x['MAGIC04S_passes']} passes "
+              f"({budget_of(x['MAGIC04S']):,} accesses; paper 2.5e8), MAGIC04D {x['MAGIC04D_passes']} passes "
+              f"({budget_of(x['MAGIC04D']):,} accesses; paper 4e9). SCD runs the same number of passes; its curve is cut at the online budget.", ""]
+        for name in ("MAGIC04S", "MAGIC04D"):
+            L += [f"### {name}", "", fig1_table(x[name], budget_of(x[name])), ""]
+        L += [f"- MAGIC04D: SMIDAS <= TG - 0.005 (checkpoints 10/25/50/100%): **{x['c_d'][1]}** — {fmt_ord(x['c_d'][0])}",
+              f"- MAGIC04S: TG <= SMIDAS + 0.005: **{x['c_s'][1]}** — {fmt_ord(x['c_s'][0])} (values: TG vs SMIDAS)",
+              f"- MAGIC04D: SCD non-zero <= TG non-zero at every checkpoint: **{x['c_nnz'][1]}** — "
+              + "; ".join(f"{int(f * 100)}%: {a} vs {b}" for f, a, b, _ in x["c_nnz"][0]),
+              f"- MAGIC04D: TG final <= SCD final + 0.002: **{x['c_nnz'][4]}** (TG {x['c_nnz'][3]:.5f}, SCD "
+              f"{'-' if x['c_nnz'][2] is None else format(x['c_nnz'][2], '.5f')})", ""]
+    if "R12" in r:
+        x = r["R12"]
+        L += ["## R12 — REUTERS (Fig. 1 top-left), lambda = 1e-6", "", "![R12](fobos_smidas-fig1-reuters.png)", "",
+              f"Data: union of ../shared/data/real/rcv1/ rcv1_small.train, rcv1_small.test, rcv1_smaller (LIBSVM rcv1 index, "
+              f"cosine TF-IDF, CCAT = +1): {x['n']:,} documents, {x['nnz']:,} non-zeros (paper: 806,791 documents, 9.8e7 non-zeros). "
+              f"{x['passes']} passes ({x['budget']:,} accesses). The binary unigrams of rcv1_dev (the plan's second set) were not built in this session.", "",
+              fig1_table(x["runs"], x["budget"]), "",
+              f"- SCD's objective at the budget <= best TG and best SMIDAS (paper grid): **{x['status'] == 'PASS'}** "
+              f"(SCD paper step {x['scd'][1]:.5f}; SCD newton step {'-' if x['scdn'] is None else format(x['scdn'][1], '.5f')}; best online {x['best_online']:.5f})", ""]
+    if "R13" in r:
+        x = r["R13"]
+        L += ["## R13 — ARCENE (Fig. 1 top-middle lambda = 1e-2, bottom-left lambda = 1e-6)", "", "![R13](fobos_smidas-fig1-arcene.png)", "",
+              f"Data: ARCENE-like stand-in built here (seed {SEED_ARCENE}): 100 x 10,000, 7,000 correlated features x = A s "
+              f"(s in R^50, A Gaussian), 3,000 independent Gaussian probes, 46% of entries zeroed, columns divided by max |value|, "
+              f"labels sign(x . w*) with w* on 100 of the correlated features, 10% flipped; {x['nnz']:,} non-zeros (ARCENE 5.4e5). "
+              f"{x['passes']} passes ({budget_of(x[1e-2]):,} accesses; paper 1.2e9).", ""]
+        for lam in (1e-2, 1e-6):
+            L += [f"### lambda = {lam:g}", "", fig1_table(x[lam], budget_of(x[lam])), ""]
+        L += [f"- lambda = 1e-2: SMIDAS <= TG - 0.01: **{x['c_hi'][1]}** — {fmt_ord(x['c_hi'][0])}",
+              f"- lambda = 1e-6: SMIDAS <= 1.25 x TG: **{x['c_lo'][1]}** — {fmt_ord(x['c_lo'][0])}",
+              "- SCD within 10% of the best online method: " + "; ".join(
+                  f"lambda {lam:g}: SCD {'-' if s is None else format(s, '.5f')} vs {b:.5f} (**{ok}**)" for lam, s, b, ok in x["c_scd"]),
+              "- DETCD: NOT RUN (needs `--cd-order greedy`).", ""]
+    L += ["## What did not reproduce, and why (likely)", "", results.get("discussion", "(see the claims table)"), ""]
+    (OUT / "fobos_smidas.md").write_text("\n".join(L))
+
+
+def discussion(results):
+    parts = []
+    for cid in ("R8", "R11", "R12", "R13"):
+        if cid in results and results[cid]["status"] == "FAIL":
+            parts.append(cid)
+    text = ("Claims that failed: " + (", ".join(parts) if parts else "none") + ". All budgets are far below the papers' "
+            "(MAGIC04D 3 (quick) / 6 (full) passes vs 208, MAGIC04S 10 / 20 vs 215, ARCENE-like 50 / 200 passes of ~5.4e5 accesses vs 1.2e9 accesses, RCV1 1,750 "
+            "documents vs 806,791), so orderings that the paper shows at the end of long runs are checked on the early "
+            "part of the curves. REUTERS: our m is ~460x smaller, which favours SGD-type methods (each pass is a tiny "
+            "number of accesses and SCD's Algorithm 1 step bounds a column's curvature by its largest entry); the plan "
+            "flagged this one as 'may not reproduce here'. ARCENE-like is a synthetic stand-in, not ARCENE.")
+    return text
+
+
+def main(argv=None):
+    raw = sys.argv[1:] if argv is None else argv
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="shorter budgets: MAGIC04S/D 10/3 passes (full 20/6), ARCENE-like 50 (full 200); R8 100 and RCV1 20 in both")
+    ap.add_argument("--only", default="R8,R11,R12,R13", help="comma-separated claims to run")
+    args = ap.parse_args(raw)
+    if not SHARED.exists():
+        print(f"{SHARED} is absent: skipping the FOBOS / SMIDAS reproductions", flush=True)
+        return 0
+    OUT.mkdir(parents=True, exist_ok=True)
+    DATA.mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    runner = Runner(2)
+    results = {}
+    fns = {"R8": r8, "R11": r11, "R12": r12, "R13": r13}
+    for cid in args.only.split(","):
+        err(f"== {cid} ==")
+        results[cid] = fns[cid](runner, args.quick)
+        print(f"{cid}: {results[cid]['status']}", flush=True)
+    results["discussion"] = discussion(results)
+    report(args, raw, results, time.time() - t0)
+    for line in (OUT / "fobos_smidas.md").read_text().splitlines():
+        if line.startswith("| R") or line.startswith("- "):
+            print(line)
+    print(f"run time {time.time() - t0:.0f} s; report bench/repro/fobos_smidas.md")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
