@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEMO   := build/demo
 
-.PHONY: all venv demo test bench samples clean
+.PHONY: all venv demo test bench repro samples clean
 
 all: test
 
@@ -45,6 +45,13 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_table_dtype.py --out bench/RESULTS.md
 	$(BIN)/python bench/bench_targets.py --out bench/RESULTS.md
 	$(BIN)/python bench/bench_api.py --out bench/RESULTS.md
+
+# the seed papers' experiments (issue 15; bench/REPRODUCTIONS.md): longer than make bench
+repro: $(STAMP)
+	@$(BIN)/python -c 'import matplotlib, sklearn' 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[bench]'
+	$(BIN)/python bench/repro_duchi2008.py
+	$(BIN)/python bench/repro_llz2009.py
+	$(BIN)/python bench/repro_fobos_smidas.py
 
 samples: $(STAMP)
 	$(BIN)/python -m streamlearn.datasets samples data/samples
