@@ -101,36 +101,33 @@ class Trace:
             self.row()
 
     def row(self) -> None:
-        from streamlearn.history import nonzero_in_force
+        from streamlearn.model_io import rows_in_use
         run, cfg, ctr = self.run, self.cfg, self.run.ctr
+        slots, w = self._weights()          # the weights in force, once per row
         wl = ctr[S.C_W_LABELED]
         r = {"examples": self.read, "weighted": self.weighted,
              "average_loss": ctr[S.C_SUM_LOSS] / wl if wl > 0 else math.nan,
              "errors": self.errors if self.classify else None,
              "error_rate": (self.errors / self.labeled if self.labeled else math.nan) if self.classify else None,
-             "nonzero": nonzero_in_force(cfg, run.table, run.prm, run.iprm, run.st),
+             "nonzero": int(slots.shape[0]),
              "features_seen": int(np.count_nonzero(self.seen)), "accesses": run.entries,
              "seconds": time.perf_counter() - self.started}
         if cfg.classes:
-            r["nonzero_rows"] = self._rows()
+            r["nonzero_rows"] = rows_in_use(slots, cfg.class_width)
         if self.test_blocks is not None:
-            r.update(self._test())
+            r.update(self._test(slots, w))
         self.rows.append(r)
 
     def _weights(self):
         from streamlearn.objective import in_force
         return in_force(self.cfg, self.run.table.copy(), self.run.prm, self.run.iprm, self.run.st.copy())
 
-    def _rows(self) -> int:
-        from streamlearn.model_io import rows_in_use
-        return rows_in_use(self._weights()[0], self.cfg.class_width)
-
-    def _test(self) -> dict:
-        """Loss, 0/1 error and objective of the weights in force on the --trace-data examples."""
+    def _test(self, rows, w) -> dict:
+        """Loss, 0/1 error and objective of the weights in force (``rows``, ``w``) on the
+        --trace-data examples."""
         from streamlearn import objective
         from streamlearn.session import allocate_table
         cfg, run = self.cfg, self.run
-        rows, w = self._weights()
         table = allocate_table(cfg.bits, 1)
         table[rows, 0] = w
         prm, iprm = learners.make_settings(cfg, train=False, algo=learners.predictor().name)
