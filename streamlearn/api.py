@@ -28,6 +28,7 @@ import numpy as np
 from streamlearn import learners
 from streamlearn.config import TrainConfig, train_config
 from streamlearn.errors import StreamlearnError
+from streamlearn.history import ProgressHistory
 from streamlearn.hashing import CONSTANT_RAW_INDEX, HASH_MODES, default_namespace_hash, feature_index
 from streamlearn.io.blocks import FMT_LIBSVM, FMT_VW, ParsedBlock, line_ends, parse_block
 from streamlearn.io.model_file import model_bytes, parse_model
@@ -70,13 +71,7 @@ class Engine:
             self.st = learners.make_state(cfg, self.prm)
         self.run = Run(spec, self.table, self.prm, self.st, Reporter(True), cfg.link, cfg.binary, None, False,
                        iprm=self.iprm, ctr=learners.make_counters(), kernel=learners.block_kernel(cfg),
-                       **_class_outputs(cfg, spec))
-        try:
-            from streamlearn.history import ProgressHistory
-            self.run.history = ProgressHistory()
-            self.run.cfg = cfg
-        except ImportError:     # pragma: no cover - the history module is part of the package
-            pass
+                       history=ProgressHistory(), cfg=cfg, **_class_outputs(cfg, spec))
         self.passes = 0
         self._predictor = self._weights = None
         self.expander = None
@@ -168,7 +163,7 @@ class Engine:
         return int(self.weights()[0].shape[0])
 
     def progress(self) -> dict:
-        history = getattr(self.run, "history", None)
+        history = self.run.history
         return history.as_dict() if history is not None else {}
 
 

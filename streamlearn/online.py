@@ -123,12 +123,7 @@ class Model:
         engine.start_pass()
         return engine
 
-    def _lines(self, xs, ys, weights) -> list[bytes]:
-        n = len(xs)
-        if ys is not None and len(ys) != n:
-            raise ValueError(f"{len(ys)} labels for {n} examples")
-        if weights is not None and len(weights) != n:
-            raise ValueError(f"{len(weights)} weights for {n} examples")
+    def _lines(self, xs) -> list[bytes]:
         out = []
         for i, x in enumerate(xs):
             if isinstance(x, dict):
@@ -141,14 +136,10 @@ class Model:
                 raise ValueError(f"example {i}: a VW line (str or bytes) or a dict, not {type(x).__name__}")
         return out
 
-    def _text(self, xs, ys, weights):
+    def _text(self, xs):
         """(the lines as bytes, or None, and the text of the block). Fast path: all bytes or all str
         lines without line ends are joined as they are (the per-line list only when names are kept)."""
         n = len(xs)
-        if ys is not None and len(ys) != n:
-            raise ValueError(f"{len(ys)} labels for {n} examples")
-        if weights is not None and len(weights) != n:
-            raise ValueError(f"{len(weights)} weights for {n} examples")
         if n and self.engine.run.names is None:
             first = type(xs[0])
             if first is bytes or first is str:
@@ -161,16 +152,16 @@ class Model:
                         joined = joined.encode()
                     if b"\r" not in joined and b"\n\n" not in joined and not joined.endswith(b"\n"):
                         return None, joined
-        lines = self._lines(xs, ys, weights)
+        lines = self._lines(xs)
         return lines, b"\n".join(lines)
 
     def _block(self, xs, ys, weights):
         engine = self.engine
-        lines, joined = self._text(xs, ys, weights)
+        lines, joined = self._text(xs)
         block = engine.text_block([joined])
         if block.n != len(xs):
             if lines is None:
-                lines = self._lines(xs, None, None)
+                lines = self._lines(xs)
             got = set(block.lines.tolist())
             bad = next(i for i in range(len(lines)) if i + 1 not in got or b"\n" in lines[i])
             raise ValueError(f"example {bad}: {lines[bad][:80].decode('utf-8', 'replace')!r} is not one VW example")

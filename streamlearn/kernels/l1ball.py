@@ -32,7 +32,7 @@ from streamlearn.kernels.projection import pivot_seed
 from streamlearn.kernels.minibatch import pend_example
 from streamlearn.kernels.losses import loss_dloss, loss_positive, loss_update
 from streamlearn.kernels.online_projection import (
-    count_nonzero, heap_capacity, heap_entries, index_rows, new_heap, project, project_nonzero, read_weight,
+    heap_capacity, heap_entries, index_rows, new_heap, project, project_nonzero, read_weight,
     rebuild, set_weight,
 )
 from streamlearn.kernels.spec import Layout, LearnerSpec
@@ -40,6 +40,7 @@ from streamlearn.kernels.state import (
     A_L1BALL, I_BATCH, I_INVARIANT, I_PROJECTION, I_SEED, P_POWER_T, P_RADIUS, PROJ_LINEAR, PROJ_SORT,
     PROJ_TREE, S_BATCH_EX, S_BATCH_ROWS, S_HSIZE, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN, S_T, S_THETA,
 )
+from streamlearn.kernels.table import count_nonzero
 
 CW = 0      # stored weight
 CACC = 1    # mini-batch: pending step of the row

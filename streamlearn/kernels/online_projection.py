@@ -315,15 +315,6 @@ def project_nonzero(table, cw, H, st, z, method, seed):
 
 
 @njit(cache=True, nogil=True)
-def count_nonzero(table, cw):
-    n = 0
-    for i in range(table.shape[0]):
-        if table[i, cw] != 0.0:
-            n += 1
-    return n
-
-
-@njit(cache=True, nogil=True)
 def index_rows(table, cw, H):
     """One heap entry for every non-zero stored weight, state untouched (a heap for a table whose
     state is already consistent, e.g. a copy). O(rows); H needs room for them all."""

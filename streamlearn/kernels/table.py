@@ -223,11 +223,11 @@ def fill_rates(table, saved, cg, cn, cr, g0, sqrt_rate, power_t):
 
 
 @njit(cache=True, nogil=True)
-def count_nonzero(table):
-    """Number of non-zero weights."""
+def count_nonzero(table, col=W):
+    """Number of non-zero values in column ``col`` (the weights by default)."""
     n = 0
     for i in range(table.shape[0]):
-        if table[i, W] != 0.0:
+        if table[i, col] != 0.0:
             n += 1
     return n
 
