@@ -217,21 +217,24 @@ def _check(X, y, loss, method, reg, schedule, batch, radius, lam, signs, line_se
 def objective(X, y, W, loss, method="l1", reg="l1", lam=0.0) -> float:
     """F(W): the average loss plus, for fobos, lam r(W)."""
     total, _ = loss_and_gradient(scores(X, W), y, loss)
-    value = total / X.shape[0]
-    if method == "fobos" and lam > 0.0:
-        if reg == "l1":
-            value += lam * float(np.abs(W).sum())
-        elif reg == "l1l2":
-            value += lam * float(np.sqrt((W * W).sum(axis=1)).sum())
-        else:
-            value += lam * float(np.abs(W).max(axis=1).sum())
-    return value
+    return total / X.shape[0] + _penalty(W, method, reg, lam)
+
+
+def _penalty(W, method, reg, lam) -> float:
+    if method != "fobos" or lam <= 0.0:
+        return 0.0
+    if reg == "l1":
+        return lam * float(np.abs(W).sum())
+    if reg == "l1l2":
+        return lam * float(np.sqrt((W * W).sum(axis=1)).sum())
+    return lam * float(np.abs(W).max(axis=1).sum())
 
 
 def fit(X, y, loss: str = "softmax", method: str = "l1", *, radius: float | None = None, signs=None,
         reg: str = "l1", lam: float = 0.0, eta0: float = 1.0, schedule: str = "sqrt", batch: float = 1.0,
         steps: int = 100, line_search: bool = False, seed: int = 0, record: int | np.ndarray = 50,
-        X_test=None, y_test=None, classes: int | None = None) -> BatchResult:
+        X_test=None, y_test=None, classes: int | None = None, init: np.ndarray | None = None,
+        tol: float | None = None) -> BatchResult:
     """Run ``steps`` steps of ``method`` (module docstring) and record the curve at ``record`` steps
     (an int: that many log-spaced steps, the last one included; or an array of step numbers).
 
@@ -239,7 +242,13 @@ def fit(X, y, loss: str = "softmax", method: str = "l1", *, radius: float | None
     ``objective`` (F on the training set), ``nonzeros`` (weights), ``rows`` (non-zero rows),
     ``zeros_in_rows`` (the fraction of zeros inside non-zero rows), ``class_zeros`` (per class, the
     fraction of zero weights: a K-vector per step), ``eta`` and, with test data, ``test_error``
-    (``test_loss`` too)."""
+    (``test_loss`` too).
+
+    ``init`` starts ``l1`` and ``fobos`` from the given weights (d x K; warm starts along a path of
+    lambdas); ``l1`` projects them first. ``tol`` (with ``line_search``) stops once the objective
+    fell by less than ``tol`` (relative) over the last 10% of the steps (at least 10 steps, the
+    objective of every step being the line search's accepted value): the run is then recorded at its
+    last step."""
     y = np.asarray(y)
     y = y.astype(np.int64) if loss == "softmax" else y.astype(np.float64)
     K, signs = _check(X, y, loss, method, reg, schedule, batch, radius, lam, signs, line_search, classes)
@@ -258,6 +267,15 @@ def fit(X, y, loss: str = "softmax", method: str = "l1", *, radius: float | None
         else:
             U = np.full((d, K), radius / d)
     W = _eg_weights(U, signs, d) if method == "eg" else np.zeros((d, K))
+    if init is not None:
+        if method == "eg":
+            raise ValueError("init starts 'l1' and 'fobos', not 'eg' (which starts at the uniform point)")
+        W = np.array(init, dtype=np.float64).reshape(d, K)
+        if method == "l1":
+            W = project_columns(W, radius, signs)
+    if tol is not None and not line_search:
+        raise ValueError("tol needs line_search (the accepted step's objective is its test)")
+    values = []
 
     hist = {k: [] for k in ("step", "examples", "accesses", "seconds", "objective", "nonzeros", "rows",
                             "zeros_in_rows", "class_zeros", "eta")}
@@ -300,6 +318,12 @@ def fit(X, y, loss: str = "softmax", method: str = "l1", *, radius: float | None
                     break
             eta_prev = eta
             W = Wn
+            if tol is not None:
+                values.append(fn / n + _penalty(W, method, reg, lam))
+                back = max(10, len(values) // 10)
+                if len(values) > back and values[-1 - back] - values[-1] <= tol * abs(values[-1]):
+                    marks.add(t)
+                    steps = t
         else:
             eta = eta0 if schedule == "const" else eta0 / math.sqrt(t) if schedule == "sqrt" else eta0 / t
             if method == "eg":
@@ -317,6 +341,8 @@ def fit(X, y, loss: str = "softmax", method: str = "l1", *, radius: float | None
         if t in marks:
             _record(hist, X, y, W, loss, method, reg, lam, X_test, y_test,
                     t, examples, accesses, seconds, eta)
+        if t == steps:
+            break
     out = {k: (np.array(v) if k != "class_zeros" else np.array(v).reshape(len(hist["step"]), K))
            for k, v in hist.items()}
     return BatchResult(W=W, history=out, steps=steps, examples=examples, accesses=accesses, seconds=seconds)

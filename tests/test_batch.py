@@ -198,3 +198,27 @@ def test_errors(kw, message):
     X = np.ones((4, 2))
     with pytest.raises(ValueError, match=message):
         batch.fit(X, np.array([0, 1, 0, 1]), **kw)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")   # scikit-learn >= 1.8 deprecates penalty= for l1_ratio=
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_line_search_with_tol_converges_to_scikit_learns_l1_logistic_optimum():
+    from sklearn.linear_model import LogisticRegression
+    rng = np.random.default_rng(6)
+    n, d, lam = 80, 12, 0.02
+    X = rng.standard_normal((n, d))
+    y = np.sign(X[:, :4] @ np.array([1.0, -2.0, 0.5, 1.5]) + 0.5 * rng.standard_normal(n))
+    res = batch.fit(X, y, loss="logistic", method="fobos", reg="l1", lam=lam, eta0=1.0, steps=5000,
+                    line_search=True, tol=1e-10, record=10)
+    assert res.history["step"][-1] < 5000                   # stopped by tol
+    ref = LogisticRegression(penalty="l1", C=1.0 / (n * lam), fit_intercept=False, solver="liblinear",
+                             tol=1e-12, max_iter=100000).fit(X, y)
+    best = batch.objective(X, y, ref.coef_.reshape(d, 1), "logistic", "fobos", "l1", lam)
+    assert res.history["objective"][-1] == pytest.approx(best, rel=1e-6)
+    # a warm start from the optimum stays there (l1 starts are projected onto the ball first)
+    again = batch.fit(X, y, loss="logistic", method="fobos", reg="l1", lam=lam, eta0=1.0, steps=3,
+                      line_search=True, init=res.W)
+    assert again.history["objective"][-1] <= res.history["objective"][-1] + 1e-12
+    start = batch.fit(X, y, loss="logistic", method="l1", radius=0.5, steps=1, eta0=1e-300,
+                      schedule="const", init=np.ones(d))
+    assert np.abs(start.W).sum() == pytest.approx(0.5)
