@@ -179,6 +179,9 @@ def main():
 @click.option("--lambda", "lam", type=FLOAT, default=0.0,
               help="fobos: lambda of the L2 norm (--reg l2) or of the max norm (--reg linf); softmax: of "
                    "the mixed norm (--reg l1l2, l1linf).")
+@click.option("--l2-ball", "l2_ball", type=FLOAT, default=None,
+              help="fobos --reg l2sq (plain schedule) and pegasos: after every step project w onto the ball "
+                   "||w||_2 <= R (pegasos's default R is 1/sqrt(lambda); inf: no projection).")
 @click.option("--threshold", type=FLOAT, default=float("inf"),
               help="Truncated gradient: only weights with |w| <= threshold are truncated; rounding: "
                    "weights with |w| < threshold are set to 0; subgradient: that rounding, at the end.")

@@ -30,7 +30,7 @@ MODEL_OPTIONS = HASHING_OPTIONS + (
     "loss", "quantile_tau", "link", "binary", "algo", "adaptive", "normalized", "invariant",
     "learning_rate", "power_t", "initial_t", "decay_learning_rate", "l1", "threshold", "period",
     "cumulative_penalty", "radius", "projection", "batch_size", "reg", "l2", "lam", "p_norm",
-    "ftrl_alpha", "ftrl_beta", "oaa", "indexing",
+    "ftrl_alpha", "ftrl_beta", "oaa", "indexing", "l2_ball",
 )
 #: feature-expansion options (VW's -q, --cubic, --interactions, n-grams, --ignore, ...): they decide
 #: the features, so a model stores them and data fed to it is expanded the same way
@@ -43,7 +43,7 @@ RULE_FLAGS = ("sgd", "adaptive", "normalized", "invariant")
 LEGACY_MODEL_OPTIONS = {"adaptive": False, "normalized": False, "invariant": False,
                         "cumulative_penalty": False, "radius": None, "projection": "tree",
                         "batch_size": 1, "reg": "l1", "l2": 0.0, "lam": 0.0, "p_norm": None,
-                        "ftrl_alpha": 0.5, "ftrl_beta": 1.0, "oaa": 0, "indexing": None,
+                        "ftrl_alpha": 0.5, "ftrl_beta": 1.0, "oaa": 0, "indexing": None, "l2_ball": None,
                         **{name: False if name in ("leave_duplicate_interactions", "permutations") else ()
                            for name in FEATURE_OPTIONS}}
 #: options of the regularized learners, checked first (sgd takes none of them)
@@ -51,7 +51,8 @@ TG_OPTIONS = ("l1", "threshold", "period", "cumulative_penalty")
 #: the learner options in the order they are checked, by stage: each belongs to the learners whose
 #: spec lists it (``LearnerSpec.options``); a learner's own check (``LearnerSpec.check``) runs after
 #: the stage its spec names (``LearnerSpec.check_stage``; "end": after all the checks)
-OPTION_STAGES = (("regularization", TG_OPTIONS), ("p_norm", ("p_norm",)), ("reg", ("reg", "l2", "lam")),
+OPTION_STAGES = (("regularization", TG_OPTIONS), ("p_norm", ("p_norm",)),
+                 ("reg", ("reg", "l2", "lam", "l2_ball")),
                  ("radius", ("radius", "projection")), ("ftrl", ("ftrl_alpha", "ftrl_beta")))
 #: options that do not apply to the batch learner scd (no step size, no holdout, no sampling)
 SCD_REFUSES = ("learning_rate", "power_t", "initial_t", "decay_learning_rate", "holdout_period",
@@ -109,10 +110,11 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def plain_only(algo, reg=None, batch_size=1) -> bool:
+def plain_only(algo, reg=None, batch_size=1, l2_ball=None) -> bool:
     """The learner takes only the plain schedule (no --adaptive / --normalized)."""
     spec = _spec(algo)
-    return spec is not None and spec.plain_only(_Options(reg=reg, batch_size=batch_size)) is not None
+    return spec is not None and spec.plain_only(_Options(reg=reg, batch_size=batch_size,
+                                                         l2_ball=l2_ball)) is not None
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,7 @@ class _Options:
     """The options ``LearnerSpec.plain_only`` reads, before the configuration exists."""
     reg: str | None
     batch_size: int
+    l2_ball: float | None = None
 
 #: how each option is spelled on the command line, for messages
 FLAG = {
@@ -130,7 +133,7 @@ FLAG = {
     "threshold": "--threshold", "period": "--period", "cumulative_penalty": "--cumulative-penalty",
     "passes": "--passes", "radius": "--radius", "projection": "--projection",
     "batch_size": "--batch-size", "reg": "--reg", "l2": "--l2", "lam": "--lambda", "p_norm": "--p-norm",
-    "holdout_period": "--holdout-period", "holdout_off": "--holdout-off",
+    "l2_ball": "--l2-ball", "holdout_period": "--holdout-period", "holdout_off": "--holdout-off",
     "early_terminate": "--early-terminate", "block_size": "--block-size", "threads": "--threads", "sgd": "--sgd",
     "adaptive": "--adaptive", "normalized": "--normalized", "invariant": "--invariant",
     "predict_only_model": "--predict-only-model",
@@ -175,6 +178,7 @@ class TrainConfig:
     reg: str = "l1"
     l2: float = 0.0
     lam: float = 0.0
+    l2_ball: float | None = None    # --l2-ball R: fobos l2sq, pegasos (None: pegasos's 1/sqrt(l2), fobos none)
     p_norm: float | None = None
     ftrl_alpha: float = 0.5
     ftrl_beta: float = 1.0
@@ -301,7 +305,7 @@ def _fmt(v) -> str:
     if isinstance(v, tuple):
         return " ".join(map(str, v)) if v else "(none)"
     if isinstance(v, float):
-        if v == int(v) and abs(v) < 1e15:
+        if math.isfinite(v) and v == int(v) and abs(v) < 1e15:
             return str(int(v))
         return repr(v)
     return str(v)
@@ -337,6 +341,8 @@ def _check_train(cfg: TrainConfig) -> None:
         v = getattr(cfg, name)
         if not v >= 0 or math.isinf(v):
             raise OptionError(f"{FLAG[name]} must be a finite number >= 0 (got {_fmt(v)})")
+    if cfg.l2_ball is not None and not cfg.l2_ball > 0:
+        raise OptionError(f"--l2-ball must be a number > 0, or inf for no projection (got {_fmt(cfg.l2_ball)})")
     if not cfg.decay_learning_rate > 0 or math.isinf(cfg.decay_learning_rate):
         raise OptionError(f"--decay-learning-rate must be a finite number > 0 (got {_fmt(cfg.decay_learning_rate)})")
     if not cfg.threshold >= 0:
@@ -583,7 +589,8 @@ def _resolve_rule(values: dict, explicit: dict) -> None:
     per-feature rates, else 1."""
     sgd = values.pop("sgd", False)
     given = [n for n in RULE_FLAGS if n in explicit]
-    if not given and plain_only(values.get("algo"), values.get("reg"), values.get("batch_size", 1)):
+    if not given and plain_only(values.get("algo"), values.get("reg"), values.get("batch_size", 1),
+                                values.get("l2_ball")):
         # these learners default to --sgd, also when -i switches to one of them from a model whose
         # rule has per-feature rates (a model of theirs keeps its own rule, --invariant included)
         if "adaptive" not in values or values["adaptive"] or values.get("normalized"):

@@ -44,6 +44,13 @@ the whole vector starts a new epoch (``st[S_EPOCH]``; a stored value from an ear
 so it is O(1) too. The squared norm is recomputed from scratch when cancellation could have eaten its
 precision, and the stored values are rescaled when sigma gets tiny.
 
+**l2sq with an L2 ball** (``--l2-ball R``; the "with projection" runs of Section 7.1, Fig. 1, after
+Pegasos): after eq. 7's scaling, ``w <- min(1, R / ||w||_2) w``. Both are global factors under the
+plain schedule, so this variant (``REG_L2SQ_BALL``) stores the weights as l2 does, ``sigma * s`` with
+the running squared norm of s: eq. 7 divides sigma by ``1 + eta lambda`` and the projection
+multiplies it by ``min(1, R / (sigma ||s||))``, O(k) per example. With per-feature rates the scaling
+differs per weight and ||w|| could not be followed in O(k), so it takes the plain schedule.
+
 **linf** lists the non-zero weights (columns POS and LIST) and computes the projection threshold over
 them with Figure 2 of Duchi et al. 2008 (randomized pivot): O(non-zero weights) per example, as the
 issue allows; l2 and linf take the plain schedule.
@@ -68,7 +75,8 @@ from streamlearn.kernels.projection import pivot_seed, theta_pivot
 from streamlearn.kernels.spec import Layout, LearnerSpec, l1_regularizer
 from streamlearn.kernels.state import (
     A_FOBOS, A_SUBGRADIENT, I_BATCH, I_COL_G, I_COL_LAST, I_COL_LAST2, I_COL_N, I_REG, I_SEED, P_G0, P_L1,
-    P_L2, P_LAMBDA, P_POWER_T, REG_ELASTIC, REG_L1, REG_L2, REG_L2SQ, REG_LINF, REG_SUBGRADIENT,
+    P_L2, P_L2_BALL, P_LAMBDA, P_POWER_T, REG_ELASTIC, REG_L1, REG_L2, REG_L2SQ, REG_L2SQ_BALL, REG_LINF,
+    REG_SUBGRADIENT,
     S_BATCH_EX, S_BATCH_ROWS, S_BATCH_SCALE, S_EPOCH, S_FOBOS_CUM, S_FOBOS_CUM2, S_MULT, S_NLEARN,
     S_NNZ, S_SCALE, S_SQNORM, S_SQPEAK, S_T,
 )
@@ -154,6 +162,12 @@ def rebase_elastic(table, prm, iprm, st):
 # ----------------------------------------------------------------------------- l2: a global scale
 
 @njit(cache=True, nogil=True, inline="always")
+def scaled(reg):
+    """The weights are sigma * stored (l2, and l2sq with an L2 ball)."""
+    return reg == REG_L2 or reg == REG_L2SQ_BALL
+
+
+@njit(cache=True, nogil=True, inline="always")
 def l2_read(table, i, epoch):
     """The stored value of row i (0 when stored in an earlier epoch, which is cleared)."""
     if table[i, EP] != epoch:
@@ -214,6 +228,19 @@ def l2_prox(table, st, strength):
         st[S_SQPEAK] = 0.0
         return
     st[S_SCALE] *= 1.0 - strength / norm
+    if st[S_SCALE] < L2_MIN_SCALE:
+        l2_fold(table, st)
+
+
+@njit(cache=True, nogil=True)
+def l2sq_ball_prox(table, st, strength, radius):
+    """Eq. 7's w <- w / (1 + strength), then w <- min(1, radius / ||w||_2) w, both as changes of sigma."""
+    st[S_SCALE] /= 1.0 + strength
+    if st[S_SQNORM] < L2_CANCEL * st[S_SQPEAK]:
+        l2_refresh(table, st)
+    norm = st[S_SCALE] * math.sqrt(max(st[S_SQNORM], 0.0))
+    if norm > radius:
+        st[S_SCALE] *= radius / norm
     if st[S_SCALE] < L2_MIN_SCALE:
         l2_fold(table, st)
 
@@ -297,6 +324,8 @@ def prox(table, prm, iprm, st, reg, scale):
             rebase_elastic(table, prm, iprm, st)
     elif reg == REG_L2:
         l2_prox(table, st, prm[P_LAMBDA] * scale)
+    elif reg == REG_L2SQ_BALL:
+        l2sq_ball_prox(table, st, prm[P_L2] * scale, prm[P_L2_BALL])
     else:
         linf_prox(table, st, prm[P_LAMBDA] * scale, pivot_seed(iprm[I_SEED], st[S_NLEARN]))
 
@@ -307,7 +336,7 @@ def read(table, i, reg, st, clast, clast2, per_feature, cg, cn, g0, sqrt_rate, p
     if reg <= REG_ELASTIC:
         return catch_up(table, i, reg, st[S_FOBOS_CUM], st[S_FOBOS_CUM2], clast, clast2, per_feature, cg, cn, g0,
                         sqrt_rate, power_t)
-    if reg == REG_L2:
+    if scaled(reg):
         return st[S_SCALE] * l2_read(table, i, st[S_EPOCH])
     return table[i, W]
 
@@ -317,7 +346,7 @@ def add(table, i, reg, st, d):
     """Move weight i (already caught up) by d."""
     if reg <= REG_ELASTIC:
         table[i, W] += d
-    elif reg == REG_L2:
+    elif scaled(reg):
         l2_add(table, st, i, d)
     else:
         list_add(table, st, i, d)
@@ -421,7 +450,7 @@ def finalize(table, prm, iprm, st):
     reg = iprm[I_REG]
     if reg <= REG_ELASTIC:
         catch_up_all(table, prm, iprm, st)
-    elif reg == REG_L2:
+    elif scaled(reg):
         l2_fold(table, st)
 
 
@@ -431,9 +460,9 @@ def in_force(table, rows, reg, st):
     out = np.empty(rows.shape[0])
     for j in range(rows.shape[0]):
         i = rows[j]
-        if reg == REG_L2 and table[i, EP] != st[S_EPOCH]:
+        if scaled(reg) and table[i, EP] != st[S_EPOCH]:
             out[j] = 0.0
-        elif reg == REG_L2:
+        elif scaled(reg):
             out[j] = st[S_SCALE] * table[i, W]
         else:
             out[j] = table[i, W]
@@ -445,11 +474,11 @@ def after_load(table, prm, iprm, st):
     """Derive what the loaded weights imply: l2's squared norm, linf's list (lazy: nothing, the
     cumulatives and last-touch values all start at 0)."""
     reg = iprm[I_REG]
-    if reg == REG_L2:
+    if scaled(reg):
         st[S_SCALE] = 1.0
         st[S_EPOCH] = 0.0
         l2_refresh(table, st)
-    elif reg >= REG_LINF:
+    elif reg == REG_LINF or reg == REG_SUBGRADIENT:
         list_rebuild(table, st)
 
 
@@ -464,9 +493,19 @@ LAZY_REGS = ("l1", "l2sq", "elastic")
 PER_FEATURE_REGS = ("l1", "l2sq")
 
 
+def ball(cfg) -> bool:
+    """l2sq with a projection onto an L2 ball (``--l2-ball R``, R finite)."""
+    return cfg.reg == "l2sq" and cfg.l2_ball is not None and math.isfinite(cfg.l2_ball)
+
+
+def reg_code(cfg) -> int:
+    """The kernel's REG_* code of the configuration."""
+    return REG_L2SQ_BALL if ball(cfg) else REGS[cfg.reg]
+
+
 def fobos_layout(cfg) -> Layout:
     batch = ("acc", "list") if cfg.batch_size > 1 else ()    # pending step and row list: the last two
-    if cfg.reg == "l2":
+    if cfg.reg == "l2" or ball(cfg):
         return Layout(("w", "epoch") + batch, 1)
     if cfg.reg == "linf":
         return Layout(("w", "pos", "list") + batch, 1)
@@ -474,8 +513,9 @@ def fobos_layout(cfg) -> Layout:
 
 
 def fobos_settings_of(cfg, prm, iprm) -> None:
-    iprm[I_REG] = REGS[cfg.reg]
+    iprm[I_REG] = reg_code(cfg)
     prm[P_L2] = cfg.l2
+    prm[P_L2_BALL] = cfg.l2_ball if ball(cfg) else math.inf
     prm[P_LAMBDA] = cfg.lam
     iprm[I_COL_LAST2] = fobos_layout(cfg).last2
 
@@ -505,6 +545,8 @@ def check_strengths(cfg, flag, takes, what: str) -> None:
 
 def fobos_check(cfg, flag) -> None:
     check_strengths(cfg, flag, REG_STRENGTHS[cfg.reg], f"--reg {cfg.reg}")
+    if cfg.l2_ball is not None and cfg.reg != "l2sq":
+        raise OptionError(f"{flag['l2_ball']} needs --reg l2sq with --algo fobos (got --reg {cfg.reg})")
 
 
 def fobos_plain_only(cfg):
@@ -513,6 +555,8 @@ def fobos_plain_only(cfg):
         return "mini-batches average plain steps"
     if cfg.reg not in PER_FEATURE_REGS:
         return f"the prox of --reg {cfg.reg} with per-feature rates cannot be caught up lazily"
+    if ball(cfg):
+        return "with --l2-ball, ||w|| is followed in O(k) only when every weight is scaled alike"
     return None
 
 
@@ -521,15 +565,16 @@ FOBOS = LearnerSpec(
     after_load=after_load,
     describe=lambda c: (f"fobos (forward-backward splitting, {c.rule()}: reg = {c.reg}, "
                         + ", ".join(f"{n} = {getattr(c, n):g}" for n in REG_STRENGTHS[c.reg])
+                        + (f", l2 ball radius = {c.l2_ball:g}" if ball(c) else "")
                         + f", batch size = {c.batch_size})"),
     layout=fobos_layout,
     settings=fobos_settings_of,
-    in_force=lambda c, table, st, rows: in_force(table, rows, REGS[c.reg], st),
-    saved=lambda c: rule_saved(c, fobos_layout(c)) if c.reg in LAZY_REGS else [],
+    in_force=lambda c, table, st, rows: in_force(table, rows, reg_code(c), st),
+    saved=lambda c: rule_saved(c, fobos_layout(c)) if c.reg in LAZY_REGS and not ball(c) else [],
     regularizer=fobos_regularizer,
     slots=("S_FOBOS_CUM", "S_FOBOS_CUM2", "S_SCALE", "S_SQNORM", "S_EPOCH", "S_SQPEAK", "S_NNZ",
            "S_BATCH_EX", "S_BATCH_ROWS", "S_BATCH_SCALE"),
-    options=("l1", "reg", "l2", "lam", "batch_size"),
+    options=("l1", "reg", "l2", "lam", "batch_size", "l2_ball"),
     selected_by=("reg", "l2", "lam"),
     choices={"reg": tuple(REGS)},
     check=fobos_check,

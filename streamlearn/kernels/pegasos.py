@@ -8,6 +8,9 @@ works the same way),
     w <- (1 - eta_t lambda) w - eta_t h g x          (the step; 0 when the loss is 0)
     w <- min(1, (1 / sqrt(lambda)) / ||w||_2) w       (the projection onto the ball of radius 1/sqrt(lambda))
 
+``--l2-ball R`` sets another radius, and ``--l2-ball inf`` leaves the projection out (the FOBOS
+paper's Fig. 1 runs logistic Pegasos "without projection" too).
+
 The weights are stored as w = s v (``st[S_SCALE]`` = s, table column 0 = v) and the squared norm of v
 is kept (``st[S_SQNORM]``), so the shrink and the projection are one multiplication of s and an
 example costs O(its non-zeros): v_i += -eta_t h g x_i / s, and ||v||^2 follows each change exactly
@@ -25,7 +28,7 @@ from streamlearn.kernels.loop import base_start, example_loop, sum_end
 from streamlearn.kernels.losses import loss_dloss, loss_positive
 from streamlearn.kernels.spec import Layout, LearnerSpec
 from streamlearn.kernels.state import (
-    A_PEGASOS, P_L2, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN, S_SCALE, S_SQNORM, S_T,
+    A_PEGASOS, P_L2, P_L2_BALL, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN, S_SCALE, S_SQNORM, S_T,
 )
 
 V = 0       # the stored weight v_i (w_i = s v_i)
@@ -56,7 +59,7 @@ def rescale(table, st):
 @njit(cache=True, nogil=True, inline="always")
 def pegasos_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
     """One Pegasos step (module docstring)."""
-    lam = cfg
+    lam, radius = cfg
     t = st[S_NLEARN] + 1.0
     eta = 1.0 / (lam * t)
     shrink = 1.0 - eta * lam
@@ -79,7 +82,6 @@ def pegasos_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h)
                 sq += new * new - old * old
             st[S_SQNORM] = max(sq, 0.0)
     norm = st[S_SCALE] * math.sqrt(st[S_SQNORM])
-    radius = 1.0 / math.sqrt(lam)
     if norm > radius:
         st[S_SCALE] *= radius / norm
     if st[S_SCALE] < 1e-100:              # keep v in range (never on realistic runs: s ~ 1/t)
@@ -93,7 +95,7 @@ def learn_pegasos_block(indptr, idx, val, labels, weights, bases, nfeat, start, 
                         preds):
     """Examples start..end-1 with Pegasos (module docstring) through the example loop."""
     return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
-                        ctr, preds, prm[P_L2], pegasos_view, pegasos_weight, base_start, sum_end, pegasos_learn)
+                        ctr, preds, (prm[P_L2], prm[P_L2_BALL]), pegasos_view, pegasos_weight, base_start, sum_end, pegasos_learn)
 
 
 @njit(cache=True, nogil=True)
@@ -112,8 +114,14 @@ def after_load(table, prm, iprm, st):
     st[S_SCALE] = 1.0
 
 
+def radius(cfg) -> float:
+    """The radius of the ball projected onto: --l2-ball R, else 1/sqrt(lambda) (inf: no projection)."""
+    return 1.0 / math.sqrt(cfg.l2) if cfg.l2_ball is None else cfg.l2_ball
+
+
 def _settings(cfg, prm, iprm) -> None:
     prm[P_L2] = cfg.l2
+    prm[P_L2_BALL] = radius(cfg)
 
 
 def _check(cfg, flag) -> None:
@@ -127,14 +135,18 @@ def _regularizer(cfg, w):
 
 PEGASOS = LearnerSpec(
     name="pegasos", code=A_PEGASOS, kernel=learn_pegasos_block, finalize=finalize, after_load=after_load,
-    describe=lambda c: f"pegasos (steps 1/(lambda t), projection onto ||w|| <= 1/sqrt(lambda): l2 = {c.l2:g})",
+    describe=lambda c: ("pegasos (steps 1/(lambda t), "
+                        + ("projection onto ||w|| <= 1/sqrt(lambda)" if c.l2_ball is None
+                           else f"projection onto ||w|| <= {c.l2_ball:g}" if math.isfinite(c.l2_ball)
+                           else "no projection")
+                        + f": l2 = {c.l2:g})"),
     layout=lambda c: Layout(("w",), 1),
     settings=_settings,
     in_force=lambda c, table, st, rows: table[rows, V] * st[S_SCALE],
     weights_in_column=lambda c: True,
     regularizer=_regularizer,
     slots=("S_SCALE", "S_SQNORM"),
-    options=("l2",),
+    options=("l2", "l2_ball"),
     check=_check,
     plain_only=lambda c: "its step is Pegasos's 1/(lambda t)",
     takes_invariant=False,

@@ -25,6 +25,7 @@ P_LAMBDA = 8          # fobos: lambda of the L2 norm (l2) or the Linf norm (linf
 P_PNORM = 9           # smidas: p of the p-norm link function
 P_FTRL_ALPHA = 10     # ftrl: alpha of the per-coordinate rate alpha / (beta + sqrt(n_i))
 P_FTRL_BETA = 11      # ftrl: beta
+P_L2_BALL = 12        # fobos l2sq, pegasos: radius R of the L2 ball projected onto after every step (inf: none)
 N_PRM = 16
 
 # ----------------------------------------------------------------------------- iprm: integer settings
@@ -146,6 +147,8 @@ REG_LINF = 4          # lambda ||w||_inf, eq. 8 (dual L1 projection over the non
 REG_SUBGRADIENT = 5   # --algo subgradient: w -= eta lambda sgn(w) over the non-zero weights
 REG_L1L2 = 6          # softmax: lambda sum_rows ||row||_2, Section 5 (a row shrunk by its l2 norm)
 REG_L1LINF = 7        # softmax: lambda sum_rows ||row||_inf, Section 5 (eq. 8's dual on each row)
+REG_L2SQ_BALL = 8     # fobos l2sq with --l2-ball R: eq. 7's scaling then the projection onto ||w|| <= R,
+                      # both factors of l2's global scale (plain schedule)
 
 # ----------------------------------------------------------------------------- l1ball projection
 PROJ_TREE = 0         # un-shifted weights, cumulative shift and a heap: O(k log n) per example
