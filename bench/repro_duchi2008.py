@@ -14,8 +14,6 @@ bench/repro/duchi2008-*.png. --quick: n = 800 only, 30 passes (R1), 50 passes (R
 from __future__ import annotations
 
 import argparse
-import io
-import lzma
 import os
 import statistics
 import sys
@@ -23,6 +21,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from streamlearn import datasets
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
@@ -37,19 +37,12 @@ def say(msg: str) -> None:
 
 # ----------------------------------------------------------------------------- R1 data and optimum
 def synthetic(n: int, kind: str, seed: int):
-    """w ~ N(0,1), half zeroed; X ~ N(0,1) (m = n rows); squared: y = Xw + N(0,1); logistic: sign(w.x),
-    10% flipped."""
-    rng = np.random.default_rng(seed)
-    w = rng.standard_normal(n)
-    w[rng.random(n) < 0.5] = 0.0
-    X = rng.standard_normal((n, n))
+    """n x n (m = n): streamlearn.datasets.regression (squared: y = Xw + N(0,1)) or .classification
+    (logistic: sign(w.x), 10% flipped); w ~ N(0,1), half zeroed."""
     if kind == "squared":
-        y = X @ w + rng.standard_normal(n)
+        X, y, _ = datasets.regression(n, n, seed)
     else:
-        y = np.sign(X @ w)
-        y[y == 0] = 1.0
-        flip = rng.random(n) < 0.1
-        y[flip] = -y[flip]
+        X, y, _ = datasets.classification(n, n, seed, flip=0.1)
     return X, y
 
 
@@ -252,17 +245,7 @@ def run_r1(quick, results):
 
 # ----------------------------------------------------------------------------- RCV1
 def load_rcv1():
-    from sklearn.datasets import load_svmlight_file
-    seen, lines = set(), []
-    for name in ("rcv1_small.train", "rcv1_small.test", "rcv1_smaller"):
-        with lzma.open(SHARED / "data" / "real" / "rcv1" / f"{name}.libsvm.xz", "rt") as f:
-            for line in f:
-                key = line.strip()
-                if key and key not in seen:
-                    seen.add(key)
-                    lines.append(key)
-    X, y = load_svmlight_file(io.BytesIO(("\n".join(lines) + "\n").encode()), n_features=47237)
-    return X.tocsr(), y
+    return datasets.rcv1_ccat(dedup=True, data_dir=SHARED / "data")
 
 
 def proj_l1(v, z):

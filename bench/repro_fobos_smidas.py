@@ -157,38 +157,23 @@ def build_r8():
 
 
 def build_arcene():
-    """ARCENE-like: 100 x 10,000; 7,000 correlated features x = A s (s in R^50), 3,000 independent probes,
-    46% of entries zeroed, columns scaled by max |value| into [-1, 1], labels from a 100-feature w*
-    (on the correlated features), 10% flipped."""
+    """The plan's ARCENE-like stand-in: streamlearn.datasets.arcene_like(SEED_ARCENE) as a LIBSVM file."""
+    from streamlearn import datasets
     path = DATA / "arcene_like.libsvm"
-    rng = np.random.default_rng(SEED_ARCENE)
-    n = 100
-    A = rng.standard_normal((7000, 50))
-    S = rng.standard_normal((n, 50))
-    Xc = S @ A.T / np.sqrt(50)
-    Xp = rng.standard_normal((n, 3000))
-    X = np.hstack([Xc, Xp])
-    X[rng.random(X.shape) < 0.46] = 0.0
-    X = X / np.maximum(np.abs(X).max(axis=0), 1e-12)
-    w = np.zeros(10000)
-    sup = rng.choice(7000, 100, replace=False)
-    w[sup] = rng.standard_normal(100)
-    y = np.where(X @ w >= 0, 1, -1)
-    flip = rng.random(n) < 0.10
-    y[flip] = -y[flip]
+    X, y, _ = datasets.arcene_like(SEED_ARCENE)
     if not path.exists():
         write_libsvm(path, X, y)
     return path, int((X != 0).sum())
 
 
 def build_rcv1():
+    """The three RCV1 CCAT LIBSVM files concatenated (union, not de-duplicated)."""
+    from streamlearn import datasets
     path = DATA / "rcv1_ccat_union.libsvm"
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "w") as out:
-            for name in ("rcv1_small.train.libsvm.xz", "rcv1_small.test.libsvm.xz", "rcv1_smaller.libsvm.xz"):
-                with lzma.open(SHARED / "data/real/rcv1" / name, "rt") as f:
-                    out.write(f.read())
+            out.write("\n".join(datasets.rcv1_ccat_lines(dedup=False, data_dir=SHARED / "data")) + "\n")
     n = nnz = 0
     with open(path) as f:
         for line in f:
@@ -198,9 +183,13 @@ def build_rcv1():
 
 
 def build_magic(kind: str) -> Path:
-    sys.path.insert(0, str(REPO / "bench"))
-    import bench_objective
-    return bench_objective.build(kind)
+    """MAGIC04S/D (streamlearn.datasets.magic04), the file bench/bench_objective.py also uses."""
+    from streamlearn import datasets
+    path = REPO / "bench" / "data" / f"magic04{kind}.libsvm"
+    if not path.exists():
+        X, y = datasets.magic04(kind, data_dir=SHARED / "data")
+        write_libsvm(path, X, y)
+    return path
 
 
 # ----------------------------------------------------------------------------------------------- R8

@@ -75,33 +75,23 @@ def out(msg: str = "") -> None:
 
 # ---- data --------------------------------------------------------------------------------------
 def load_uci(name: str):
-    from sklearn.datasets import load_svmlight_file
-    fname, numeric = SETS[name]
-    with lzma.open(UCI / fname, "rb") as f:
-        X, y = load_svmlight_file(io.BytesIO(f.read()))
-    y = np.where(y > 0, 1, -1)
-    return X.tocsr(), y, numeric
+    from streamlearn import datasets
+    return datasets.uci(name, data_dir=SHARED / "data")
 
 
 def random_binary(n: int, d: int, seed: int) -> sp.csr_matrix:
-    rng = np.random.default_rng(seed)
-    M = rng.random((n, d)) < 0.05
-    return sp.csr_matrix(M.astype(np.float64))
+    from streamlearn import datasets
+    return datasets.random_binary(n, d, 0.05, seed)
 
 
 def split(y, seed, frac):
-    from sklearn.model_selection import StratifiedShuffleSplit
-    s = StratifiedShuffleSplit(n_splits=1, test_size=frac, random_state=seed)
-    return next(s.split(np.zeros(len(y)), y))
+    from streamlearn import datasets
+    return datasets.stratified_split(y, frac, seed)
 
 
 def zscore(Xtr, Xte, numeric):
-    if not numeric:
-        return Xtr.tocsr(), Xte.tocsr()
-    A, B = Xtr.toarray(), Xte.toarray()
-    mu, sd = A.mean(0), A.std(0)
-    sd[sd == 0] = 1
-    return sp.csr_matrix((A - mu) / sd), sp.csr_matrix((B - mu) / sd)
+    from streamlearn import datasets
+    return datasets.zscore(Xtr, Xte, numeric)
 
 
 def build(name: str, plus: bool):
@@ -297,26 +287,8 @@ def run_fig2(dense_sel, prog):
 
 # ---- R14c --------------------------------------------------------------------------------------
 def imdb_data():
-    from sklearn.feature_extraction.text import HashingVectorizer
-    docs = {"train": ([], []), "test": ([], [])}
-    pat = re.compile(r"aclImdb/(train|test)/(pos|neg)/(\d+)_\d+\.txt$")
-    with tarfile.open(IMDB, "r:xz") as tf:
-        for mem in tf:
-            mm = pat.search(mem.name)
-            if not mm or not mem.isfile():
-                continue
-            text = tf.extractfile(mem).read().decode("utf-8", "replace").replace("<br />", " ")
-            d = docs[mm.group(1)]
-            d[0].append((mm.group(2), int(mm.group(3)), text))
-    hv = HashingVectorizer(n_features=2 ** IMDB_BITS, token_pattern=r"[a-z0-9]+", lowercase=True,
-                           ngram_range=(1, 2), alternate_sign=False, norm="l2")
-    res = {}
-    for part in ("train", "test"):
-        items = sorted(docs[part][0], key=lambda t: (t[1], t[0]))    # interleave pos/neg by id
-        y = np.array([1 if p == "pos" else -1 for p, _, _ in items])
-        X = hv.transform([t for _, _, t in items]).tocsr()
-        res[part] = (X, y)
-    return res
+    from streamlearn import datasets
+    return datasets.imdb_unigram_bigram(IMDB_BITS, data_dir=SHARED / "data")
 
 
 def run_imdb(prog, grid_lr, grid_g, grid_passes):

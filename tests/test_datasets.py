@@ -109,3 +109,41 @@ def test_mnist5k_error_is_one_line(tmp_path):
     with pytest.raises(FileNotFoundError, match="not a file") as e:
         mnist5k(tmp_path / "missing.whl", download=False)
     assert "\n" not in str(e.value)
+
+
+def test_rcv1_dev_ngrams_on_a_tiny_document_list(tmp_path):
+    import json
+
+    from streamlearn.datasets import rcv1_dev_ngrams, write_vw_ngrams
+
+    d = tmp_path / "real" / "rcv1_text"
+    d.mkdir(parents=True)
+    docs = [{"doc_label": ["C15", "CCAT"], "doc_token": ["Oil", "U.S.", "oil", "--", "price", "Oil"]},
+            {"doc_label": ["ECAT"], "doc_token": ["GDP", "rose"]}]
+    (d / "rcv1_dev.json").write_text("".join(json.dumps(x) + "\n" for x in docs))
+    got = rcv1_dev_ngrams("CCAT", data_dir=tmp_path)
+    # tokens: oil us oil price oil ("--" dropped before pairing); the SET of unigrams and bigrams
+    expect = ["oil", "us", "price", "oil_us", "us_oil", "oil_price", "price_oil"]
+    assert [g[0] for g in got] == [1, -1]
+    assert got[0][1] == expect and got[1][1] == ["gdp", "rose", "gdp_rose"]
+    assert np.isclose(got[0][2] ** 2 * len(expect), 1.0)          # unit L2 norm
+    assert rcv1_dev_ngrams("CCAT", bigrams=False, data_dir=tmp_path)[0][1] == ["oil", "us", "price"]
+    assert [g[0] for g in rcv1_dev_ngrams("ECAT", data_dir=tmp_path)] == [-1, 1]
+    write_vw_ngrams(tmp_path / "o.vw", got)
+    lines = (tmp_path / "o.vw").read_text().splitlines()
+    assert lines[1] == "-1 |w gdp:0.577350269 rose:0.577350269 gdp_rose:0.577350269"
+    assert lines[0].startswith("1 |w oil:0.377964473 us:0.377964473 ") and len(lines[0].split()) == 9
+    with pytest.raises(FileNotFoundError, match="not found") as e:
+        rcv1_dev_ngrams("CCAT", data_dir=tmp_path / "nowhere")
+    assert "\n" not in str(e.value)
+
+
+def test_dense_gaussian_generators():
+    from streamlearn.datasets import classification, regression
+
+    X, y, w = regression(300, 40, seed=5)
+    assert X.shape == (300, 40) and 8 <= np.count_nonzero(w) <= 32
+    assert 0.5 < np.std(y - X @ w) < 1.5                          # N(0, 1) noise
+    Xc, yc, wc = classification(300, 40, seed=5)
+    np.testing.assert_array_equal(Xc, X)                           # same draws for w and X
+    assert set(np.unique(yc)) == {-1.0, 1.0} and 0.8 < np.mean(np.sign(X @ w) == yc) < 0.97
