@@ -49,7 +49,8 @@ first), take ``W+ = step(W, eta)``, and halve eta until ``f(W+) <= f(W) + <G, W+
 constraint) and W is feasible, F(W+) <= F(W): the objective never increases.
 
 **Counts.** ``examples``: gradient computations (examples whose gradient was taken); ``accesses``:
-feature entries read for gradients and for the line search's function values; wall time excludes
+feature entries read, once per example per gradient (as streamlearn's ``--objective`` counts a pass)
+and once more per function value of the line search; wall time excludes
 the recorded evaluations (objective, test error), which are not counted.
 """
 
@@ -301,7 +302,7 @@ def fit(X, y, loss: str = "softmax", method: str = "l1", *, radius: float | None
         fb, D = loss_and_gradient(Sb, yb, loss)
         G = np.asarray(Xb.T @ D) / nb
         examples += nb
-        accesses += 2 * entries
+        accesses += entries
         if line_search:
             f0 = fb / nb
             eta = 2.0 * eta_prev if t > 1 else eta0
