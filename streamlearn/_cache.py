@@ -22,6 +22,11 @@ import hashlib
 import json
 import os
 
+try:
+    import fcntl as _fcntl
+except ImportError:  # Windows: saves are not locked (see _cache_lock)
+    _fcntl = None
+
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 _STAMP = "streamlearn-sources.json"
 _OLD_STAMPS = ("streamlearn-sources.sha256",)
@@ -341,14 +346,15 @@ def install_kernel_loader() -> None:
         cres = None
         try:
             rtsys.initialize(target_context)
-            with self._guard_against_spurious_io_errors():
+            with self._guard_against_spurious_io_errors(), _cache_lock(self, shared=True):
                 cres = self._load_overload(sig, target_context)
         except Exception:
             cres = None
         if cres is not None:
             _counts["loaded"] += 1
             return cres
-        cres = numba_load(self, sig, target_context)   # refresh, then numba's own load
+        with _cache_lock(self, shared=True):
+            cres = numba_load(self, sig, target_context)   # refresh, then numba's own load
         if cres is None and _is_ours(self):
             try:
                 note_miss(self._cache_path, self._impl.filename_base)
@@ -357,7 +363,8 @@ def install_kernel_loader() -> None:
         return cres
 
     def save_overload(self, sig, data):
-        numba_save(self, sig, data)
+        with _cache_lock(self, shared=False):
+            numba_save(self, sig, data)
         if _is_ours(self):
             _counts["compiled"] += 1
             note_compiled()
@@ -368,6 +375,52 @@ def install_kernel_loader() -> None:
     _install_nrt_cache()
     _install_env_rebuild()
     _install_ndarray_typeof()
+
+
+# numba's cache of a kernel is an index (signature -> data file number) and one data file per
+# signature. Saving reads the index, takes the first number not in it, writes the index, then the
+# data, each file atomically but not the whole: two processes compiling two signatures of one kernel
+# at once (two test workers, two first runs) can both take number 1, and the index of one then points
+# at the machine code of the other, which is loaded and called with the wrong argument types ever
+# after (numba issue 4807). Saves therefore hold an exclusive lock on a file in the cache directory
+# and loads a shared one; the compilation itself runs outside the lock. Where ``fcntl`` is missing
+# (Windows) or the lock file cannot be opened, numba's own unlocked behaviour remains.
+
+_LOCK_NAME = "streamlearn-cache.lock"
+
+
+class _cache_lock:
+    """``flock`` on ``<cache directory>/streamlearn-cache.lock`` around a load (shared) or a save."""
+
+    __slots__ = ("_path", "_shared", "_fd")
+
+    def __init__(self, cache, shared: bool):
+        self._path = getattr(cache, "_cache_path", None) if _is_ours(cache) else None
+        self._shared = shared
+        self._fd = None
+
+    def __enter__(self):
+        if self._path is None or _fcntl is None:
+            return self
+        try:
+            if not self._shared:
+                os.makedirs(self._path, exist_ok=True)
+            fd = os.open(os.path.join(self._path, _LOCK_NAME), os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError:
+            return self
+        try:
+            _fcntl.flock(fd, _fcntl.LOCK_SH if self._shared else _fcntl.LOCK_EX)
+        except OSError:
+            os.close(fd)
+            return self
+        self._fd = fd
+        return self
+
+    def __exit__(self, *exc):
+        if self._fd is not None:
+            os.close(self._fd)  # closing the descriptor releases the lock
+            self._fd = None
+        return False
 
 
 def _is_ours(cache) -> bool:

@@ -244,3 +244,48 @@ def test_real_numba_cache_follows_an_imported_module(tmp_path):
     assert run(NO_GUARD="1") == 11  # numba alone: kern.py unchanged, so its stale cache is loaded
     edit(3)
     assert run() == 13  # the guard dropped kern's cache because const changed
+
+
+def test_kernel_saves_and_loads_hold_the_cache_directory_lock(tmp_path, monkeypatch):
+    """numba's save (index, then data file, each atomic but not together) runs under an exclusive
+    lock and a load under a shared one, so that two processes saving two signatures of one kernel
+    cannot both take data file 1 (numba issue 4807); probed with a second descriptor, non-blocking."""
+    fcntl = pytest.importorskip("fcntl")
+    from numba.core import caching
+    from numba.core.registry import cpu_target
+
+    _cache.install_kernel_loader()
+    monkeypatch.setattr(_cache, "_counts", {"compiled": 0, "loaded": 0})
+    probe = os.open(tmp_path / _cache._LOCK_NAME, os.O_RDWR | os.O_CREAT)
+
+    def free(mode):
+        try:
+            fcntl.flock(probe, mode | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        fcntl.flock(probe, fcntl.LOCK_UN)
+        return True
+
+    seen = []
+
+    class FakeCache:  # what the loader's wrappers and numba's own save_overload use of a Cache
+        _cache_path = str(tmp_path)
+        _py_func = _cache.check_cache  # a function of the streamlearn package
+
+        def _guard_against_spurious_io_errors(self):
+            return caching.Cache._guard_against_spurious_io_errors(self)
+
+        def _save_overload(self, sig, data):
+            seen.append(("save", free(fcntl.LOCK_SH)))
+
+        def _load_overload(self, sig, target_context):
+            seen.append(("load", free(fcntl.LOCK_SH), free(fcntl.LOCK_EX)))
+            return "cached"
+
+    try:
+        caching.Cache.save_overload(FakeCache(), None, None)
+        assert caching.Cache.load_overload(FakeCache(), None, cpu_target.target_context) == "cached"
+        assert seen == [("save", False), ("load", True, False)]
+        assert free(fcntl.LOCK_EX)  # released
+    finally:
+        os.close(probe)
