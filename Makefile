@@ -26,8 +26,9 @@ demo: $(STAMP)
 	  -p $(DEMO)/sparse.test.predictions --binary
 	@echo "demo outputs are in $(DEMO)/"
 
+# two pytest-xdist workers, one test file per worker at a time (a file's kernels compile in one process)
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 bench: $(STAMP)
 	@$(BIN)/python -c 'import matplotlib' 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[bench]'
