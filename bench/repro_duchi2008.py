@@ -2,13 +2,15 @@
 l1-ball" (issue 15; plan: ../shared/docs/reproductions.md, section "Duchi ... 2008").
 
 Claims run here: R1 (Fig. 4/5, synthetic; n = m = 800 fully, n = m = 4000 in a short form), R2 (Fig. 6
-left, RCV1 CCAT, full and 1/4 batches, L1 vs EG), R3 (Fig. 6 right, batches of 1 and 100), R6 (Section 7
-timing, benchmark stream). R4 (needs per-class L1/EG on kernel features) and R5 (needs a bigram
-builder and trace reporting; not built in the time of this issue) are printed as NOT RUN.
+left, RCV1 CCAT, full and 1/4 batches, L1 vs EG), R3 (Fig. 6 right, batches of 1 and 100), R5 (Fig. 8,
+online L1 vs EG on the unigram + bigram stream of rcv1_dev, CCAT and ECAT, with `train --trace`), R6
+(Section 7 timing, benchmark stream and R5's bigram stream). R4 (needs per-class L1/EG on kernel
+features) is printed as NOT RUN. The data come from streamlearn.datasets.
 
-Usage: ``.venv/bin/python bench/repro_duchi2008.py [--quick]``. Writes bench/repro/duchi2008.md and
-bench/repro/duchi2008-*.png. --quick: n = 800 only, 30 passes (R1), 50 passes (R2), 10 (R3), fewer lines
-(R6). Exits 0 with a message when ../shared is absent.
+Usage: ``.venv/bin/python bench/repro_duchi2008.py [--quick] [--only R1,R2,R5,R6]``. Writes
+bench/repro/duchi2008.md and bench/repro/duchi2008-*.png. --quick: n = 800 only, 30 passes (R1), 50
+passes (R2), 10 (R3), eta0 in (1, 10, 100) (R5), fewer lines and repetitions (R6). Exits 0 with a
+message when ../shared is absent.
 """
 
 from __future__ import annotations
@@ -411,6 +413,153 @@ def run_r6(quick, results):
                          ok=bool(ratio >= 10 and growth <= 1.5))
 
 
+# ----------------------------------------------------------------------------- R5 (Fig. 8) and R6's bigram stream
+R5_TOPICS = ("CCAT", "ECAT")
+R5_ETAS = (1.0, 3.0, 10.0, 30.0, 100.0)        # the plan's eta0 grid (fixed); EG also tries EG_POWERS
+R5_QUICK_ETAS = (1.0, 10.0, 100.0)
+R5_RADIUS = 100.0
+R5_BITS = 22
+R5_EVERY = 58                                    # 2,316 documents: 40 rows; deciles on every 4th row
+R5_DATA = REPO / "bench" / "data" / "repro_duchi2008"
+R5_PAPER_ERR = {"CCAT": 11.9, "ECAT": 14.9}      # L1's error over all 804k examples (EG: > 15% and 20%)
+
+
+def r5_stream(topic):
+    """The bigram stream of one topic (rebuilt every run: deterministic, under a second) and its labels."""
+    docs = datasets.rcv1_dev_ngrams(topic, bigrams=True, data_dir=SHARED / "data")
+    path = R5_DATA / f"rcv1_dev_{topic.lower()}.vw"
+    datasets.write_vw_ngrams(path, docs)
+    return path, np.array([d[0] for d in docs]), len({f for d in docs for f in d[1]})
+
+
+def r5_args(path, algo, eta, power):
+    return ["-d", str(path.relative_to(REPO)), "-b", str(R5_BITS), "--loss", "logistic", "--sgd", "--power-t", f"{power:g}",
+            "--noconstant", "--algo", algo, "--radius", f"{R5_RADIUS:g}", "-l", f"{eta:g}"]
+
+
+def r5_run(path, algo, eta, power):
+    """One pass with a trace row every R5_EVERY documents: dict of the trace's columns (arrays)."""
+    import subprocess
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = Path(tmp) / "trace.tsv"
+        cmd = [sys.executable, "-m", "streamlearn", "train"] + r5_args(path, algo, eta, power) + [
+            "--trace", str(trace), "--trace-every", str(R5_EVERY), "--quiet"]
+        subprocess.run(cmd, cwd=REPO, check=True)
+        lines = trace.read_text().splitlines()
+    head = lines[0].split("\t")
+    cols = {h: np.array([float(x.split("\t")[i]) for x in lines[1:]]) for i, h in enumerate(head)}
+    cols["cumloss"] = cols["average_loss"] * cols["weighted"]
+    cols["cmd"] = " ".join(["streamlearn train"] + r5_args(path, algo, eta, power) +
+                           ["--trace FILE", f"--trace-every {R5_EVERY}"])
+    return cols
+
+
+def run_r5(quick, results):
+    etas = R5_QUICK_ETAS if quick else R5_ETAS
+    out = {}
+    for topic in R5_TOPICS:
+        path, labels, nfeat = r5_stream(topic)
+        pos = float(np.mean(labels > 0))
+        const_err = 100.0 * min(pos, 1.0 - pos)
+        runs = {}
+        for algo, powers in (("l1ball", (0.5,)), ("eg", EG_POWERS)):
+            best, grid = None, []
+            for p in powers:
+                for eta in etas:
+                    c = r5_run(path, algo, eta, p)
+                    grid.append((eta, p, c["cumloss"][-1], 100.0 * c["error_rate"][-1]))
+                    if best is None or c["cumloss"][-1] < best["cumloss"][-1]:
+                        best = dict(c, eta=eta, power=p)
+            best["grid"] = grid
+            runs[algo] = best
+            say(f"R5 {topic} {algo}: best eta0 {best['eta']:g} power-t {best['power']:g}, cumulative loss "
+                f"{best['cumloss'][-1]:.1f}, error {100 * best['error_rate'][-1]:.2f}%")
+        l1, eg = runs["l1ball"], runs["eg"]
+        n = len(labels)
+        ex = l1["examples"]
+        pts = [int(np.argmin(np.abs(ex - f * n))) for f in np.arange(1, 11) / 10]
+        wins = sum(bool(l1["cumloss"][i] < eg["cumloss"][i]) for i in pts)
+        l1_err, eg_err = 100.0 * l1["error_rate"][-1], 100.0 * eg["error_rate"][-1]
+        frac_l1 = l1["nonzero"][-1] / l1["features_seen"][-1]
+        frac_eg = eg["nonzero"][-1] / eg["features_seen"][-1]
+        c_loss = bool(l1["cumloss"][-1] < eg["cumloss"][-1] and wins >= 8)
+        c_sparse = bool(frac_l1 <= 0.10 and eg["nonzero"][-1] >= eg["features_seen"][-1])
+        if topic == "CCAT":
+            c_err = bool(l1_err <= eg_err - 1.0)
+            err_txt = f"L1 {l1_err:.2f}% <= EG {eg_err:.2f}% - 1"
+        else:
+            c_err = bool(l1_err <= eg_err and l1_err <= const_err + 0.5)
+            err_txt = f"L1 {l1_err:.2f}% <= EG {eg_err:.2f}% and <= constant {const_err:.2f}% + 0.5"
+        out[topic] = dict(n=n, pos=pos, const_err=const_err, nfeat=nfeat, runs=runs, wins=wins,
+                          pts=[int(ex[i]) for i in pts], l1_err=l1_err, eg_err=eg_err, frac_l1=frac_l1,
+                          frac_eg=frac_eg, c_loss=c_loss, c_sparse=c_sparse, c_err=c_err, err_txt=err_txt,
+                          path=str(path.relative_to(REPO)))
+    results["R5"] = dict(topics=out, etas=etas, quick=quick,
+                         ok=all(t["c_loss"] and t["c_sparse"] and t["c_err"] for t in out.values()))
+    plot_r5(results["R5"])
+
+
+def plot_r5(r):
+    fig, (ax1, ax2) = new_fig(2)
+    style = {("l1ball", "CCAT"): ("C0", "-"), ("l1ball", "ECAT"): ("C0", "--"),
+             ("eg", "CCAT"): ("C3", "-"), ("eg", "ECAT"): ("C3", "--")}
+    for topic, t in r["topics"].items():
+        for algo, name in (("eg", "EG"), ("l1ball", "L1")):
+            c = t["runs"][algo]
+            col, ls = style[(algo, topic)]
+            ax1.plot(c["examples"], c["cumloss"], color=col, ls=ls, label=f"{name} - {topic}")
+        c = t["runs"]["l1ball"]
+        ls = style[("l1ball", topic)][1]
+        ax2.plot(c["examples"], 100 * c["nonzero"] / c["features_seen"], color="C0", ls=ls,
+                 label=f"L1 - {topic}: % of features seen")
+        ax2.plot(c["examples"], 100 * c["nonzero"] / 2 ** R5_BITS, color="C2", ls=ls,
+                 label=f"L1 - {topic}: % of 2^{R5_BITS} weights")
+    ax1.set_xlabel("Training examples")
+    ax1.set_ylabel("Cumulative loss")
+    ax1.legend()
+    ax1.set_title("RCV1 dev (2,316 docs), unigrams + bigrams, one pass")
+    ax2.set_xlabel("Training examples")
+    ax2.set_ylabel("% non-zero (sparsity)")
+    ax2.set_title("L1 weights over time (EG: 100% of features seen)")
+    ax2.legend(fontsize=8)
+    save(fig, "fig8")
+
+
+def run_r6_bigram(quick, results):
+    """R6 on R5's bigram stream (CCAT): kernel time per example above plain SGD, linear vs tree at -b 22;
+    tree at -b 24 vs -b 16 with the table's pages pre-touched (as run_r6 on the benchmark stream)."""
+    sys.path.insert(0, str(REPO / "bench"))
+    from bench_l1ball import kernel_time
+    path = R5_DATA / "rcv1_dev_ccat.vw"
+    if not path.exists():
+        r5_stream("CCAT")
+    lines = sum(1 for _ in open(path))
+    tiny = R5_DATA / "rcv1_dev_ccat-10.vw"          # compiles / loads the kernels before the clock runs
+    with open(path) as f, open(tiny, "w") as t:
+        t.writelines(next(f) for _ in range(10))
+    reps = 1 if quick else 3
+    rows = {}
+    for bits in (16, 22, 24):
+        row = {}
+        for proj in ("none", "tree", "linear"):
+            if proj == "linear" and bits != 22:
+                continue
+            r = 1 if proj == "linear" else reps
+            kernel_time(tiny, bits, proj, 100.0)
+            row[proj] = statistics.median(kernel_time(path, bits, proj, 100.0) for _ in range(r)) / lines * 1e6
+            if proj != "linear":
+                row[proj + "_warm"] = statistics.median(kernel_time(path, bits, proj, 100.0, pretouch=True)
+                                                        for _ in range(r)) / lines * 1e6
+        rows[bits] = row
+        say(f"R6 bigram -b {bits}: " + ", ".join(f"{k} {v:.2f} us" for k, v in row.items()))
+    r22 = rows[22]
+    ratio = (r22["linear"] - r22["none"]) / (r22["tree"] - r22["none"])
+    growth = (rows[24]["tree_warm"] - rows[24]["none_warm"]) / (rows[16]["tree_warm"] - rows[16]["none_warm"])
+    results["R6b"] = dict(lines=lines, data=str(path.relative_to(REPO)), rows=rows, ratio=ratio, growth=growth,
+                          ok=bool(ratio >= 10 and growth <= 1.5))
+
+
 # ----------------------------------------------------------------------------- report
 def pf(ok):
     return "PASS" if ok else "FAIL"
@@ -449,13 +598,27 @@ def report(args, results, secs):
                  f"{r['l11'] * 1e3:.2f} ms per pass | {pf(r['ok'])} |")
     L.append("| R4 Fig. 7 | L1 < EG on MNIST kernel features | — | NOT RUN: needs per-class L1-ball/EG "
              "(multiclass with nonneg simplex projection) on kernel features |")
-    L.append("| R5 Fig. 8 | online bigrams CCAT/ECAT | — | NOT RUN: needs a unigram+bigram builder for rcv1_text "
-             "(not built within this issue's time) and within-pass trace reporting |")
+    if "R5" in results:
+        for topic, t in results["R5"]["topics"].items():
+            l1, eg = t["runs"]["l1ball"], t["runs"]["eg"]
+            L.append(f"| R5 Fig. 8 {topic} | cumulative log-loss L1 < EG (end, >= 8/10 points); L1 <= 10% of features "
+                     f"seen non-zero (paper ~5%), EG all; error "
+                     f"{'L1 <= EG - 1 pt' if topic == 'CCAT' else 'L1 <= EG and <= constant + 0.5 pt'} "
+                     f"(paper L1 {R5_PAPER_ERR[topic]}% on 804k docs) | cum. loss L1 {l1['cumloss'][-1]:.1f} vs EG "
+                     f"{eg['cumloss'][-1]:.1f}, L1 lower at {t['wins']}/10 [{pf(t['c_loss'])}]; non-zero/seen L1 "
+                     f"{100 * t['frac_l1']:.2f}%, EG {100 * t['frac_eg']:.2f}% [{pf(t['c_sparse'])}]; error L1 "
+                     f"{t['l1_err']:.2f}%, EG {t['eg_err']:.2f}%, constant {t['const_err']:.2f}% [{pf(t['c_err'])}] | "
+                     f"{pf(t['c_loss'] and t['c_sparse'] and t['c_err'])} |")
+    else:
+        L.append("| R5 Fig. 8 | online bigrams CCAT/ECAT | — | not run (--only) |")
     if "R6" in results:
         r = results["R6"]
         L.append(f"| R6 Section 7 | linear 15x tree (ours: >= 10x at -b 22 on the benchmark stream); tree -b 24 "
-                 f"<= 1.5x -b 16 | linear/tree (above sgd) {r['ratio']:.1f}x; growth {r['growth']:.2f}x; bigram "
-                 f"stream NOT RUN (no R5 builder) | {pf(r['ok'])} |")
+                 f"<= 1.5x -b 16 | linear/tree (above sgd) {r['ratio']:.1f}x; growth {r['growth']:.2f}x | {pf(r['ok'])} |")
+    if "R6b" in results:
+        r = results["R6b"]
+        L.append(f"| R6 Section 7, R5's bigram stream | linear >= 10x tree at -b 22; tree -b 24 <= 1.5x -b 16 | "
+                 f"linear/tree (above sgd) {r['ratio']:.1f}x; growth {r['growth']:.2f}x | {pf(r['ok'])} |")
     L += ["", "## R1 — Fig. 4 and 5 (synthetic)", "",
           "![Fig. 4](duchi2008-fig4.png)", "", "![Fig. 5](duchi2008-fig5.png)", "",
           "z = ||w*||_1 of scikit-learn's penalised optimum at lambda = 0.1 ||X^T y||_inf / m (Lasso, or "
@@ -496,12 +659,22 @@ def report(args, results, secs):
             L.append(f"| {b} | {row['none']:.2f} | {row['tree']:.2f} | {row.get('linear', float('nan')):.2f} | "
                      f"{row['none_warm']:.2f} | {row['tree_warm']:.2f} |")
         L += ["", f"Projection cost above plain SGD at -b 22: linear / tree = {r['ratio']:.1f}x (paper: 15x). "
-              f"Tree above SGD, pre-touched, -b 24 / -b 16 = {r['growth']:.2f}x (target <= 1.5x). The R5 bigram "
-              "stream is not built, so that half of R6 is NOT RUN."]
-    L += ["", "## R4, R5", "", "- R4 NOT RUN: needs per-class L1-ball and EG (non-negative, simplex-type "
-          "projection per class) and kernel features against a support set (Features 3 and 9 of the plan).",
-          "- R5 NOT RUN: needs a unigram + bigram builder for rcv1_text (Feature 7/9) and trace reporting "
-          "within a pass (Feature 4); not built in this issue's 45 minutes.", "",
+              f"Tree above SGD, pre-touched, -b 24 / -b 16 = {r['growth']:.2f}x (target <= 1.5x)."]
+    if "R6b" in results:
+        r = results["R6b"]
+        L += ["", f"The same on R5's bigram stream (`{r['data']}`, all {r['lines']:,} documents, about 220 features "
+              f"each; median of {1 if args.quick else 3}, linear: 1):", "",
+              "| -b | sgd (us) | tree (us) | linear (us) | sgd pre-touched | tree pre-touched |", "|---:|---:|---:|---:|---:|---:|"]
+        for b, row in r["rows"].items():
+            L.append(f"| {b} | {row['none']:.2f} | {row['tree']:.2f} | {row.get('linear', float('nan')):.2f} | "
+                     f"{row['none_warm']:.2f} | {row['tree_warm']:.2f} |")
+        L += ["", f"Linear / tree above plain SGD at -b 22 = {r['ratio']:.1f}x; tree, pre-touched, -b 24 / -b 16 = "
+              f"{r['growth']:.2f}x."]
+    if "R5" in results:
+        L += r5_report(results["R5"])
+    L += ["", "## R4", "", "- R4 NOT RUN here: needs per-class L1-ball and EG (non-negative, simplex-type "
+          "projection per class) on kernel features against a support set (`streamlearn.datasets.mnist5k`, "
+          "`support_split`, `kernel_features` now build the data).", "",
           "## What did not reproduce", "", results.get("notes", "(see the table)"), "",
           "Likely reasons. (1) Step sizes: the plan fixes eta_t = eta0/sqrt(t) for the L1 learners, and our "
           "eta0 grids were fixed before running (three values each) and not widened afterwards. Where a "
@@ -517,15 +690,62 @@ def report(args, results, secs):
           "schedule) and converges linearly to the optimum (gap 1e-8 in 200 passes); the paper's figure "
           "shows the opposite ordering. This is a real disagreement under the plan's protocol, not rescued "
           "by tuning. (4) R6's ratio (linear / tree above plain SGD) is larger than the paper's 15x because "
-          "the benchmark stream has many more non-zero weights at -b 22 than the paper's run. The runs "
+          "the benchmark stream has many more non-zero weights at -b 22 than the paper's run. (5) R6's timings "
+          "come from one run on a shared 2-core machine with other jobs running (load average above): the tree's "
+          "-b 24 / -b 16 ratio on the benchmark stream was 1.19x in the previous full run of this script and 1.67x "
+          "in this one, so the 1.5x criterion is within this machine's noise; on the bigram stream -b 16 also "
+          "folds the ~240k features into 65,536 indices, so the tree there holds fewer weights than at -b 24. "
+          "(6) R5: the stream has 2,316 documents (the paper: 804k), so the cumulative losses are those of the "
+          "first moments of learning. In the run recorded here EG's best eta0 is the top of the fixed grid (100) "
+          "on both topics, with every seen feature non-zero; on CCAT L1 has the higher cumulative log-loss but a "
+          "lower error, and on ECAT both errors sit at the constant predictor's (2,316 documents are too few to "
+          "learn a 15% topic beyond its base rate). The sparsity claim holds. The runs "
           "used the working tree as it was, including other agents' uncommitted changes to streamlearn/.", ""]
     (OUT / "duchi2008.md").write_text("\n".join(L))
+
+
+def r5_report(r):
+    L = ["", "## R5 — Fig. 8 (online learning on unigrams + bigrams, CCAT and ECAT)", "", "![Fig. 8](duchi2008-fig8.png)", "",
+         "Data: `streamlearn.datasets.rcv1_dev_ngrams(topic)` — the 2,316 documents of `rcv1_text/rcv1_dev.json` in "
+         "file order, tokens lower-cased and reduced to [a-z0-9] (empty ones dropped), features = the set of "
+         "unigrams and adjacent bigrams, each document scaled to unit L2 norm, label +1 when the document has the "
+         "topic; written as VW lines by `write_vw_ngrams`. One pass, no shuffling (nothing random), `--noconstant` "
+         "(the paper's linear model has no bias; a constant weight would also count against the radius). The "
+         f"trace has a row every {R5_EVERY} documents (`--trace-every`); the 10 checkpoints are the rows nearest "
+         "10%, 20%, ..., 100% of the stream. Cumulative loss = the progressive average logistic loss (natural log) "
+         "times the examples; error = progressive 0/1 error; features seen = distinct hashed indices. Grid (fixed "
+         f"before running): eta0 in {r['etas']}, `--power-t 0.5` for L1; EG also power-t in {EG_POWERS} (the "
+         "paper let EG take its best schedule); each method at its best final cumulative loss.", "",
+         "| topic | docs | positive | constant predictor's error | method | eta0 | power-t | cumulative loss | "
+         "progressive error | paper's error (804k docs) | non-zero | features seen | non-zero / seen | non-zero / 2^22 |",
+         "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for topic, t in r["topics"].items():
+        for algo, name, paper in (("l1ball", "L1", f"{R5_PAPER_ERR[topic]}%"),
+                                  ("eg", "EG", "> 15%" if topic == "CCAT" else "> 20%")):
+            c = t["runs"][algo]
+            L.append(f"| {topic} | {t['n']:,} | {100 * t['pos']:.1f}% | {t['const_err']:.2f}% | {name} | {c['eta']:g} | "
+                     f"{c['power']:g} | {c['cumloss'][-1]:.1f} | {100 * c['error_rate'][-1]:.2f}% | {paper} | "
+                     f"{int(c['nonzero'][-1]):,} | {int(c['features_seen'][-1]):,} | "
+                     f"{100 * c['nonzero'][-1] / c['features_seen'][-1]:.2f}% | {100 * c['nonzero'][-1] / 2 ** R5_BITS:.3f}% |")
+    L.append("")
+    for topic, t in r["topics"].items():
+        l1, eg = t["runs"]["l1ball"], t["runs"]["eg"]
+        L.append(f"- {topic}: {t['nfeat']:,} distinct feature strings, {int(l1['features_seen'][-1]):,} distinct "
+                 f"indices at -b {R5_BITS} ({100 * (1 - l1['features_seen'][-1] / t['nfeat']):.1f}% lost to collisions). "
+                 f"Cumulative loss at the checkpoints {t['pts']}: L1 "
+                 + ", ".join(f"{l1['cumloss'][int(np.argmin(np.abs(l1['examples'] - e)))]:.0f}" for e in t["pts"])
+                 + "; EG " + ", ".join(f"{eg['cumloss'][int(np.argmin(np.abs(eg['examples'] - e)))]:.0f}" for e in t["pts"])
+                 + f" (L1 lower at {t['wins']}/10).")
+        for name, c in (("L1", l1), ("EG", eg)):
+            L.append(f"  - {name}: `{c['cmd']}`; grid (eta0, power-t: cumulative loss, error %): "
+                     + "; ".join(f"{e:g}, {p:g}: {cl:.1f}, {er:.2f}" for e, p, cl, er in c["grid"]))
+    return L
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", default="R1,R2,R6", help="comma-separated parts (R2 includes R3)")
+    ap.add_argument("--only", default="R1,R2,R5,R6", help="comma-separated parts (R2 includes R3)")
     args = ap.parse_args()
     if not SHARED.is_dir():
         print(f"skipped: {SHARED} is absent (the reproductions need ../shared/data)")
@@ -539,8 +759,11 @@ def main():
         run_r1(args.quick, results)
     if "R2" in parts:
         run_r2_r3(args.quick, results)
+    if "R5" in parts:
+        run_r5(args.quick, results)
     if "R6" in parts:
         run_r6(args.quick, results)
+        run_r6_bigram(args.quick, results)
     notes = []
     for r in results.get("R1", []):
         st = "PASS" if r["c1"] and r["c2"] and r["c3"] is not False else "FAIL"
@@ -571,13 +794,34 @@ def main():
         if not r["ok"]:
             notes.append(f"R3: EG-1 took {r['eg1'] * 1e3:.2f} ms per pass against L1-1's {r['l11'] * 1e3:.2f} ms.")
     print("R4: NOT RUN: needs per-class L1-ball/EG (multiclass, non-negative simplex projection) on kernel features")
-    print("R5: NOT RUN: needs a unigram+bigram builder for rcv1_text and within-pass trace reporting")
+    if "R5" in results:
+        for topic, t in results["R5"]["topics"].items():
+            l1, eg = t["runs"]["l1ball"], t["runs"]["eg"]
+            st = pf(t["c_loss"] and t["c_sparse"] and t["c_err"])
+            print(f"R5 {topic}: {t['n']} docs, {100 * t['pos']:.1f}% positive, constant predictor's error "
+                  f"{t['const_err']:.2f}%; cumulative loss L1 {l1['cumloss'][-1]:.1f} vs EG {eg['cumloss'][-1]:.1f}, "
+                  f"L1 lower at {t['wins']}/10 decile points [{pf(t['c_loss'])}]; non-zero / features seen L1 "
+                  f"{100 * t['frac_l1']:.2f}%, EG {100 * t['frac_eg']:.2f}% [{pf(t['c_sparse'])}]; error "
+                  f"{t['err_txt']} (paper L1 {R5_PAPER_ERR[topic]}%) [{pf(t['c_err'])}] -> {st}")
+            for name, c in (("L1", l1), ("EG", eg)):
+                print(f"   {name}: {c['cmd']}")
+            if st == "FAIL":
+                notes.append(f"R5 {topic}: cumulative loss L1 {l1['cumloss'][-1]:.1f} vs EG {eg['cumloss'][-1]:.1f} "
+                             f"(L1 lower at {t['wins']}/10 points: {t['c_loss']}); L1 keeps {100 * t['frac_l1']:.2f}% "
+                             f"of the features seen, EG {100 * t['frac_eg']:.2f}% ({t['c_sparse']}); {t['err_txt']} "
+                             f"({t['c_err']}).")
     if "R6" in results:
         r = results["R6"]
         print(f"R6: linear / tree above sgd at -b 22 = {r['ratio']:.1f}x (paper 15x; need >= 10x); tree -b24/-b16 "
-              f"= {r['growth']:.2f}x (need <= 1.5x) -> {pf(r['ok'])}; bigram stream NOT RUN")
+              f"= {r['growth']:.2f}x (need <= 1.5x) -> {pf(r['ok'])}")
         if not r["ok"]:
             notes.append(f"R6: linear/tree {r['ratio']:.1f}x, growth {r['growth']:.2f}x.")
+    if "R6b" in results:
+        r = results["R6b"]
+        print(f"R6 bigram stream: linear / tree above sgd at -b 22 = {r['ratio']:.1f}x (need >= 10x); tree "
+              f"-b24/-b16 = {r['growth']:.2f}x (need <= 1.5x) -> {pf(r['ok'])}")
+        if not r["ok"]:
+            notes.append(f"R6 (bigram stream): linear/tree {r['ratio']:.1f}x, growth {r['growth']:.2f}x.")
     results["notes"] = "\n".join(f"- {n}" for n in notes) or "- Everything that ran reproduced."
     secs = time.time() - T0
     report(args, results, secs)
