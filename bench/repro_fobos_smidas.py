@@ -1,7 +1,8 @@
 """Reproductions of Duchi & Singer 2009 (FOBOS, Fig. 2) and Shalev-Shwartz & Tewari 2009 (SCD/SMIDAS, Fig. 1).
 
-Claims R7-R13 of ../shared/docs/reproductions.md. Runnable today: R8 (FOBOS l1 logistic), R11 (MAGIC04S/D),
-R12 (RCV1 CCAT), R13 (ARCENE-like, without DETCD). R7, R9, R10 are reported NOT RUN with the reason.
+Claims R7-R13 of ../shared/docs/reproductions.md. Run: R7 (FOBOS l2^2 vs Pegasos, Fig. 1), R8 (FOBOS l1
+logistic), R11 (MAGIC04S/D), R12 (RCV1 CCAT), R13 (ARCENE-like, with DETCD). R9, R10 are reported NOT RUN
+with the reason.
 
 Every run is a `streamlearn train ... --objective` subprocess (objective and data accesses after every pass);
 two run at a time. Grids are fixed here, before running: SMIDAS / TG use the paper's constant-eta grid
@@ -41,6 +42,10 @@ OUT = REPO / "bench" / "repro"
 DATA = REPO / "bench" / "data" / "repro_fobos_smidas"
 LINE = re.compile(r"objective after pass (\d+) .*?: (\S+) = .*non-zero weights = (\d+); data accesses = (\d+)$")
 
+SEED_R7 = 20090700          # R7: synthetic(1000, 400, flip=0.1, seed=SEED_R7 + k), k = 0..19
+R7_SEEDS = 20
+R7_LAMBDA = 1e-2
+R7_PASSES = 10
 SEED_R8 = 20090101          # synthetic(1000, 400, flip=0.1)
 SEED_SHUFFLE = 1            # --random-seed of every streamlearn run
 SEED_ARCENE = 20030601      # ARCENE-like stand-in
@@ -66,21 +71,37 @@ def show(cmd: list[str]) -> str:
 
 
 class Runner:
-    """Runs commands two at a time; one progress line per finished run on stderr (ETA from the mean)."""
+    """Runs commands two at a time. Progress on stderr: on a terminal a bar redrawn in place with the
+    runs done and the ETA of the group (the mean time per run so far times the runs left); otherwise
+    one line per finished run."""
 
     def __init__(self, workers: int = 2):
         self.pool = cf.ThreadPoolExecutor(workers)
         self.t0 = time.time()
+        self.tty = sys.stderr.isatty()
+
+    def progress(self, label: str, done: int, total: int, started: float) -> None:
+        el = time.time() - started
+        eta = f"{el / done * (total - done):.0f} s" if done else "?"
+        if self.tty:
+            width = 30
+            fill = int(width * done / max(total, 1))
+            sys.stderr.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {label}: {done}/{total} runs, "
+                             f"{time.time() - self.t0:.0f} s so far, ETA {eta}   ")
+            if done == total:
+                sys.stderr.write("\n")
+            sys.stderr.flush()
+        elif done:
+            err(f"[{time.time() - self.t0:6.0f}s] {label}: run {done}/{total} done, ETA {eta}")
 
     def run_all(self, label: str, cmds: list[list[str]]) -> list[list[tuple[int, float, int, int]]]:
         futs = [self.pool.submit(run_one, c) for c in cmds]
         t0 = time.time()
         out = []
+        self.progress(label, 0, len(cmds), t0)
         for i, f in enumerate(futs, 1):
             out.append(f.result())
-            el = time.time() - t0
-            eta = el / i * (len(cmds) - i)
-            err(f"[{time.time() - self.t0:6.0f}s] {label}: run {i}/{len(cmds)} done, ETA {eta:.0f}s")
+            self.progress(label, i, len(cmds), t0)
         return out
 
 
@@ -190,6 +211,119 @@ def build_magic(kind: str) -> Path:
         X, y = datasets.magic04(kind, data_dir=SHARED / "data")
         write_libsvm(path, X, y)
     return path
+
+
+# ----------------------------------------------------------------------------------------------- R7
+def r7_data(k: int):
+    """synthetic(1000, 400, flip=0.1, seed=SEED_R7 + k) as a LIBSVM file, and (X, y) as the parser reads
+    them (the file's values as float32)."""
+    from streamlearn.datasets import synthetic
+    import scipy.sparse as sp
+    s = synthetic(1000, 400, flip=0.1, seed=SEED_R7 + k)
+    X = sp.csr_matrix((s.val, s.idx, s.indptr), shape=(1000, 400))
+    y = np.asarray(s.y, dtype=float)
+    path = DATA / f"r7_synthetic_{k}.libsvm"
+    if not path.exists():
+        write_libsvm(path, X, y)
+    Xr = np.array([[float(f"{v:.6g}") for v in row] for row in X.toarray()], np.float32).astype(np.float64)
+    return path, Xr, y
+
+
+def r7_optimum(X, y, lam, loss):
+    """min_w (1/m) sum_i L(y_i <w, x_i>) + lam/2 ||w||^2 from liblinear through scikit-learn (C = 1/(lam m)
+    turns its C sum L + 1/2 ||w||^2 into this objective), at tight tolerance (logistic 1e-10; hinge's dual
+    coordinate descent 1e-7, within 1e-7 relative of its value at 1e-10 and 2x faster); the objective in
+    streamlearn's definitions (natural-log logistic loss, hinge max(0, 1 - y p))."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.svm import LinearSVC
+    m = X.shape[0]
+    if loss == "logistic":
+        clf = LogisticRegression(C=1.0 / (lam * m), fit_intercept=False, tol=1e-10, max_iter=100000,
+                                 solver="liblinear")
+    else:
+        clf = LinearSVC(C=1.0 / (lam * m), loss="hinge", fit_intercept=False, dual=True, tol=1e-7,
+                        max_iter=1000000)
+    clf.fit(X, y)
+    w = clf.coef_.ravel()
+    z = y * (X @ w)
+    avg = np.mean(np.logaddexp(0.0, -z)) if loss == "logistic" else np.mean(np.maximum(0.0, 1.0 - z))
+    return float(avg + lam / 2 * w @ w)
+
+
+def r7(runner, quick):
+    """FOBOS Fig. 1: l2^2-regularized logistic and hinge, FOBOS (--algo fobos --reg l2sq) vs Pegasos, with the
+    projection onto ||w|| <= 1/sqrt(lambda) (both), and logistic without it; eta_t = 1/(lambda t) for both."""
+    lam, passes = R7_LAMBDA, R7_PASSES
+    radius = 1.0 / np.sqrt(lam)
+    panels = (("logistic", True), ("hinge", True), ("logistic", False))
+    cmds, keys = [], []
+    fstar = {}
+    for k in range(R7_SEEDS):
+        path, X, y = r7_data(k)
+        for loss in ("logistic", "hinge"):
+            fstar[(k, loss)] = r7_optimum(X, y, lam, loss)
+        base = base_cmd() + ["train", "-d", str(path), "--loss", None, "-b", "18", "--noconstant", "--objective",
+                             "--quiet", "--passes", str(passes), "--holdout-off", "--shuffle", "--random-seed",
+                             str(SEED_SHUFFLE)]
+        for loss, proj in panels:
+            b = list(base)
+            b[b.index(None)] = loss
+            ball = ["--l2-ball", f"{radius:g}"] if proj else []
+            cmds.append(b + ["--algo", "fobos", "--reg", "l2sq", "--l2", f"{lam:g}", "--sgd", "-l", f"{1 / lam:g}",
+                             "--power-t", "1", "--initial-t", "0"] + ball)
+            keys.append((k, loss, proj, "FOBOS"))
+            cmds.append(b + ["--algo", "pegasos", "--l2", f"{lam:g}"] + (ball if proj else ["--l2-ball", "inf"]))
+            keys.append((k, loss, proj, "Pegasos"))
+    curves = runner.run_all("R7 FOBOS vs Pegasos", cmds)
+    gaps = {}           # (loss, proj, method) -> array (seeds, passes) of relative gaps
+    below = 0
+    for (k, loss, proj, meth), cu in zip(keys, curves):
+        f = fstar[(k, loss)]
+        g = np.array([(p[1] - f) / f for p in cu])
+        below += int((g < -1e-9).sum())
+        gaps.setdefault((loss, proj, meth), []).append(g)
+    gaps = {key: np.array(v) for key, v in gaps.items()}
+    mean = {key: np.maximum(v, 0.0).mean(axis=0) for key, v in gaps.items()}
+    res = {"mean": mean, "below": below, "cmds": {key[1:]: c for key, c in zip(keys, cmds) if key[0] == 0},
+           "fstar": {loss: float(np.mean([fstar[(k, loss)] for k in range(R7_SEEDS)])) for loss in ("logistic", "hinge")},
+           "radius": radius}
+    checks = {}
+    for loss in ("logistic", "hinge"):
+        a, b = mean[(loss, True, "FOBOS")], mean[(loss, True, "Pegasos")]
+        ratio = np.maximum(a[1:], 1e-300) / np.maximum(b[1:], 1e-300)
+        worst = float(np.max(np.maximum(ratio, 1 / ratio)))
+        checks[loss] = dict(worst_ratio=worst, within2=worst <= 2.0, final=(float(a[-1]), float(b[-1])),
+                            reach=a[-1] <= 1e-2 and b[-1] <= 1e-2)
+    a, b = mean[("logistic", False, "FOBOS")], mean[("logistic", False, "Pegasos")]
+    at_p = [(p, float(a[p - 1]), float(b[p - 1]), bool(a[p - 1] <= b[p - 1])) for p in (1, 2, 5, 10)]
+    checks["noproj"] = dict(rows=at_p, ok=sum(r[3] for r in at_p) >= 3)
+    res["checks"] = checks
+    res["status"] = "PASS" if all(checks[l]["within2"] and checks[l]["reach"] for l in ("logistic", "hinge")) \
+        and checks["noproj"]["ok"] else "FAIL"
+    plot_r7(res, panels)
+    return res
+
+
+def plot_r7(res, panels):
+    """The paper's Fig. 1: three panels (logistic with projection, hinge with projection, logistic without),
+    the objective's gap on a log scale, L2 FOBOS then Pegasos."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    for ax, (loss, proj) in zip(axes, panels):
+        for meth, style in (("FOBOS", "-"), ("Pegasos", "--")):
+            g = res["mean"][(loss, proj, meth)]
+            ax.semilogy(np.arange(1, len(g) + 1), np.maximum(g, 1e-12), style, marker="o", ms=3,
+                        label="L2 FOBOS" if meth == "FOBOS" else "Pegasos")
+        ax.axhline(1e-2, color="grey", ls=":")
+        ax.set_xlabel("passes over the data (1,000 examples each)")
+        ax.set_ylabel("(f(w_t) + r(w_t) - f(w*) - r(w*)) / (f(w*) + r(w*))")
+        ax.set_title(f"{loss}, {'with' if proj else 'without'} projection (mean of {R7_SEEDS} sets)")
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(OUT / "fobos_smidas-fig1-fobos.png", dpi=90)
+    plt.close(fig)
 
 
 # ----------------------------------------------------------------------------------------------- R8
@@ -354,7 +488,7 @@ def plot_fig1(panels, path):
         budget = budget_of(runs)
         ys = []
         for key, name in ((("scd-paper", None), "SCD"), (("scd-newton", None), "SCD (newton step)"),
-                          (("smidas", "paper"), "SMIDAS"), (("tg", "paper"), "TruncGrad")):
+                          (("detcd", None), "DETCD"), (("smidas", "paper"), "SMIDAS"), (("tg", "paper"), "TruncGrad")):
             if key not in runs or runs[key] is None:
                 continue
             cmd, cu = runs[key]
@@ -363,7 +497,7 @@ def plot_fig1(panels, path):
             ys += y
             lab = name + (f" (eta={cmd[cmd.index('-l') + 1]})" if "-l" in cmd else "")
             ax.plot([0] + [p[3] for p in cu], [np.log(2) if ykind == "obj" else 0] + y, label=lab,
-                    ls="--" if "newton" in name else "-")
+                    ls="--" if "newton" in name else ":" if name == "DETCD" else "-")
         ax.set_title(title)
         ax.set_xlabel("Number of Data Accesses")
         ax.set_ylabel("L1 regularized loss" if ykind == "obj" else "Density of w (non-zero weights)")
@@ -418,12 +552,46 @@ def r12(runner, quick):
     return res
 
 
+def detcd_curve(path, lam: float, budget: float, chunk: int = 2):
+    """DETCD (`--algo scd --cd-order greedy --cd-step paper`, logistic, -b 18, the constant included) run
+    in-process on the LIBSVM file until its data accesses reach ``budget``: a point (steps, objective,
+    non-zero weights, accesses) every ``chunk`` steps. The CLI's --passes counts epochs of d' steps, and
+    one greedy step reads all the entries (the full gradient), so an epoch of it is d' times the budget:
+    the kernel is driven step by step instead (the same kernel and step rule as the CLI)."""
+    from streamlearn.csr import load_csr
+    from streamlearn.kernels import scd as K
+    from streamlearn.kernels.losses import LOGISTIC
+    X, y, _ = load_csr(str(path), format="libsvm", bits=18)
+    X = X.tocsr()
+    X.sort_indices()
+    cols, colptr, rows, vals = K.csr_to_csc(np.asarray(X.indptr, np.int64), np.asarray(X.indices, np.uint32),
+                                            np.asarray(X.data, np.float32), 1 << 18)
+    m, d = X.shape[0], cols.shape[0]
+    labels = np.where(y > 0, 1.0, -1.0)
+    hn = np.full(m, 1.0 / m)
+    betas = K.column_betas(colptr, vals, K.BETA[LOGISTIC])
+    z = np.zeros(m)
+    w = np.zeros(2 * d)
+    curve, steps, reads = [], 0, 0
+    while reads < budget:
+        reads += int(K.scd_epochs(colptr, rows, vals, betas, labels, hn, z, w, lam, LOGISTIC, 1, chunk,
+                                  K.GREEDY, 0, steps, K.PAPER))
+        steps += chunk
+        ls, reg, _ = K.scd_objective(labels, hn, z, w, lam, LOGISTIC)
+        curve.append((steps, ls + reg, int(np.count_nonzero(w[:d] != w[d:])), reads))
+    cmd = base_cmd() + ["train", "-d", str(path), "--loss", "logistic", "-b", "18", "--algo", "scd", "--l1",
+                        f"{lam:g}", "--cd-order", "greedy", "--cd-step", "paper"]
+    return cmd, curve
+
+
 def r13(runner, quick):
     path, nnz = build_arcene()
     passes = 50 if quick else 200
     res = {"nnz": nnz, "passes": passes}
     for lam in (1e-2, 1e-6):
         res[lam] = fig1_runs(runner, f"R13 ARCENE-like lambda={lam:g}", path, lam, passes, passes, bits=18)
+        err(f"R13 DETCD lambda={lam:g} (in-process, to the online budget)")
+        res[lam][("detcd", None)] = detcd_curve(path, lam, budget_of(res[lam]))
     r_hi, r_lo = res[1e-2], res[1e-6]
     b = budget_of(r_hi)
     res["c_hi"] = ordering(r_hi[("smidas", "paper")][1], r_hi[("tg", "paper")][1], b, 0.01)
@@ -435,6 +603,11 @@ def r13(runner, quick):
         s = at(r[("scd-paper", None)][1], budget_of(r))
         scd_ok.append((lam, s[1] if s else None, best_on, s is not None and s[1] <= 1.1 * best_on))
     res["c_scd"] = scd_ok
+    # DETCD slower than SCD per data access: SCD's objective <= DETCD's at 10/25/50/100% of the budget
+    # (at 100% and at >= 3 of the 4), for both lambdas
+    res["c_detcd"] = {lam: ordering(res[lam][("scd-paper", None)][1], res[lam][("detcd", None)][1],
+                                    budget_of(res[lam]), 0.0) for lam in (1e-2, 1e-6)}
+    res["detcd_status"] = "PASS" if all(v[1] for v in res["c_detcd"].values()) else "FAIL"
     res["status"] = "PASS" if res["c_hi"][1] and res["c_lo"][1] and all(x[3] for x in scd_ok) else "FAIL"
     plot_fig1([("ARCENE-like (lambda = 1e-2)", r_hi, "obj"), ("ARCENE-like (lambda = 1e-6)", r_lo, "obj")],
               OUT / "fobos_smidas-fig1-arcene.png")
@@ -483,6 +656,16 @@ def report(args, raw, results, elapsed):
           f"(`--power-t 0.5`, default), best final objective each.", "",
           "## Claims", "", "| claim | paper | ours | status |", "|---|---|---|---|"]
     r = results
+    if "R7" in r:
+        x = r["R7"]
+        c = x["checks"]
+        L.append(f"| R7 FOBOS Fig. 1 | l2^2 FOBOS performs comparably to Pegasos with projection (logistic, hinge); "
+                 f"without projection FOBOS slightly outperforms Pegasos | with projection: worst ratio of the mean gaps "
+                 f"from pass 2 on logistic {c['logistic']['worst_ratio']:.2f}, hinge {c['hinge']['worst_ratio']:.2f}; "
+                 f"mean gap at pass 10 (FOBOS / Pegasos) logistic {c['logistic']['final'][0]:.1e} / "
+                 f"{c['logistic']['final'][1]:.1e}, hinge {c['hinge']['final'][0]:.1e} / {c['hinge']['final'][1]:.1e}; "
+                 f"without projection FOBOS <= Pegasos at {sum(q[3] for q in c['noproj']['rows'])} of passes 1, 2, 5, 10 "
+                 f"| {x['status']} |")
     if "R8" in r:
         x = r["R8"]
         reach_s = ", ".join(f"{k}: {'never' if v is None else format(v, ',')}" for k, v in x["reach"].items())
@@ -503,15 +686,48 @@ def report(args, raw, results, elapsed):
         x = r["R13"]
         L.append(f"| R13 ARCENE | 1e-2: SMIDAS much better; 1e-6: SMIDAS worse but competitive; SCD does well | "
                  f"1e-2: {x['c_hi'][1]}; 1e-6: {x['c_lo'][1]}; SCD within 10%: {[s[3] for s in x['c_scd']]} | {x['status']} |")
-        L.append("| R13 DETCD | DETCD much slower than SCD | - | NOT RUN: needs `--algo scd --cd-order greedy` (DETCD) |")
-    L += ["| R7 FOBOS Fig. 1 | l2^2 FOBOS ≈ Pegasos | - | NOT RUN: needs `--algo pegasos` (Pegasos baseline) and an L2-ball projection for fobos l2sq |",
-          "| R9 FOBOS Fig. 3 | stochastic batches reach min test error with <= 25% of the gradients | - | NOT RUN: needs matrix FOBOS "
+        L.append("| R13 DETCD | DETCD slower than SCD per data access | SCD (paper step) <= DETCD at the checkpoints: "
+                 + "; ".join(f"lambda {lam:g}: {v[1]}" for lam, v in x["c_detcd"].items()) + f" | {x['detcd_status']} |")
+    L += ["| R9 FOBOS Fig. 3 | stochastic batches reach min test error with <= 25% of the gradients | - | NOT RUN: needs matrix FOBOS "
           "with mini-batches of 10%/20%/100% of the data for softmax, and trace reporting within a pass (`--trace`) for test error / non-zero rows vs gradient computations |",
           "| R10 FOBOS Table 1 | test error at 5/10/20/40% non-zero rows | - | NOT RUN: softmax with `--reg l1l2/l1linf` exists, but the "
           "claim needs >= 30 lambdas x 3 regularisers x 2 stand-ins trained to convergence (~180 runs) plus the MNIST-5k kernel "
           "features (wheel download) and counts of zeros inside non-zero rows; it does not fit this script's 8-minute budget "
           "next to R8/R11-R13 and this session's 45 minutes: a separate script |", ""]
 
+    if "R7" in r:
+        x = r["R7"]
+        c = x["checks"]
+        L += ["## R7 — FOBOS Fig. 1 (l2^2-regularized FOBOS vs Pegasos)", "", "![R7](fobos_smidas-fig1-fobos.png)", "",
+              f"Data: `streamlearn.datasets.synthetic(1000, 400, flip=0.1, seed={SEED_R7} + k)`, k = 0..{R7_SEEDS - 1} "
+              f"({R7_SEEDS} sets; every curve is the mean over them of the relative gap), no constant. lambda = {R7_LAMBDA:g}, "
+              f"objective (1/m) sum_i L(y_i <w, x_i>) + lambda/2 ||w||^2 with streamlearn's losses (natural-log logistic, "
+              f"hinge max(0, 1 - y p)). Step eta_t = 1/(lambda t) for both methods (Pegasos's; the paper's text prints "
+              f"lambda/t, which is not what logarithmic regret needs): FOBOS `--sgd -l {1 / R7_LAMBDA:g} --power-t 1 --initial-t 0`, "
+              f"t counting the examples over all passes. Projection onto ||w|| <= 1/sqrt(lambda) = {x['radius']:g}: "
+              f"`--l2-ball {x['radius']:g}` for both; without: FOBOS plain l2sq, Pegasos `--l2-ball inf`. "
+              f"{R7_PASSES} passes, the first in file order, then shuffled (`--shuffle --random-seed {SEED_SHUFFLE}`, the "
+              f"same order for both methods). Optimum per set from liblinear through scikit-learn (tol 1e-10 logistic, 1e-7 hinge) "
+              f"(`LogisticRegression(C=1/(lambda m), fit_intercept=False, solver='liblinear')`, "
+              f"`LinearSVC(C=1/(lambda m), loss='hinge', fit_intercept=False, dual=True)`; mean f* logistic "
+              f"{x['fstar']['logistic']:.6f}, hinge {x['fstar']['hinge']:.6f}). Points where a run went below the "
+              f"solver's optimum (gap < -1e-9, counted as 0): {x['below']}.", "",
+              "| panel | method | mean rel. gap after pass 1 | 2 | 5 | 10 | command (set k = 0) |", "|---|---|---:|---:|---:|---:|---|"]
+        for loss, proj in (("logistic", True), ("hinge", True), ("logistic", False)):
+            for meth in ("FOBOS", "Pegasos"):
+                g = x["mean"][(loss, proj, meth)]
+                L.append(f"| {loss}, {'with' if proj else 'without'} projection | {'L2 FOBOS' if meth == 'FOBOS' else meth} | "
+                         + " | ".join(f"{g[p - 1]:.2e}" for p in (1, 2, 5, 10)) + f" | `{show(x['cmds'][(loss, proj, meth)])}` |")
+        L += ["", "Must show:", ""]
+        for loss in ("logistic", "hinge"):
+            L.append(f"- {loss} with projection: mean gaps within a factor 2 of each other from pass 2 on: "
+                     f"**{'PASS' if c[loss]['within2'] else 'FAIL'}** (largest ratio {c[loss]['worst_ratio']:.2f}); both reach "
+                     f"relative gap <= 1e-2 in {R7_PASSES} passes: **{'PASS' if c[loss]['reach'] else 'FAIL'}** "
+                     f"(FOBOS {c[loss]['final'][0]:.2e}, Pegasos {c[loss]['final'][1]:.2e})")
+        L.append("- logistic without projection: FOBOS's mean gap <= Pegasos' at >= 3 of passes 1, 2, 5, 10: "
+                 f"**{'PASS' if c['noproj']['ok'] else 'FAIL'}** — "
+                 + "; ".join(f"pass {p}: {a:.2e} vs {b:.2e} ({'ok' if ok else 'no'})" for p, a, b, ok in c["noproj"]["rows"]))
+        L += [""]
     if "R8" in r:
         x = r["R8"]
         L += ["## R8 — FOBOS Fig. 2 left/middle (l1 logistic regression)", "",
@@ -570,14 +786,21 @@ def report(args, raw, results, elapsed):
               f"- lambda = 1e-6: SMIDAS <= 1.25 x TG: **{x['c_lo'][1]}** — {fmt_ord(x['c_lo'][0])}",
               "- SCD within 10% of the best online method: " + "; ".join(
                   f"lambda {lam:g}: SCD {'-' if s is None else format(s, '.5f')} vs {b:.5f} (**{ok}**)" for lam, s, b, ok in x["c_scd"]),
-              "- DETCD: NOT RUN (needs `--cd-order greedy`).", ""]
+              f"- DETCD slower than SCD per data access (SCD's objective <= DETCD's at 10/25/50/100% of the budget, "
+              f"at 100% and >= 3 of 4, both lambdas): **{x['detcd_status']}** — "
+              + "; ".join(f"lambda {lam:g}: {fmt_ord(v[0])} (values: SCD vs DETCD)" for lam, v in x["c_detcd"].items()),
+              f"- DETCD: `{show(x[1e-2][('detcd', None)][0])}` run in-process to the online budget (see `detcd_curve`: "
+              f"one greedy step reads all the entries, so the CLI's epoch of d' steps is d' times the budget); "
+              f"steps taken: " + ", ".join(f"lambda {lam:g}: {x[lam][('detcd', None)][1][-1][0]}" for lam in (1e-2, 1e-6))
+              + ". Final objective: " + ", ".join(f"lambda {lam:g}: {x[lam][('detcd', None)][1][-1][1]:.5f}" for lam in (1e-2, 1e-6)),
+              ""]
     L += ["## What did not reproduce, and why (likely)", "", results.get("discussion", "(see the claims table)"), ""]
     (OUT / "fobos_smidas.md").write_text("\n".join(L))
 
 
 def discussion(results):
     parts = []
-    for cid in ("R8", "R11", "R12", "R13"):
+    for cid in ("R7", "R8", "R11", "R12", "R13"):
         if cid in results and results[cid]["status"] == "FAIL":
             parts.append(cid)
     text = ("Claims that failed: " + (", ".join(parts) if parts else "none") + ". All budgets are far below the papers' "
@@ -586,6 +809,26 @@ def discussion(results):
             "part of the curves. REUTERS: our m is ~460x smaller, which favours SGD-type methods (each pass is a tiny "
             "number of accesses and SCD's Algorithm 1 step bounds a column's curvature by its largest entry); the plan "
             "flagged this one as 'may not reproduce here'. ARCENE-like is a synthetic stand-in, not ARCENE.")
+    if "R7" in results:
+        c = results["R7"]["checks"]
+        text += ("\n\nR7: FOBOS l2^2 and Pegasos track each other closely (largest ratio of the mean gaps from pass 2 on: "
+                 f"{c['logistic']['worst_ratio']:.2f} logistic, {c['hinge']['worst_ratio']:.2f} hinge), as the paper says, "
+                 "but neither reaches a relative gap of 1e-2 in 10 passes. With eta_t = 1/(lambda t) both are within a "
+                 "factor (1 + eta_t lambda) of each other per step, and their gap after T steps is of order "
+                 "G^2 / (lambda T) with G^2 = max ||x||^2: here the features are unscaled N(0, 1) in 400 dimensions, "
+                 "||x||^2 ~ 400, so after T = 10,000 steps at lambda = 1e-2 that is ~4, the size we measure for hinge "
+                 "(logistic's gradient shrinks as the margin grows, hence its smaller gap). The paper does not say how "
+                 "its features were scaled or how many steps its x-axis ('Number of Operations') covers; the plan fixes "
+                 "this data, lambda and 10 passes, so the claim is reported as not holding here rather than rescued by "
+                 "rescaling the data or running longer. "
+                 "Without projection the two are equal to 3 digits at every pass (FOBOS lower at "
+                 f"{sum(q[3] for q in c['noproj']['rows'])} of the 4 checkpoints), so 'FOBOS slightly outperforms "
+                 "Pegasos' is not seen: the difference between the two updates, w/(1 + eta lambda) after the step against "
+                 "(1 - eta lambda) w before it, is of order (eta lambda)^2 = 1/t^2 per step.")
+    if "R13" in results and "detcd_status" in results["R13"]:
+        text += ("\n\nDETCD (R13): every greedy step reads all the entries (the full gradient), so at the same number of "
+                 "data accesses it takes ~d' = 10,000 times fewer coordinate steps than SCD; status "
+                 f"{results['R13']['detcd_status']}.")
     return text
 
 
@@ -593,7 +836,7 @@ def main(argv=None):
     raw = sys.argv[1:] if argv is None else argv
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="shorter budgets: MAGIC04S/D 10/3 passes (full 20/6), ARCENE-like 50 (full 200); R8 100 and RCV1 20 in both")
-    ap.add_argument("--only", default="R8,R11,R12,R13", help="comma-separated claims to run")
+    ap.add_argument("--only", default="R7,R8,R11,R12,R13", help="comma-separated claims to run")
     args = ap.parse_args(raw)
     if not SHARED.exists():
         print(f"{SHARED} is absent: skipping the FOBOS / SMIDAS reproductions", flush=True)
@@ -603,7 +846,7 @@ def main(argv=None):
     t0 = time.time()
     runner = Runner(2)
     results = {}
-    fns = {"R8": r8, "R11": r11, "R12": r12, "R13": r13}
+    fns = {"R7": r7, "R8": r8, "R11": r11, "R12": r12, "R13": r13}
     for cid in args.only.split(","):
         err(f"== {cid} ==")
         results[cid] = fns[cid](runner, args.quick)
