@@ -149,9 +149,10 @@ def test_minibatches_are_seeded_epochs_and_counted():
     np.testing.assert_array_equal(again.W, res.W)
 
 
+@pytest.mark.parametrize("accelerate", [False, True])
 @pytest.mark.parametrize("loss,method", [("squared", "l1"), ("logistic", "l1"), ("softmax", "l1"),
                                          ("softmax", "fobos"), ("logistic", "fobos")])
-def test_line_search_never_increases_the_objective(loss, method):
+def test_line_search_never_increases_the_objective(loss, method, accelerate):
     rng = np.random.default_rng(2)
     n, d = 40, 15
     X = rng.standard_normal((n, d))
@@ -162,7 +163,8 @@ def test_line_search_never_increases_the_objective(loss, method):
     else:
         y = X[:, :3].sum(axis=1) + 0.1 * rng.standard_normal(n)
     res = batch.fit(X, y, loss=loss, method=method, radius=2.0, reg="l1l2" if loss == "softmax" else "l1",
-                    lam=0.02, eta0=50.0, steps=60, line_search=True, record=np.arange(1, 61))
+                    lam=0.02, eta0=50.0, steps=60, line_search=True, record=np.arange(1, 61),
+                    accelerate=accelerate)
     obj = res.history["objective"]
     assert np.all(np.diff(obj) <= 1e-12 * np.abs(obj[:-1]))
     assert obj[-1] < obj[0]
@@ -193,6 +195,7 @@ def test_sparse_input_equals_dense():
     (dict(method="l1", radius=1.0, batch=0.0), "batch must be a fraction"),
     (dict(method="l1", radius=1.0, signs="positive"), "signs must be 'nonneg'"),
     (dict(method="l1", radius=1.0, schedule="cubic"), "schedule must be one of"),
+    (dict(method="l1", radius=1.0, accelerate=True), "accelerate needs line_search"),
 ])
 def test_errors(kw, message):
     X = np.ones((4, 2))
@@ -215,6 +218,9 @@ def test_line_search_with_tol_converges_to_scikit_learns_l1_logistic_optimum():
                              tol=1e-12, max_iter=100000).fit(X, y)
     best = batch.objective(X, y, ref.coef_.reshape(d, 1), "logistic", "fobos", "l1", lam)
     assert res.history["objective"][-1] == pytest.approx(best, rel=1e-6)
+    fast = batch.fit(X, y, loss="logistic", method="fobos", reg="l1", lam=lam, eta0=1.0, steps=5000,
+                     line_search=True, tol=1e-10, record=10, accelerate=True)
+    assert fast.history["objective"][-1] == pytest.approx(best, rel=1e-6)
     # a warm start from the optimum stays there (l1 starts are projected onto the ball first)
     again = batch.fit(X, y, loss="logistic", method="fobos", reg="l1", lam=lam, eta0=1.0, steps=3,
                       line_search=True, init=res.W)
