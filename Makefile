@@ -53,6 +53,7 @@ repro: $(STAMP)
 	$(BIN)/python bench/repro_duchi2008.py
 	$(BIN)/python bench/repro_llz2009.py
 	$(BIN)/python bench/repro_fobos_smidas.py
+	$(BIN)/python bench/repro_multiclass.py
 
 samples: $(STAMP)
 	$(BIN)/python -m streamlearn.datasets samples data/samples
