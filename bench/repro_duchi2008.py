@@ -27,6 +27,8 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
+from repro_common import Progress  # noqa: E402
+
 from streamlearn import batch as sbatch  # noqa: E402
 from streamlearn import datasets  # noqa: E402
 
@@ -400,33 +402,40 @@ def run_r2_r3(quick, results):
 
 
 # ----------------------------------------------------------------------------- R6
-def run_r6(quick, results):
-    sys.path.insert(0, str(REPO / "bench"))
-    from bench_core import DEFAULT_SEED, ensure_data, ensure_head
+def projection_timings(path, tiny, lines, reps, what):
+    """Kernel time per example (us) of plain SGD ("none"), the tree and (at -b 22) the linear
+    projection at -b 16, 22, 24, median of ``reps`` runs (linear: 1), also with the table's pages
+    pre-touched ("_warm"); ``tiny`` (10 lines) loads the kernels before the clock runs. Returns the
+    rows, linear / tree above SGD at -b 22 and the tree's -b 24 / -b 16 growth (pre-touched)."""
     from bench_l1ball import kernel_time
-    lines = 5000 if quick else 20000
-    data, meta = ensure_data(200_000, DEFAULT_SEED)
-    head = ensure_head(data, meta, Path("bench/data") / f"bench-l1ball-{lines}.vw", lines)
-    tiny = ensure_head(data, meta, Path("bench/data") / "bench-l1ball-10.vw", 10)
     rows = {}
     for bits in (16, 22, 24):
         row = {}
         for proj in ("none", "tree", "linear"):
             if proj == "linear" and bits != 22:
                 continue
+            r = 1 if proj == "linear" else reps
             kernel_time(tiny, bits, proj, 100.0)
-            reps = 1 if proj == "linear" else 3
-            row[proj] = statistics.median(kernel_time(head, bits, proj, 100.0) for _ in range(reps)) / lines * 1e6
+            row[proj] = statistics.median(kernel_time(path, bits, proj, 100.0) for _ in range(r)) / lines * 1e6
             if proj != "linear":
-                row[proj + "_warm"] = statistics.median(kernel_time(head, bits, proj, 100.0, pretouch=True)
-                                                        for _ in range(reps)) / lines * 1e6
+                row[proj + "_warm"] = statistics.median(kernel_time(path, bits, proj, 100.0, pretouch=True)
+                                                        for _ in range(r)) / lines * 1e6
         rows[bits] = row
-        say(f"R6 -b {bits}: " + ", ".join(f"{k} {v:.2f} us" for k, v in row.items()))
+        say(f"R6 {what} -b {bits}: " + ", ".join(f"{k} {v:.2f} us" for k, v in row.items()))
     r22 = rows[22]
     ratio = (r22["linear"] - r22["none"]) / (r22["tree"] - r22["none"])
     growth = (rows[24]["tree_warm"] - rows[24]["none_warm"]) / (rows[16]["tree_warm"] - rows[16]["none_warm"])
-    results["R6"] = dict(lines=lines, data=str(data), rows=rows, ratio=ratio, growth=growth,
-                         ok=bool(ratio >= 10 and growth <= 1.5))
+    return dict(lines=lines, rows=rows, ratio=ratio, growth=growth, ok=bool(ratio >= 10 and growth <= 1.5))
+
+
+def run_r6(quick, results):
+    sys.path.insert(0, str(REPO / "bench"))
+    from bench_core import DEFAULT_SEED, ensure_data, ensure_head
+    lines = 5000 if quick else 20000
+    data, meta = ensure_data(200_000, DEFAULT_SEED)
+    head = ensure_head(data, meta, Path("bench/data") / f"bench-l1ball-{lines}.vw", lines)
+    tiny = ensure_head(data, meta, Path("bench/data") / "bench-l1ball-10.vw", 10)
+    results["R6"] = dict(projection_timings(head, tiny, lines, 3, "benchmark"), data=str(data))
 
 
 # ----------------------------------------------------------------------------- R5 (Fig. 8) and R6's bigram stream
@@ -546,7 +555,6 @@ def run_r6_bigram(quick, results):
     """R6 on R5's bigram stream (CCAT): kernel time per example above plain SGD, linear vs tree at -b 22;
     tree at -b 24 vs -b 16 with the table's pages pre-touched (as run_r6 on the benchmark stream)."""
     sys.path.insert(0, str(REPO / "bench"))
-    from bench_l1ball import kernel_time
     path = R5_DATA / "rcv1_dev_ccat.vw"
     if not path.exists():
         r5_stream("CCAT")
@@ -554,26 +562,8 @@ def run_r6_bigram(quick, results):
     tiny = R5_DATA / "rcv1_dev_ccat-10.vw"          # compiles / loads the kernels before the clock runs
     with open(path) as f, open(tiny, "w") as t:
         t.writelines(next(f) for _ in range(10))
-    reps = 1 if quick else 3
-    rows = {}
-    for bits in (16, 22, 24):
-        row = {}
-        for proj in ("none", "tree", "linear"):
-            if proj == "linear" and bits != 22:
-                continue
-            r = 1 if proj == "linear" else reps
-            kernel_time(tiny, bits, proj, 100.0)
-            row[proj] = statistics.median(kernel_time(path, bits, proj, 100.0) for _ in range(r)) / lines * 1e6
-            if proj != "linear":
-                row[proj + "_warm"] = statistics.median(kernel_time(path, bits, proj, 100.0, pretouch=True)
-                                                        for _ in range(r)) / lines * 1e6
-        rows[bits] = row
-        say(f"R6 bigram -b {bits}: " + ", ".join(f"{k} {v:.2f} us" for k, v in row.items()))
-    r22 = rows[22]
-    ratio = (r22["linear"] - r22["none"]) / (r22["tree"] - r22["none"])
-    growth = (rows[24]["tree_warm"] - rows[24]["none_warm"]) / (rows[16]["tree_warm"] - rows[16]["none_warm"])
-    results["R6b"] = dict(lines=lines, data=str(path.relative_to(REPO)), rows=rows, ratio=ratio, growth=growth,
-                          ok=bool(ratio >= 10 and growth <= 1.5))
+    results["R6b"] = dict(projection_timings(path, tiny, lines, 1 if quick else 3, "bigram"),
+                          data=str(path.relative_to(REPO)))
 
 
 # ----------------------------------------------------------------------------- report
@@ -775,15 +765,12 @@ def main():
     print(f"seeds: base {SEED}")
     results = {}
     parts = args.only.split(",")
-    if "R1" in parts:
-        run_r1(args.quick, results)
-    if "R2" in parts:
-        run_r2_r3(args.quick, results)
-    if "R5" in parts:
-        run_r5(args.quick, results)
-    if "R6" in parts:
-        run_r6(args.quick, results)
-        run_r6_bigram(args.quick, results)
+    steps = [(part, fn) for part, fns in (("R1", (run_r1,)), ("R2", (run_r2_r3,)), ("R5", (run_r5,)),
+                                          ("R6", (run_r6, run_r6_bigram))) if part in parts for fn in fns]
+    bar = Progress(len(steps), "parts", every=1)     # the full run's parts took 1-5 minutes each
+    for part, fn in steps:
+        fn(args.quick, results)
+        bar.step(f"{fn.__name__} done")
     notes = []
     for r in results.get("R1", []):
         st = "PASS" if r["c1"] and r["c2"] and r["c3"] is not False else "FAIL"

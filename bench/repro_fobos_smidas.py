@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import concurrent.futures as cf
 import datetime as dt
-import lzma
 import os
 import platform
 import re
@@ -32,6 +31,9 @@ from pathlib import Path
 import warnings
 
 import numpy as np
+from repro_common import Progress
+
+from streamlearn.datasets import write_libsvm
 
 warnings.filterwarnings("ignore", category=FutureWarning)
 warnings.filterwarnings("ignore", category=UserWarning)
@@ -71,37 +73,19 @@ def show(cmd: list[str]) -> str:
 
 
 class Runner:
-    """Runs commands two at a time. Progress on stderr: on a terminal a bar redrawn in place with the
-    runs done and the ETA of the group (the mean time per run so far times the runs left); otherwise
-    one line per finished run."""
+    """Runs commands two at a time, with a ``repro_common.Progress`` per group (a bar with the ETA on a
+    terminal, else a line per finished run)."""
 
     def __init__(self, workers: int = 2):
         self.pool = cf.ThreadPoolExecutor(workers)
-        self.t0 = time.time()
-        self.tty = sys.stderr.isatty()
-
-    def progress(self, label: str, done: int, total: int, started: float) -> None:
-        el = time.time() - started
-        eta = f"{el / done * (total - done):.0f} s" if done else "?"
-        if self.tty:
-            width = 30
-            fill = int(width * done / max(total, 1))
-            sys.stderr.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {label}: {done}/{total} runs, "
-                             f"{time.time() - self.t0:.0f} s so far, ETA {eta}   ")
-            if done == total:
-                sys.stderr.write("\n")
-            sys.stderr.flush()
-        elif done:
-            err(f"[{time.time() - self.t0:6.0f}s] {label}: run {done}/{total} done, ETA {eta}")
 
     def run_all(self, label: str, cmds: list[list[str]]) -> list[list[tuple[int, float, int, int]]]:
         futs = [self.pool.submit(run_one, c) for c in cmds]
-        t0 = time.time()
         out = []
-        self.progress(label, 0, len(cmds), t0)
-        for i, f in enumerate(futs, 1):
+        bar = Progress(len(cmds), label, every=1)
+        for f in futs:
             out.append(f.result())
-            self.progress(label, i, len(cmds), t0)
+            bar.step()
         return out
 
 
@@ -151,19 +135,6 @@ def fmt_ord(rows):
 
 
 # ----------------------------------------------------------------------------------------------- data builders
-def write_libsvm(path: Path, X, y) -> None:
-    """X dense (n, d) or scipy CSR; columns 1-based; zeros skipped."""
-    import scipy.sparse as sp
-    X = sp.csr_matrix(X)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".part")
-    with open(tmp, "w") as f:
-        for i in range(X.shape[0]):
-            s, e = X.indptr[i], X.indptr[i + 1]
-            f.write(f"{int(y[i])} " + " ".join(f"{j + 1}:{v:.6g}" for j, v in zip(X.indices[s:e], X.data[s:e])) + "\n")
-    tmp.replace(path)
-
-
 def build_r8():
     from streamlearn.datasets import synthetic
     s = synthetic(1000, 400, flip=0.1, seed=SEED_R8)

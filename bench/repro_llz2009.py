@@ -20,20 +20,14 @@ bench/repro/llz2009-*.png. Exits 0 with a message when ../shared is absent.
 from __future__ import annotations
 
 import argparse
-import io
-import lzma
-import os
-import platform
-import re
 import shlex
-import subprocess
 import sys
-import tarfile
 import time
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+from repro_common import Progress, machine
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
@@ -193,7 +187,7 @@ def run_fig1(names, grid_lr, grid_g, grid_passes, prog):
                                           lambda m: (acc(scores(m, Xv), yv), nnz(m)))
                     for p, (a, k) in r.items():
                         rows.append(dict(lr=lr, g=g, passes=p, val=a, nnz=k))
-                    prog()
+                    prog.step()
             dense = max((r for r in rows if r["g"] == 0), key=lambda r: (r["val"], -r["passes"]))
             ok = [r for r in rows if r["val"] >= dense["val"] - 0.01]
             sparse = min(ok, key=lambda r: (r["nnz"], -r["val"]))
@@ -246,7 +240,7 @@ def run_fig2(dense_sel, prog):
             m = make(passes=passes, learning_rate=lr, **kw)
             m.fit(Xtr, ytr)
             pts.append((nnz(m), auc(scores(m, Xte), yte)))
-            prog()
+            prog.step()
         curves[label] = pts
         cmds[label] = cmd
 
@@ -307,7 +301,7 @@ def run_imdb(prog, grid_lr, grid_g, grid_passes):
             r = train_checkpoints(kw, Xf, yf, set(grid_passes), lambda m: (acc(scores(m, Xv), yv), nnz(m)))
             for p, (a, k) in r.items():
                 rows.append(dict(lr=lr, g=g, passes=p, val=a, nnz=k))
-            prog()
+            prog.step()
     dense = max((r for r in rows if r["g"] == 0), key=lambda r: (r["val"], -r["passes"]))
     ok = [r for r in rows if r["val"] >= dense["val"] - 0.009]
     sparse = min(ok, key=lambda r: (r["nnz"], -r["val"]))
@@ -365,40 +359,6 @@ def plot_fig2(curves, path):
 
 
 # ---- main --------------------------------------------------------------------------------------
-def machine() -> str:
-    cpu = "?"
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
-                                text=True).stdout.strip()
-    except OSError:
-        commit = "?"
-    return (f"{os.cpu_count()} cores ({cpu}), load {'/'.join(f'{x:.2f}' for x in os.getloadavg())}, "
-            f"Python {platform.python_version()}, repo commit {commit}")
-
-
-class Progress:
-    def __init__(self, total):
-        self.total, self.done, self.t = total, 0, time.time()
-
-    def __call__(self):
-        self.done += 1
-        el = time.time() - self.t
-        eta = el / self.done * (self.total - self.done)
-        msg = f"step {self.done}/{self.total} elapsed {el:.0f}s ETA {eta:.0f}s"
-        if sys.stderr.isatty():
-            bar = "#" * int(30 * self.done / self.total)
-            print(f"\r[{bar:<30}] {msg}", end="" if self.done < self.total else "\n", file=sys.stderr, flush=True)
-        elif self.done % 10 == 0 or self.done == self.total:
-            say(msg)
-
-
 def status(ok) -> str:
     return "PASS" if ok else "FAIL"
 
@@ -425,7 +385,7 @@ def main(argv=None) -> int:
     if do_imdb:
         out(f"# IMDB grids: -l {IMDB_LR}; --l1 {IMDB_G}; passes {IMDB_PASSES}; -b {IMDB_BITS}")
     total = 8 * len(grid_lr) * len(grid_g) + 4 * len(FIG2_G) + (len(IMDB_LR) * len(IMDB_G) if do_imdb else 0)
-    prog = Progress(total)
+    prog = Progress(total, "runs")
 
     say("R14a/b: Fig. 1")
     f1 = run_fig1(names, grid_lr, grid_g, GRID_PASSES, prog)

@@ -22,8 +22,6 @@ from __future__ import annotations
 import argparse
 import os
 import pickle
-import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -39,6 +37,8 @@ SEED = 20090615
 T0 = time.time()
 sys.path.insert(0, str(REPO))
 
+from repro_common import Progress, machine  # noqa: E402
+
 from streamlearn import batch, datasets  # noqa: E402
 
 CHECKS = (0.10, 0.25, 0.50, 1.00)
@@ -47,27 +47,6 @@ QUICK = False
 
 def say(msg: str) -> None:
     print(f"[{time.time() - T0:6.1f}s] {msg}", file=sys.stderr, flush=True)
-
-
-class Progress:
-    """A bar with the time left on stderr when it is a terminal (runs of known count)."""
-
-    def __init__(self, total: int, what: str):
-        self.total, self.what, self.done, self.start = total, what, 0, time.time()
-        self.tty = sys.stderr.isatty()
-
-    def step(self, label: str = "") -> None:
-        self.done += 1
-        if not self.tty:
-            return
-        spent = time.time() - self.start
-        left = spent / self.done * (self.total - self.done)
-        bar = "#" * int(30 * self.done / self.total)
-        sys.stderr.write(f"\r{self.what} [{bar:<30}] {self.done}/{self.total} {label[:30]:<30} "
-                         f"ETA {int(left) // 60}:{int(left) % 60:02d}")
-        sys.stderr.flush()
-        if self.done == self.total:
-            sys.stderr.write("\r" + " " * 110 + "\r")
 
 
 # ----------------------------------------------------------------------------- data
@@ -230,7 +209,6 @@ def run_r9(quick, results):
     out = {}
     for name, reg, load, epochs in sets:
         r = r9_curves(name, reg, load, epochs, quick, bar)
-        full = r["curves"][1.0]
         r["reach"] = {f: reach(c) for f, c in r["curves"].items()}
         r["fast"] = {f: r["reach"][f] <= 0.25 * r["reach"][1.0] for f in (0.2, 0.1)}
         half = {}
@@ -380,16 +358,6 @@ def save(fig, name):
 
 def pf(ok) -> str:
     return "PASS" if ok else "FAIL"
-
-
-def machine() -> str:
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
-                                text=True).stdout.strip()
-    except OSError:
-        commit = "?"
-    return (f"{platform.node()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; python "
-            f"{platform.python_version()}, numpy {np.__version__}; commit {commit}")
 
 
 def report(args, results, secs, timings) -> list[str]:
