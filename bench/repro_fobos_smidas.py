@@ -1,8 +1,8 @@
 """Reproductions of Duchi & Singer 2009 (FOBOS, Fig. 2) and Shalev-Shwartz & Tewari 2009 (SCD/SMIDAS, Fig. 1).
 
 Claims R7-R13 of ../shared/docs/reproductions.md. Run: R7 (FOBOS l2^2 vs Pegasos, Fig. 1), R8 (FOBOS l1
-logistic), R11 (MAGIC04S/D), R12 (RCV1 CCAT), R13 (ARCENE-like, with DETCD). R9, R10 are reported NOT RUN
-with the reason.
+logistic), R11 (MAGIC04S/D), R12 (RCV1 CCAT), R13 (ARCENE-like, with DETCD). R9 and R10 (FOBOS Fig. 3 and
+Table 1, batch experiments) run in bench/repro_multiclass.py.
 
 Every run is a `streamlearn train ... --objective` subprocess (objective and data accesses after every pass);
 two run at a time. Grids are fixed here, before running: SMIDAS / TG use the paper's constant-eta grid
@@ -659,12 +659,10 @@ def report(args, raw, results, elapsed):
                  f"1e-2: {x['c_hi'][1]}; 1e-6: {x['c_lo'][1]}; SCD within 10%: {[s[3] for s in x['c_scd']]} | {x['status']} |")
         L.append("| R13 DETCD | DETCD slower than SCD per data access | SCD (paper step) <= DETCD at the checkpoints: "
                  + "; ".join(f"lambda {lam:g}: {v[1]}" for lam, v in x["c_detcd"].items()) + f" | {x['detcd_status']} |")
-    L += ["| R9 FOBOS Fig. 3 | stochastic batches reach min test error with <= 25% of the gradients | - | NOT RUN: needs matrix FOBOS "
-          "with mini-batches of 10%/20%/100% of the data for softmax, and trace reporting within a pass (`--trace`) for test error / non-zero rows vs gradient computations |",
-          "| R10 FOBOS Table 1 | test error at 5/10/20/40% non-zero rows | - | NOT RUN: softmax with `--reg l1l2/l1linf` exists, but the "
-          "claim needs >= 30 lambdas x 3 regularisers x 2 stand-ins trained to convergence (~180 runs) plus the MNIST-5k kernel "
-          "features (wheel download) and counts of zeros inside non-zero rows; it does not fit this script's 8-minute budget "
-          "next to R8/R11-R13 and this session's 45 minutes: a separate script |", ""]
+    L += ["| R9 FOBOS Fig. 3 | stochastic batches reach min test error with <= 25% of the gradients | see "
+          "[multiclass.md](multiclass.md) | run by bench/repro_multiclass.py (mini-batch FOBOS on W in memory) |",
+          "| R10 FOBOS Table 1 | test error at 5/10/20/40% non-zero rows | see [multiclass.md](multiclass.md) | "
+          "run by bench/repro_multiclass.py (30-lambda paths per regularizer) |", ""]
 
     if "R7" in r:
         x = r["R7"]
