@@ -1,0 +1,117 @@
+"""streamlearn.dask.train (issue 16's Dask driver) on a two-process LocalCluster: one shard for one
+pass is ``streamlearn train`` bit for bit, k identical shards after one round are one machine on one
+copy, reruns give the same bytes, placement is deterministic and errors are one line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("distributed")
+
+from helpers import cli  # noqa: E402
+from streamlearn.io.model_file import load_model, parse_model  # noqa: E402
+
+sd = pytest.importorskip("streamlearn.dask")
+
+SAMPLES = Path(__file__).resolve().parent.parent / "data" / "samples"
+TRAIN = SAMPLES / "sparse.train.vw"
+TEST = SAMPLES / "sparse.test.vw"
+
+# the learners: tg's cumulative L1 penalty (z and P merged, then shrunk) and FTRL (z and n)
+LEARNERS = {
+    "tg": {"algo": "tg", "l1": 1e-3},
+    "ftrl": {"algo": "ftrl", "l1": 0.5},
+}
+COMMON = {"loss": "logistic", "bits": 12}
+
+
+def flags(options: dict) -> list[str]:
+    return [a for k, v in options.items() for a in (f"--{k.replace('_', '-')}", str(v))]
+
+
+@pytest.fixture(scope="module")
+def client():
+    from distributed import Client, LocalCluster
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as c:
+        yield c
+
+
+def without_mix(header: dict) -> str:
+    return json.dumps({k: v for k, v in header.items() if k != "mix"}, sort_keys=True)
+
+
+def predictions(model_path: Path, out: Path) -> bytes:
+    cli("predict", "-i", model_path, "-d", TEST, "-p", out, "--quiet")
+    return out.read_bytes()
+
+
+@pytest.mark.parametrize("learner", sorted(LEARNERS))
+def test_one_shard_one_pass_is_streamlearn_train(client, tmp_path, learner):
+    options = {**LEARNERS[learner], **COMMON}
+    cli("train", "-d", TRAIN, "-f", tmp_path / "single.m", "--quiet", *flags(options))
+    data = sd.train(client, [TRAIN], **options)
+    (tmp_path / "dask.m").write_bytes(data)
+    single, mixed = load_model(str(tmp_path / "single.m")), parse_model(data)
+    assert mixed[0]["mix"] == {"workers": 1, "syncs": 1, "rule": "weighted"}
+    assert without_mix(mixed[0]) == without_mix(single[0])
+    np.testing.assert_array_equal(mixed[1], single[1])
+    np.testing.assert_array_equal(mixed[2], single[2])      # exactly
+    assert predictions(tmp_path / "dask.m", tmp_path / "p1") == predictions(tmp_path / "single.m", tmp_path / "p2")
+
+
+def test_identical_shards_one_round_are_one_machine(client, tmp_path):
+    options = {**LEARNERS["tg"], **COMMON}
+    for name in ("a.vw", "b.vw"):
+        shutil.copyfile(TRAIN, tmp_path / name)
+    cli("train", "-d", TRAIN, "-f", tmp_path / "single.m", "--quiet", *flags(options))
+    data = sd.train(client, [str(tmp_path / "*.vw")], mix="uniform", **options)
+    (tmp_path / "dask.m").write_bytes(data)
+    single, mixed = load_model(str(tmp_path / "single.m")), parse_model(data)
+    assert mixed[0]["mix"] == {"workers": 2, "syncs": 1, "rule": "uniform"}
+    np.testing.assert_array_equal(mixed[1], single[1])
+    np.testing.assert_array_equal(mixed[2], single[2])      # the merge of identical models is the identity
+    assert predictions(tmp_path / "dask.m", tmp_path / "p1") == predictions(tmp_path / "single.m", tmp_path / "p2")
+
+
+def test_reruns_give_identical_bytes(client):
+    options = {**LEARNERS["ftrl"], **COMMON}
+    shards = [TRAIN, SAMPLES / "gauss.train.vw"]
+    first = sd.train(client, shards, passes=2, **options)
+    assert sd.train(client, shards, passes=2, **options) == first
+    assert parse_model(first)[0]["mix"] == {"workers": 2, "syncs": 2, "rule": "weighted"}
+
+
+def test_placement_is_balanced_by_bytes_and_deterministic():
+    assert sd.assign([5, 30, 10, 10, 20], ["w1", "w2"]) == ["w2", "w1", "w2", "w1", "w2"]
+    assert sd.assign([1, 1, 1], ["a", "b"]) == ["a", "b", "a"]
+
+
+def test_errors_are_one_line(client, tmp_path):
+    with pytest.raises(ValueError, match=r"^no file matches .*nothing\*\.vw$"):
+        sd.train(client, [str(tmp_path / "nothing*.vw")])
+    bad = tmp_path / "bad.vw"
+    bad.write_text("1 |a x\nabc |a y\n")
+    with pytest.raises(ValueError) as exc:
+        sd.train(client, [bad], strict=True)
+    assert str(exc.value).startswith(f"{bad} line 2: ") and "\n" not in str(exc.value)
+    with pytest.raises(ValueError, match="^-b/--bits must be between"):
+        sd.train(client, [bad], bits=99)
+    with pytest.raises(ValueError, match="set by streamlearn.dask.train"):
+        sd.train(client, [bad], passes=1, final_model="x")
+
+
+def test_one_shard_two_rounds_is_train_then_train_i(client, tmp_path):
+    """Later rounds resume through -i with the model's own options, as a user's ``train -i`` does."""
+    options = {**LEARNERS["tg"], **COMMON}
+    cli("train", "-d", TRAIN, "-f", tmp_path / "m1", "--quiet", *flags(options))
+    cli("train", "-i", tmp_path / "m1", "-d", TRAIN, "-f", tmp_path / "m2", "--quiet")
+    mixed, single = parse_model(sd.train(client, [TRAIN], passes=2, **options)), load_model(str(tmp_path / "m2"))
+    assert without_mix(mixed[0]) == without_mix(single[0])
+    np.testing.assert_array_equal(mixed[1], single[1])
+    np.testing.assert_array_equal(mixed[2], single[2])
