@@ -52,7 +52,7 @@ repro: $(STAMP)
 	@$(BIN)/python -c 'import matplotlib, sklearn' 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python bench/repro_duchi2008.py
 	$(BIN)/python bench/repro_llz2009.py
-	$(BIN)/python bench/repro_fobos_smidas.py
+	$(BIN)/python bench/repro_fobos_smidas.py --budget paper --magic04d-passes 25
 	$(BIN)/python bench/repro_multiclass.py
 
 samples: $(STAMP)
