@@ -567,6 +567,14 @@ def run_r6_bigram(quick, results):
 
 
 # ----------------------------------------------------------------------------- report
+def r6_table(rows) -> list[str]:
+    """R6's timing table: one line per -b (us per example)."""
+    return ["| -b | sgd (us) | tree (us) | linear (us) | sgd pre-touched | tree pre-touched |",
+            "|---:|---:|---:|---:|---:|---:|"] + [
+        f"| {b} | {row['none']:.2f} | {row['tree']:.2f} | {row.get('linear', float('nan')):.2f} | "
+        f"{row['none_warm']:.2f} | {row['tree_warm']:.2f} |" for b, row in rows.items()]
+
+
 def pf(ok):
     return "PASS" if ok else "FAIL"
 
@@ -665,20 +673,14 @@ def report(args, results, secs):
         L += ["", "## R6 — Section 7 timing", "",
               f"Kernel time per example (`bench_l1ball.kernel_time`, in-process, parsed beforehand), first "
               f"{r['lines']:,} lines of `{r['data']}`, logistic, radius 100, `-l 1`; median of 3 (linear: 1).", "",
-              "| -b | sgd (us) | tree (us) | linear (us) | sgd pre-touched | tree pre-touched |", "|---:|---:|---:|---:|---:|---:|"]
-        for b, row in r["rows"].items():
-            L.append(f"| {b} | {row['none']:.2f} | {row['tree']:.2f} | {row.get('linear', float('nan')):.2f} | "
-                     f"{row['none_warm']:.2f} | {row['tree_warm']:.2f} |")
+              *r6_table(r["rows"])]
         L += ["", f"Projection cost above plain SGD at -b 22: linear / tree = {r['ratio']:.1f}x (paper: 15x). "
               f"Tree above SGD, pre-touched, -b 24 / -b 16 = {r['growth']:.2f}x (target <= 1.5x)."]
     if "R6b" in results:
         r = results["R6b"]
         L += ["", f"The same on R5's bigram stream (`{r['data']}`, all {r['lines']:,} documents, about 220 features "
               f"each; median of {1 if args.quick else 3}, linear: 1):", "",
-              "| -b | sgd (us) | tree (us) | linear (us) | sgd pre-touched | tree pre-touched |", "|---:|---:|---:|---:|---:|---:|"]
-        for b, row in r["rows"].items():
-            L.append(f"| {b} | {row['none']:.2f} | {row['tree']:.2f} | {row.get('linear', float('nan')):.2f} | "
-                     f"{row['none_warm']:.2f} | {row['tree_warm']:.2f} |")
+              *r6_table(r["rows"])]
         L += ["", f"Linear / tree above plain SGD at -b 22 = {r['ratio']:.1f}x; tree, pre-touched, -b 24 / -b 16 = "
               f"{r['growth']:.2f}x."]
     if "R5" in results:

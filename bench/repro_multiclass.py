@@ -433,8 +433,8 @@ def report(args, results, secs, timings) -> list[str]:
         L += ["", "## R10 — FOBOS Table 1 (test error at 5/10/20/40% non-zero rows)", "",
               "![Table 1](multiclass-fobos-table1.png)", "",
               f"Each regularizer: {R10_LAMBDAS} lambdas from lambda_max (W = 0) down to {R10_SPAN:g} lambda_max, "
-              f"log-spaced, each trained by full-gradient FOBOS with the backtracking line search and MFISTA steps from the previous "
-              f"lambda's solution until the objective fell by < {R10_TOL:g} (relative) over the last 10% of its steps "
+              f"log-spaced, each trained by full-gradient FOBOS with the backtracking line search and MFISTA "
+              f"steps from the previous lambda's solution until the objective fell by < {R10_TOL:g} (relative) over the last 10% of its steps "
               f"(at most {R10_MAX_STEPS} steps). Errors at a level are interpolated linearly in row density between "
               "the two path models around it (nan: the path does not reach that density).", "",
               "| data | reg | ours at 5/10/20/40% | paper | zeros inside non-zero rows | steps (max) | capped |",
