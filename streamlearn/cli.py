@@ -7,6 +7,7 @@ accepted beside ours (``--power_t``, ``--loss_function``, ``--readable_model``, 
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import traceback
@@ -284,6 +285,12 @@ def main():
               help="Passes after the first visit the examples in a random order (held-out ones stay put).")
 @click.option("--random-seed", "--random_seed", "random_seed", type=INT, default=0,
               help="Seed of every random choice (--shuffle, randomized pivots): same seed, same model.")
+@click.option("--dask", "dask", default=None, metavar="ADDRESS|local:N",
+              help="Train on a Dask cluster (needs streamlearn[dask]): the scheduler's address, or "
+                   "local:N to start N local worker processes. Every -d path or quoted glob is a shard; "
+                   "--passes is the number of rounds, each one pass per shard, then a merge.")
+@click.option("--mix", "mix", type=click.Choice(("weighted", "uniform")), default="weighted",
+              help="With --dask: merge the shards' weights G-weighted (adaptive rules, as VW) or uniformly.")
 @click.pass_context
 def train(ctx, **values):
     """Train a model on examples read from -d FILE... or stdin."""
@@ -296,6 +303,12 @@ def train(ctx, **values):
         if explicit.get("algo", "ftrl") != "ftrl":
             raise click.ClickException(f"--ftrl means --algo ftrl; it cannot be combined with --algo {explicit['algo']}")
         explicit["algo"] = "ftrl"
+    mix = explicit.pop("mix", None)
+    address = explicit.pop("dask", None)
+    if address is not None:
+        return _train_dask(address, values, mix or "weighted", explicit)
+    if mix is not None:
+        raise click.ClickException("--mix needs --dask")
     if explicit.pop("cache", False):
         if "cache_file" in explicit:
             raise click.ClickException("-c/--cache and --cache-file cannot be used together")
@@ -309,6 +322,41 @@ def train(ctx, **values):
         explicit["objective"] = True
     cfg, model = _run(driver.prepare_train, explicit)
     _run(driver.train, cfg, model)
+
+
+#: train's options a --dask run refuses (streamlearn.dask does not support them yet), as users spell them
+_NOT_ON_DASK = {"predictions": "-p/--predictions", "raw_predictions": "-r/--raw-predictions",
+                "readable_model": "--readable-model", "invert_hash": "--invert-hash", "plot": "--plot",
+                "trace": "--trace", "trace_data": "--trace-data", "cache": "-c/--cache",
+                "cache_file": "--cache-file", "audit": "-a/--audit", "objective": "--objective",
+                "objective_data": "--objective-data", "testonly": "-t/--testonly",
+                "initial_model": "-i/--initial-model"}
+
+
+def _train_dask(address: str, values: dict, mix: str, explicit: dict) -> None:
+    """``train --dask``: the options checked here, the run in ``streamlearn.dask.run_cli``."""
+    for name, flag in _NOT_ON_DASK.items():
+        if explicit.get(name):
+            raise click.ClickException(f"{flag} is not supported with --dask yet")
+    if values["passes"] < 1:
+        raise click.ClickException(f"--passes must be at least 1 (got {values['passes']})")
+    sources = tuple(values["sources"])
+    if not sources or "-" in sources:
+        raise click.ClickException("--dask needs -d FILE or -d 'GLOB' (stdin cannot be sharded)")
+    try:
+        sdask = importlib.import_module("streamlearn.dask")
+    except ImportError:
+        raise click.ClickException("--dask needs Dask: pip install 'streamlearn[dask]'") from None
+    opts = {k: v for k, v in explicit.items() if k not in ("sources", "final_model", "quiet", "passes")}
+
+    def run():
+        try:
+            sdask.run_cli(address, list(sources), values["passes"], mix, values["final_model"], values["quiet"],
+                          opts)
+        except ValueError as exc:
+            raise click.ClickException(str(exc)) from None
+
+    _run(run)
 
 
 @main.command(context_settings={"show_default": True})

@@ -115,3 +115,83 @@ def test_one_shard_two_rounds_is_train_then_train_i(client, tmp_path):
     assert without_mix(mixed[0]) == without_mix(single[0])
     np.testing.assert_array_equal(mixed[1], single[1])
     np.testing.assert_array_equal(mixed[2], single[2])
+
+
+def test_rounds_report_their_progress(client):
+    """``on_round`` gets each round's figures from what the tasks returned; the table prints them."""
+    import io
+    rows = []
+    data = sd.train(client, [TRAIN, SAMPLES / "gauss.train.vw"], passes=2, on_round=rows.append,
+                    **LEARNERS["tg"], **COMMON)
+    assert [r["round"] for r in rows] == [1, 2] and {r["examples"] for r in rows} == {3000}
+    assert rows[-1]["nonzero"] == np.count_nonzero(parse_model(data)[2][:, 0])
+    assert all(0 < r["loss"] < 1 and 0 <= r["sync"] <= r["wall"] for r in rows)
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+    out = Terminal()
+    table = sd.RoundTable(out)
+    table.start(2, 2, 2, "weighted")
+    table(rows[0])
+    text = out.getvalue()
+    assert text.startswith("Dask: 2 shards on 2 workers, 2 rounds, mix weighted\n" + sd.RoundTable.HEADER)
+    assert sd.RoundTable.format_row(rows[0]) + "\n[" + "#" * 15 + "." * 15 + "] round 2/2, ETA " in text
+
+
+def test_cli_local_1_one_pass_is_streamlearn_train(tmp_path):
+    """``train --dask local:1`` on one shard for one pass: ``streamlearn train``'s weights exactly and
+    its predictions byte for byte, with one progress row (its own one-worker cluster)."""
+    options = {**LEARNERS["tg"], **COMMON}
+    cli("train", "-d", TRAIN, "-f", tmp_path / "single.m", "--quiet", *flags(options))
+    res = cli("train", "--dask", "local:1", "-d", TRAIN, "-f", tmp_path / "dask.m", *flags(options))
+    single, mixed = load_model(str(tmp_path / "single.m")), load_model(str(tmp_path / "dask.m"))
+    assert without_mix(mixed[0]) == without_mix(single[0])
+    np.testing.assert_array_equal(mixed[1], single[1])
+    np.testing.assert_array_equal(mixed[2], single[2])
+    assert predictions(tmp_path / "dask.m", tmp_path / "p1") == predictions(tmp_path / "single.m", tmp_path / "p2")
+    err = res.stderr.splitlines()
+    assert err[:2] == ["Dask: 1 shard on 1 worker, 1 round, mix weighted", sd.RoundTable.HEADER]
+    row = err[2].split()
+    assert row[:2] == ["1", "2000"] and row[3] == str(np.count_nonzero(single[2][:, 0]))
+    assert f"final model = {tmp_path / 'dask.m'}" in err
+    quiet = cli("train", "--dask", "local:1", "-d", TRAIN, "-f", tmp_path / "q.m", "--quiet", *flags(options))
+    assert quiet.stderr == "" and (tmp_path / "q.m").read_bytes() == (tmp_path / "dask.m").read_bytes()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--dask", "local:0"], "--dask local:0: local:N needs a whole number of workers N >= 1"),
+    (["--dask", "local:two"], "--dask local:two: local:N needs a whole number of workers N >= 1"),
+    (["--dask", "tcp://127.0.0.1:1"], "cannot connect to a Dask scheduler at tcp://127.0.0.1:1 (waited up "
+                                      "to 0.5 s; give a running scheduler's address, e.g. tcp://host:8786, "
+                                      "or local:N)"),
+    (["--dask", "local:1", "-d", "{tmp}/nothing*.vw"], "no file matches {tmp}/nothing*.vw"),
+    (["--dask", "local:1", "-d", "-"], "--dask needs -d FILE or -d 'GLOB' (stdin cannot be sharded)"),
+    (["--dask", "local:1", "--passes", "0"], "--passes must be at least 1 (got 0)"),
+    (["--mix", "uniform"], "--mix needs --dask"),
+    (["--dask", "local:1", "-p", "x"], "-p/--predictions is not supported with --dask yet"),
+    (["--dask", "local:1", "--readable-model", "x"], "--readable-model is not supported with --dask yet"),
+    (["--dask", "local:1", "--invert-hash", "x"], "--invert-hash is not supported with --dask yet"),
+    (["--dask", "local:1", "--plot", "x.png"], "--plot is not supported with --dask yet"),
+    (["--dask", "local:1", "--trace", "x"], "--trace is not supported with --dask yet"),
+    (["--dask", "local:1", "-c"], "-c/--cache is not supported with --dask yet"),
+    (["--dask", "local:1", "--cache-file", "x"], "--cache-file is not supported with --dask yet"),
+    (["--dask", "local:1", "--audit"], "-a/--audit is not supported with --dask yet"),
+    (["--dask", "local:1", "--objective"], "--objective is not supported with --dask yet"),
+    (["--dask", "local:1", "-t"], "-t/--testonly is not supported with --dask yet"),
+    (["--dask", "local:1", "-i", "x"], "-i/--initial-model is not supported with --dask yet"),
+])
+def test_cli_errors_are_one_line(tmp_path, monkeypatch, args, message):
+    """None of these starts a cluster (the bad address waits CONNECT_TIMEOUT, 0.5 s here)."""
+    monkeypatch.setattr(sd, "CONNECT_TIMEOUT", 0.5)
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    data = [] if "-d" in args else ["-d", TRAIN]
+    res = cli("train", *args, *data, expect_ok=False)
+    assert res.exit_code == 1 and res.stderr == f"Error: {message.replace('{tmp}', str(tmp_path))}\n"
+
+
+def test_cli_without_dask_is_one_line(monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "streamlearn.dask", None)     # import streamlearn.dask fails
+    res = cli("train", "--dask", "local:1", "-d", TRAIN, expect_ok=False)
+    assert res.exit_code == 1 and res.stderr == "Error: --dask needs Dask: pip install 'streamlearn[dask]'\n"
