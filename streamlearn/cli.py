@@ -330,7 +330,7 @@ _NOT_ON_DASK = {"predictions": "-p/--predictions", "raw_predictions": "-r/--raw-
                 "trace": "--trace", "trace_data": "--trace-data", "cache": "-c/--cache",
                 "cache_file": "--cache-file", "audit": "-a/--audit", "objective": "--objective",
                 "objective_data": "--objective-data", "testonly": "-t/--testonly",
-                "initial_model": "-i/--initial-model"}
+                "initial_model": "-i/--initial-model", "predict_only_model": "--predict-only-model"}
 
 
 def _train_dask(address: str, values: dict, mix: str, explicit: dict) -> None:

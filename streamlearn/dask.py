@@ -54,7 +54,8 @@ from streamlearn.mix import MIX_RULES
 _OWN = ("passes", "sources", "initial_model", "final_model")
 #: per-run outputs that have no meaning for a task on a shard (not supported on Dask yet)
 _UNSUPPORTED = ("predictions", "raw_predictions", "readable_model", "invert_hash", "plot", "trace",
-                "trace_data", "cache_file", "audit", "objective", "objective_data", "testonly")
+                "trace_data", "cache_file", "audit", "objective", "objective_data", "testonly",
+                "predict_only_model")   # a weights-only model would drop every round's adaptive state
 
 
 class ShardError(ValueError):

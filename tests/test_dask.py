@@ -37,8 +37,8 @@ def flags(options: dict) -> list[str]:
 @pytest.fixture(scope="module")
 def client():
     from distributed import Client, LocalCluster
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            Client(cluster) as c:
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",   # 8787 may be taken
+                      scheduler_kwargs={"dashboard": False}) as cluster, Client(cluster) as c:
         yield c
 
 
@@ -180,6 +180,7 @@ def test_cli_local_1_one_pass_is_streamlearn_train(tmp_path):
     (["--dask", "local:1", "--objective"], "--objective is not supported with --dask yet"),
     (["--dask", "local:1", "-t"], "-t/--testonly is not supported with --dask yet"),
     (["--dask", "local:1", "-i", "x"], "-i/--initial-model is not supported with --dask yet"),
+    (["--dask", "local:1", "--predict-only-model"], "--predict-only-model is not supported with --dask yet"),
 ])
 def test_cli_errors_are_one_line(tmp_path, monkeypatch, args, message):
     """None of these starts a cluster (the bad address waits CONNECT_TIMEOUT, 0.5 s here)."""
