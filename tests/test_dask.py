@@ -37,7 +37,8 @@ def flags(options: dict) -> list[str]:
 @pytest.fixture(scope="module")
 def client():
     from distributed import Client, LocalCluster
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",   # 8787 may be taken
+    # the scheduler's HTTP server on a free port (8787 may be taken), no dashboard
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                       scheduler_kwargs={"dashboard": False}) as cluster, Client(cluster) as c:
         yield c
 
