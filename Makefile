@@ -46,6 +46,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_table_dtype.py --out bench/RESULTS.md
 	$(BIN)/python bench/bench_targets.py --out bench/RESULTS.md
 	$(BIN)/python bench/bench_api.py --out bench/RESULTS.md
+	$(BIN)/python bench/bench_dask.py --out bench/RESULTS.md
 
 # the seed papers' experiments (issue 15; bench/REPRODUCTIONS.md): longer than make bench
 repro: $(STAMP)
