@@ -823,18 +823,13 @@ def main():
                              f"(L1 lower at {t['wins']}/10 points: {t['c_loss']}); L1 keeps {100 * t['frac_l1']:.2f}% "
                              f"of the features seen, EG {100 * t['frac_eg']:.2f}% ({t['c_sparse']}); {t['err_txt']} "
                              f"({t['c_err']}).")
-    if "R6" in results:
-        r = results["R6"]
-        print(f"R6: linear / tree above sgd at -b 22 = {r['ratio']:.1f}x (paper 15x; need >= 10x); tree -b24/-b16 "
-              f"= {r['growth']:.2f}x (need <= 1.5x) -> {pf(r['ok'])}")
-        if not r["ok"]:
-            notes.append(f"R6: linear/tree {r['ratio']:.1f}x, growth {r['growth']:.2f}x.")
-    if "R6b" in results:
-        r = results["R6b"]
-        print(f"R6 bigram stream: linear / tree above sgd at -b 22 = {r['ratio']:.1f}x (need >= 10x); tree "
-              f"-b24/-b16 = {r['growth']:.2f}x (need <= 1.5x) -> {pf(r['ok'])}")
-        if not r["ok"]:
-            notes.append(f"R6 (bigram stream): linear/tree {r['ratio']:.1f}x, growth {r['growth']:.2f}x.")
+    for key, what, paper in (("R6", "R6", "paper 15x; "), ("R6b", "R6 (bigram stream)", "")):
+        if key in results:
+            r = results[key]
+            print(f"{what}: linear / tree above sgd at -b 22 = {r['ratio']:.1f}x ({paper}need >= 10x); tree "
+                  f"-b24/-b16 = {r['growth']:.2f}x (need <= 1.5x) -> {pf(r['ok'])}")
+            if not r["ok"]:
+                notes.append(f"{what}: linear/tree {r['ratio']:.1f}x, growth {r['growth']:.2f}x.")
     results["notes"] = "\n".join(f"- {n}" for n in notes) or "- Everything that ran reproduced."
     secs = time.time() - T0
     report(args, results, secs)
