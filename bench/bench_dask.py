@@ -82,19 +82,22 @@ def single(train: Path, test: Path, opts: dict, passes: int, work: Path) -> tupl
     return evaluate(model, test, work)
 
 
-def mixed(client, files: list[str], test: Path, opts: dict, rule: str, work: Path) -> list[tuple[float, int, float]]:
-    """(accuracy, non-zeros, seconds) after each of ROUNDS rounds (a run of p rounds per p: the runs
+def mixed(client, files: list[str], test: Path, opts: dict, rule: str, work: Path) -> list[tuple]:
+    """(accuracy, non-zeros, seconds, the largest model a worker sent, the round's starting model's
+    bytes) after each of ROUNDS rounds (a run of p rounds per p: the runs
     are deterministic, so round p of a longer run is the same model)."""
     from streamlearn import dask as sdask
 
     out = []
     for p in range(1, ROUNDS + 1):
+        rounds = []
         started = time.perf_counter()
-        data = sdask.train(client, files, passes=p, mix=rule, loss="logistic", bits=BITS, **opts)
+        data = sdask.train(client, files, passes=p, mix=rule, loss="logistic", bits=BITS, on_round=rounds.append,
+                           **opts)
         secs = time.perf_counter() - started
         model = work / f"mixed.{rule}.{p}.model"
         model.write_bytes(data)
-        out.append((*evaluate(model, test, work), secs))
+        out.append((*evaluate(model, test, work), secs, max(rounds[-1]["sent"]), rounds[-1]["start"]))
     return out
 
 
@@ -114,7 +117,7 @@ def run_dataset(ds, seed: int, ks: tuple[int, ...], work: Path) -> dict:
                     Client(cluster) as client:
                 row["k"][k] = {rule: mixed(client, files, test, opts, rule, work) for rule in ("weighted", "uniform")}
             say(f"  {ds.key} seed {seed} {label} k={k}: " + "; ".join(
-                f"{rule} " + ", ".join(f"{a:.4f}@{n}" for a, n, _ in r) for rule, r in row["k"][k].items()))
+                f"{rule} " + ", ".join(f"{a:.4f}@{n}" for a, n, *_ in r) for rule, r in row["k"][k].items()))
         res["settings"][label] = row
     return res
 
@@ -150,7 +153,18 @@ def render(results: dict, argv: list[str], secs: float) -> str:
                               f"{w[1]:,} vs {n1:,} non-zeros)")
                 L.append(f"| {label} | {a1:.4f}@{n1:,} | {aP:.4f}@{nP:,} | {k} | " + " | ".join(cells) + f" | {target} |")
         L.append("")
-    L.append(MARK_END)
+    dense = 4 << BITS
+    L += ["**Bytes per sync** (G-weighted, `tg --l1 1e-4`, round 3): the largest model file a worker sent "
+          "(its touched rows: index and the saved columns), and the round's starting model sent to the "
+          f"workers; VW's AllReduce sends the dense table, at least 2^{BITS} float32 = {dense:,} bytes per "
+          "all-reduce (its G-weighted average does two: G, then the weights).", "",
+          "| data, shuffle | k | largest worker message | starting model | ratio to VW's 2^b float32 |",
+          "|---|---|---|---|---|"]
+    for (key, seed), res in results.items():
+        for k, rules in res["settings"][SETTINGS[0][0]]["k"].items():
+            *_, sent, start = rules["weighted"][-1]
+            L.append(f"| {key}, {seed} | {k} | {sent:,} | {start:,} | {sent / dense:.2f} |")
+    L += ["", MARK_END]
     return "\n".join(L) + "\n"
 
 

@@ -176,7 +176,9 @@ def train(client, files, passes: int = 1, mix: str = "weighted", on_round=None, 
     ``on_round``, if given, is called after every round with a dict: ``round`` (1-based), ``rounds``,
     ``shards``, ``workers``, ``examples`` (summed over the shards), ``loss`` (the round's average
     progressive loss over all shards, None for batch learners or no labels), ``nonzero`` (non-zero
-    weights of the merged model), ``wall`` (the round's seconds) and ``sync`` (the merge's seconds)."""
+    weights of the merged model), ``wall`` (the round's seconds), ``sync`` (the merge's seconds) and the
+    sync's messages: ``sent`` (the bytes of each shard's model, in shard order: only touched rows, the
+    model file's sparse layout) and ``start`` (the bytes of the round's starting model, 0 in round 1)."""
     from streamlearn.io.model_file import model_bytes, parse_model
     from streamlearn.mix import merge
 
@@ -191,6 +193,7 @@ def train(client, files, passes: int = 1, mix: str = "weighted", on_round=None, 
     for round_ in range(passes):
         started = time.perf_counter()
         opts = options if round_ == 0 else later
+        start_bytes = model
         start = None if model is None else client.scatter(model, hash=False)   # sent once, not per task
         futures = [client.submit(_task, path, opts, start, workers=[addr], allow_other_workers=True,
                                  pure=False)
@@ -212,7 +215,8 @@ def train(client, files, passes: int = 1, mix: str = "weighted", on_round=None, 
                       "loss": (sum(c["loss"] for c in stats) / weight
                                if weight > 0 and all("loss" in c for c in stats) else None),
                       "nonzero": int(np.count_nonzero(merged[2][:, 0])) if len(merged[2]) else 0,
-                      "wall": done - started, "sync": done - synced})
+                      "wall": done - started, "sync": done - synced,
+                      "sent": [len(b) for _, b, _ in results], "start": 0 if base is None else len(start_bytes)})
     return model
 
 

@@ -127,6 +127,8 @@ def test_rounds_report_their_progress(client):
     assert [r["round"] for r in rows] == [1, 2] and {r["examples"] for r in rows} == {3000}
     assert rows[-1]["nonzero"] == np.count_nonzero(parse_model(data)[2][:, 0])
     assert all(0 < r["loss"] < 1 and 0 <= r["sync"] <= r["wall"] for r in rows)
+    assert rows[0]["start"] == 0 and rows[1]["start"] > 0 and all(len(r["sent"]) == 2 for r in rows)
+    assert all(0 < n < len(data) * 2 for r in rows for n in r["sent"])    # sparse: rows touched, not 2^b
 
     class Terminal(io.StringIO):
         def isatty(self):
