@@ -170,12 +170,9 @@ class BatchResult:
     seconds: float = 0.0
 
 
-def _entries(X, rows=None) -> int:
-    if rows is None:
-        return int(X.nnz) if hasattr(X, "nnz") else int(np.count_nonzero(X))
-    if hasattr(X, "indptr"):
-        return int(np.sum(X.indptr[rows + 1] - X.indptr[rows]))
-    return int(np.count_nonzero(X[rows]))
+def _entries(X) -> int:
+    """The feature entries of X (its non-zeros)."""
+    return int(X.nnz) if hasattr(X, "nnz") else int(np.count_nonzero(X))
 
 
 def _check(X, y, loss, method, reg, schedule, batch, radius, lam, signs, line_search, classes):
@@ -300,6 +297,7 @@ def fit(X, y, loss: str = "softmax", method: str = "l1", *, radius: float | None
     examples = accesses = 0
     seconds = 0.0
     eta_prev = eta0
+    ahead = None        # the scores X W of the next gradient's point, when the line search computed them
     for t in range(1, steps + 1):
         started = time.perf_counter()
         if b >= n:
@@ -309,9 +307,11 @@ def fit(X, y, loss: str = "softmax", method: str = "l1", *, radius: float | None
                 order, pos = rng.permutation(n), 0
             rows = order[pos:pos + b]
             pos += b
-            Xb, yb, nb, entries = X[rows], y[rows], len(rows), _entries(X, rows)
+            Xb, yb, nb = X[rows], y[rows], len(rows)
+            entries = _entries(Xb)
         P = Y if accelerate else W              # the point whose gradient is taken
-        Sb = scores(Xb, P)
+        Sb = scores(Xb, P) if ahead is None else ahead
+        ahead = None
         fb, D = loss_and_gradient(Sb, yb, loss)
         G = np.asarray(Xb.T @ D) / nb
         examples += nb
@@ -322,13 +322,14 @@ def fit(X, y, loss: str = "softmax", method: str = "l1", *, radius: float | None
             while True:
                 Wn = _step(P, G, eta, method, radius, signs, reg, lam)
                 diff = Wn - P
-                fn, _ = loss_and_gradient(scores(X, Wn), y, loss)
+                Sn = scores(X, Wn)
+                fn, _ = loss_and_gradient(Sn, y, loss)
                 accesses += entries
                 if fn / n <= f0 + float((G * diff).sum()) + float((diff * diff).sum()) / (2.0 * eta) + 1e-15 * abs(f0):
                     break
                 eta *= 0.5
                 if eta < 1e-300:
-                    Wn = P
+                    Wn, Sn = P, None
                     break
             eta_prev = eta
             value = fn / n + _penalty(Wn, method, reg, lam)
@@ -340,6 +341,7 @@ def fit(X, y, loss: str = "softmax", method: str = "l1", *, radius: float | None
                 W, current = Wx, min(value, current)
             else:
                 W, current = Wn, value
+                ahead = Sn                      # the next step's gradient is taken at W: its scores are known
             if tol is not None:
                 values.append(current)
                 back = max(10, len(values) // 10)
