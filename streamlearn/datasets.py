@@ -356,18 +356,26 @@ def _read_libsvm_xz(path: Path, n_features=None):
 
 def write_libsvm(path, X, y) -> None:
     """LIBSVM lines ``int(label) j:v ...`` (columns 1-based, zeros skipped, values ``%.6g``), written
-    atomically (a ``.part`` file, then renamed). X dense (n, d) or scipy sparse."""
+    atomically. X dense (n, d) or scipy sparse."""
     import scipy.sparse as sp
 
-    path = Path(path)
     X = sp.csr_matrix(X)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".part")
-    with open(tmp, "w") as f:
+
+    def lines():
         for i in range(X.shape[0]):
             s, e = X.indptr[i], X.indptr[i + 1]
-            f.write(f"{int(y[i])} " + " ".join(f"{j + 1}:{v:.6g}" for j, v in zip(X.indices[s:e], X.data[s:e])) + "\n")
-    tmp.replace(path)
+            yield (f"{int(y[i])} " + " ".join(f"{j + 1}:{v:.6g}" for j, v in zip(X.indices[s:e], X.data[s:e]))
+                   + "\n").encode()
+    _write_atomic(path, lines())
+
+
+def _write_atomic(path, chunks) -> None:
+    """Byte chunks to ``path`` (its directory made if missing), atomically as model files are written
+    (``streamlearn.io.model_file.write_atomic``)."""
+    from streamlearn.io.model_file import write_atomic
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(str(path), chunks)
 
 
 MAGIC04_SEED = 20091109
@@ -561,14 +569,11 @@ def rcv1_dev_ngrams(topic: str, bigrams: bool = True, data_dir=None) -> list[tup
 def write_vw_ngrams(path, docs, namespace: str = "w") -> None:
     """VW lines ``label |w feature:value ...`` for ``rcv1_dev_ngrams``'s documents (features need no
     escaping: [a-z0-9_] only), written atomically."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".part")
-    with open(tmp, "w", encoding="ascii", newline="\n") as f:
+    def lines():
         for label, feats, value in docs:
             v = f"{value:.9g}"
-            f.write(f"{label} |{namespace} " + " ".join(f"{t}:{v}" for t in feats) + "\n")
-    tmp.replace(path)
+            yield (f"{label} |{namespace} " + " ".join(f"{t}:{v}" for t in feats) + "\n").encode("ascii")
+    _write_atomic(path, lines())
 
 
 def main(argv=None) -> None:
