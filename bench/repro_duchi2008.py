@@ -322,6 +322,32 @@ def ordering(a, b):
     return held[-1] and sum(held) >= 3, held
 
 
+def fig6_runs(tag, X, y, passes, bits, seed, fstar, quick, runs, title, fig_name, results):
+    """Each run (name, algo, batch, extra options, line style) at its best grid point, timed, drawn
+    against data accesses and seconds (Fig. 6's two panels)."""
+    cur = {}
+    for name, algo, batch, extra, _ in runs:
+        acc, obj, kw = best_run(X, y, passes, bits, seed, algo, batch, extra)
+        secs = timed("logistic", X, y, passes, bits, seed, reps=1 if quick else 3, **kw)
+        cur[name] = dict(acc=acc, gap=np.maximum(obj - fstar, 1e-16), kw=kw, secs=secs,
+                         cmd=cmd_of("logistic", bits=bits, passes=passes, **kw))
+        say(f"  {tag} {name}: eta0 {kw['learning_rate']:g} power_t {kw['power_t']:g}, final gap "
+            f"{cur[name]['gap'][-1]:.4g}, {secs:.2f} s for {passes} passes")
+    fig, axes = new_fig(2)
+    for name, _, _, _, style in runs:
+        c = cur[name]
+        axes[0].plot(c["acc"], c["gap"], style, label=name)
+        axes[1].plot(np.arange(1, passes + 1) * c["secs"] / passes, c["gap"], style, label=name)
+    for ax, xl in zip(axes, ("data accesses", "seconds (median of 3, no objective reporting)")):
+        ax.set_yscale("log")
+        ax.set_xlabel(xl)
+        ax.set_ylabel("f(w_t) - f(w*)")
+        ax.legend()
+    axes[0].set_title(title)
+    results.setdefault("figs", []).append(save(fig, fig_name))
+    return cur
+
+
 def run_r2_r3(quick, results):
     X, y = load_rcv1()
     m = X.shape[0]
@@ -332,28 +358,11 @@ def run_r2_r3(quick, results):
     say(f"  optimum (FISTA, 4000 iterations) f* = {fstar:.8g}")
     # R2
     passes = 50 if quick else 200
-    cur = {}
-    for name, algo, batch, extra in (("L1-Full", "l1ball", m, {"projection": "linear"}),
-                                     ("L1-Stoch", "l1ball", m // 4, {"projection": "linear"}),
-                                     ("EG-Full", "eg", m, {}), ("EG-Stoch", "eg", m // 4, {})):
-        acc, obj, kw = best_run(X, y, passes, bits, seed, algo, batch, extra)
-        secs = timed("logistic", X, y, passes, bits, seed, reps=1 if quick else 3, **kw)
-        cur[name] = dict(acc=acc, gap=np.maximum(obj - fstar, 1e-16), kw=kw, secs=secs,
-                         cmd=cmd_of("logistic", bits=bits, passes=passes, **kw))
-        say(f"  R2 {name}: eta0 {kw['learning_rate']:g} power_t {kw['power_t']:g}, final gap {cur[name]['gap'][-1]:.4g}, "
-            f"{secs:.2f} s for {passes} passes")
-    fig, axes = new_fig(2)
-    for name, style in (("L1-Full", "b-"), ("L1-Stoch", "r-"), ("EG-Full", "b--"), ("EG-Stoch", "r--")):
-        c = cur[name]
-        axes[0].plot(c["acc"], c["gap"], style, label=name)
-        axes[1].plot(np.arange(1, passes + 1) * c["secs"] / passes, c["gap"], style, label=name)
-    for ax, xl in zip(axes, ("data accesses", "seconds (median of 3, no objective reporting)")):
-        ax.set_yscale("log")
-        ax.set_xlabel(xl)
-        ax.set_ylabel("f(w_t) - f(w*)")
-        ax.legend()
-    axes[0].set_title("Fig. 6 left: RCV1 CCAT, z = 10")
-    results.setdefault("figs", []).append(save(fig, "fig6-left"))
+    cur = fig6_runs("R2", X, y, passes, bits, seed, fstar, quick,
+                    (("L1-Full", "l1ball", m, {"projection": "linear"}, "b-"),
+                     ("L1-Stoch", "l1ball", m // 4, {"projection": "linear"}, "r-"),
+                     ("EG-Full", "eg", m, {}, "b--"), ("EG-Stoch", "eg", m // 4, {}, "r--")),
+                    "Fig. 6 left: RCV1 CCAT, z = 10", "fig6-left", results)
     best_l1 = min(cur["L1-Full"]["gap"][-1], cur["L1-Stoch"]["gap"][-1])
     best_eg = min(cur["EG-Full"]["gap"][-1], cur["EG-Stoch"]["gap"][-1])
     o_full = ordering(cur["L1-Full"]["gap"], cur["EG-Full"]["gap"])
@@ -375,28 +384,11 @@ def run_r2_r3(quick, results):
                          ok=bool(best_l1 <= 0.5 * best_eg and o_full[0] and o_stoch[0] and s_full[0] and s_stoch[0]))
     # R3
     passes = 10 if quick else 50
-    cur3 = {}
-    for name, algo, batch, extra in (("L1-1", "l1ball", 1, {"projection": "tree"}),
-                                     ("L1-100", "l1ball", 100, {"projection": "tree"}),
-                                     ("EG-1", "eg", 1, {}), ("EG-100", "eg", 100, {})):
-        acc, obj, kw = best_run(X, y, passes, bits, seed, algo, batch, extra)
-        secs = timed("logistic", X, y, passes, bits, seed, reps=1 if quick else 3, **kw)
-        cur3[name] = dict(acc=acc, gap=np.maximum(obj - fstar, 1e-16), kw=kw, secs=secs,
-                          cmd=cmd_of("logistic", bits=bits, passes=passes, **kw))
-        say(f"  R3 {name}: eta0 {kw['learning_rate']:g} power_t {kw['power_t']:g}, final gap {cur3[name]['gap'][-1]:.4g}, "
-            f"{secs:.2f} s for {passes} passes")
-    fig, axes = new_fig(2)
-    for name, style in (("L1-1", "b-"), ("L1-100", "r-"), ("EG-1", "b--"), ("EG-100", "r--")):
-        c = cur3[name]
-        axes[0].plot(c["acc"], c["gap"], style, label=name)
-        axes[1].plot(np.arange(1, passes + 1) * c["secs"] / passes, c["gap"], style, label=name)
-    for ax, xl in zip(axes, ("data accesses", "seconds (median of 3, no objective reporting)")):
-        ax.set_yscale("log")
-        ax.set_xlabel(xl)
-        ax.set_ylabel("f(w_t) - f(w*)")
-        ax.legend()
-    axes[0].set_title("Fig. 6 right: RCV1 CCAT, batches of 1 and 100")
-    results["figs"].append(save(fig, "fig6-right"))
+    cur3 = fig6_runs("R3", X, y, passes, bits, seed, fstar, quick,
+                     (("L1-1", "l1ball", 1, {"projection": "tree"}, "b-"),
+                      ("L1-100", "l1ball", 100, {"projection": "tree"}, "r-"),
+                      ("EG-1", "eg", 1, {}, "b--"), ("EG-100", "eg", 100, {}, "r--")),
+                     "Fig. 6 right: RCV1 CCAT, batches of 1 and 100", "fig6-right", results)
     eg1, l11 = cur3["EG-1"]["secs"] / passes, cur3["L1-1"]["secs"] / passes
     results["R3"] = dict(passes=passes, cur=cur3, eg1=eg1, l11=l11, ok=bool(eg1 <= l11))
 

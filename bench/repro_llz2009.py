@@ -170,6 +170,28 @@ def cmd_of(kw, passes) -> str:
 
 
 # ---- R14a / R14b -------------------------------------------------------------------------------
+def grid_rows(Xf, yf, Xv, yv, grid_lr, grid_g, grid_passes, prog, **extra) -> list[dict]:
+    """Validation accuracy and non-zero weights of every (rate, gravity, passes) of the grid (one run
+    per rate and gravity, read at each pass count)."""
+    rows = []
+    for lr in grid_lr:
+        for g in grid_g:
+            r = train_checkpoints(tg_kw(lr, g, **extra), Xf, yf, set(grid_passes),
+                                  lambda m: (acc(scores(m, Xv), yv), nnz(m)))
+            for p, (a, k) in r.items():
+                rows.append(dict(lr=lr, g=g, passes=p, val=a, nnz=k))
+            prog.step()
+    return rows
+
+
+def dense_and_sparse(rows, tol):
+    """The dense model (g = 0, best validation accuracy, fewest passes on ties) and the sparsest model
+    within ``tol`` of its accuracy (the most accurate on ties)."""
+    dense = max((r for r in rows if r["g"] == 0), key=lambda r: (r["val"], -r["passes"]))
+    ok = [r for r in rows if r["val"] >= dense["val"] - tol]
+    return dense, min(ok, key=lambda r: (r["nnz"], -r["val"]))
+
+
 def run_fig1(names, grid_lr, grid_g, grid_passes, prog):
     results = {}
     for name in names:
@@ -179,18 +201,8 @@ def run_fig1(names, grid_lr, grid_g, grid_passes, prog):
             fit_i, val_i = split(ytr, SEED + 2, 0.2)
             Xf, yf, Xv, yv = Xtr[fit_i], ytr[fit_i], Xtr[val_i], ytr[val_i]
             seen = int(np.unique(Xtr.indices).size)
-            rows = []
-            for lr in grid_lr:
-                for g in grid_g:
-                    kw = tg_kw(lr, g)
-                    r = train_checkpoints(kw, Xf, yf, set(grid_passes),
-                                          lambda m: (acc(scores(m, Xv), yv), nnz(m)))
-                    for p, (a, k) in r.items():
-                        rows.append(dict(lr=lr, g=g, passes=p, val=a, nnz=k))
-                    prog.step()
-            dense = max((r for r in rows if r["g"] == 0), key=lambda r: (r["val"], -r["passes"]))
-            ok = [r for r in rows if r["val"] >= dense["val"] - 0.01]
-            sparse = min(ok, key=lambda r: (r["nnz"], -r["val"]))
+            rows = grid_rows(Xf, yf, Xv, yv, grid_lr, grid_g, grid_passes, prog)
+            dense, sparse = dense_and_sparse(rows, 0.01)
             fin = {}
             for tag, r in (("dense", dense), ("sparse", sparse)):
                 kw = tg_kw(r["lr"], r["g"])
@@ -294,17 +306,8 @@ def run_imdb(prog, grid_lr, grid_g, grid_passes):
     fit_i.sort()
     val_i.sort()
     Xf, yf, Xv, yv = Xtr[fit_i], ytr[fit_i], Xtr[val_i], ytr[val_i]
-    rows = []
-    for lr in grid_lr:
-        for g in grid_g:
-            kw = tg_kw(lr, g, bits=IMDB_BITS)
-            r = train_checkpoints(kw, Xf, yf, set(grid_passes), lambda m: (acc(scores(m, Xv), yv), nnz(m)))
-            for p, (a, k) in r.items():
-                rows.append(dict(lr=lr, g=g, passes=p, val=a, nnz=k))
-            prog.step()
-    dense = max((r for r in rows if r["g"] == 0), key=lambda r: (r["val"], -r["passes"]))
-    ok = [r for r in rows if r["val"] >= dense["val"] - 0.009]
-    sparse = min(ok, key=lambda r: (r["nnz"], -r["val"]))
+    rows = grid_rows(Xf, yf, Xv, yv, grid_lr, grid_g, grid_passes, prog, bits=IMDB_BITS)
+    dense, sparse = dense_and_sparse(rows, 0.009)
     fin = {"seen": int(np.unique(Xtr.indices).size), "n": (Xtr.shape[0], Xte.shape[0]), "rows": rows}
     for tag, r in (("dense", dense), ("sparse", sparse)):
         kw = tg_kw(r["lr"], r["g"], bits=IMDB_BITS)
