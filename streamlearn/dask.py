@@ -267,6 +267,7 @@ class RoundTable:
         self.tty = bool(getattr(self.out, "isatty", lambda: False)())
         self.started = time.perf_counter()
         self.rounds_time = 0.0      # the rounds' wall time so far (the ETA's base; not the cluster's start)
+        self.nonzero = 0            # the last round's merged model's non-zero weights: the final model's
 
     def start(self, shards: int, workers: int, rounds: int, mix: str) -> None:
         self.out.write(f"Dask: {shards} shard{'s' * (shards != 1)} on {workers} worker"
@@ -286,6 +287,7 @@ class RoundTable:
             self.out.write("\r\033[K")
         self.out.write(self.format_row(r) + "\n")
         self.rounds_time += r["wall"]
+        self.nonzero = r["nonzero"]
         self._bar(r["round"], r["rounds"])
         self.out.flush()
 
@@ -297,9 +299,9 @@ class RoundTable:
         eta = f"ETA {self.rounds_time / done * (total - done):.0f} s" if done else "ETA unknown"
         self.out.write(f"[{'#' * fill}{'.' * (width - fill)}] round {done + 1}/{total}, {eta}")
 
-    def finish(self, nonzero: int, path: str | None) -> None:
+    def finish(self, path: str | None) -> None:
         wall = time.perf_counter() - self.started
-        self.out.write(f"\nfinished run\nnon-zero weights = {nonzero}\nwall time = {wall:.3f} s\n")
+        self.out.write(f"\nfinished run\nnon-zero weights = {self.nonzero}\nwall time = {wall:.3f} s\n")
         if path:
             self.out.write(f"final model = {path}\n")
         self.out.flush()
@@ -310,7 +312,7 @@ def run_cli(address: str, files, passes: int, mix: str, final_model: str | None,
     """``streamlearn train --dask ADDRESS -d FILES``: connect (or start ``local:N``), train, write
     ``final_model`` atomically, print the round table on stderr unless ``quiet``. Every error is a
     one-line ValueError (the CLI turns it into a usage error)."""
-    from streamlearn.io.model_file import parse_model, write_atomic
+    from streamlearn.io.model_file import write_atomic
 
     options = {**options, "quiet": True}     # the workers print nothing; the table is the client's
     shards = check(files, passes, mix, options)     # before a cluster starts: bad input fails fast
@@ -322,6 +324,5 @@ def run_cli(address: str, files, passes: int, mix: str, final_model: str | None,
     if final_model:
         write_atomic(final_model, [model])
     if table is not None:
-        rows = parse_model(model)[2]
-        table.finish(int(np.count_nonzero(rows[:, 0])) if len(rows) else 0, final_model)
+        table.finish(final_model)
     return model
