@@ -291,6 +291,11 @@ def main():
                    "--passes is the number of rounds, each one pass per shard, then a merge.")
 @click.option("--mix", "mix", type=click.Choice(("weighted", "uniform")), default="weighted",
               help="With --dask: merge the shards' weights G-weighted (adaptive rules, as VW) or uniformly.")
+@click.option("--sync-every", "--sync_every", "sync_every", type=INT, default=None, metavar="N",
+              help="With --dask: merge every N examples of each shard instead of at the end of each pass.")
+@click.option("--split", "split", type=INT, default=None, metavar="N",
+              help="With --dask: cut every plain (uncompressed) -d file into N line-aligned byte ranges, "
+                   "each a shard.")
 @click.pass_context
 def train(ctx, **values):
     """Train a model on examples read from -d FILE... or stdin."""
@@ -303,12 +308,12 @@ def train(ctx, **values):
         if explicit.get("algo", "ftrl") != "ftrl":
             raise click.ClickException(f"--ftrl means --algo ftrl; it cannot be combined with --algo {explicit['algo']}")
         explicit["algo"] = "ftrl"
-    mix = explicit.pop("mix", None)
+    dask_only = {name: explicit.pop(name) for name in ("mix", "sync_every", "split") if name in explicit}
     address = explicit.pop("dask", None)
     if address is not None:
-        return _train_dask(address, values, mix or "weighted", explicit)
-    if mix is not None:
-        raise click.ClickException("--mix needs --dask")
+        return _train_dask(address, values, dask_only, explicit)
+    for name in dask_only:
+        raise click.ClickException(f"--{name.replace('_', '-')} needs --dask")
     if explicit.pop("cache", False):
         if "cache_file" in explicit:
             raise click.ClickException("-c/--cache and --cache-file cannot be used together")
@@ -324,22 +329,9 @@ def train(ctx, **values):
     _run(driver.train, cfg, model)
 
 
-#: train's options a --dask run refuses (streamlearn.dask does not support them yet), as users spell them
-_NOT_ON_DASK = {"predictions": "-p/--predictions", "raw_predictions": "-r/--raw-predictions",
-                "readable_model": "--readable-model", "invert_hash": "--invert-hash", "plot": "--plot",
-                "trace": "--trace", "trace_data": "--trace-data", "cache": "-c/--cache",
-                "cache_file": "--cache-file", "audit": "-a/--audit", "objective": "--objective",
-                "objective_data": "--objective-data", "testonly": "-t/--testonly",
-                "initial_model": "-i/--initial-model", "predict_only_model": "--predict-only-model"}
-
-
-def _train_dask(address: str, values: dict, mix: str, explicit: dict) -> None:
-    """``train --dask``: the options checked here, the run in ``streamlearn.dask.run_cli``."""
-    for name, flag in _NOT_ON_DASK.items():
-        if explicit.get(name):
-            raise click.ClickException(f"{flag} is not supported with --dask yet")
-    if values["passes"] < 1:
-        raise click.ClickException(f"--passes must be at least 1 (got {values['passes']})")
+def _train_dask(address: str, values: dict, dask_only: dict, explicit: dict) -> None:
+    """``train --dask``: the run in ``streamlearn.dask.run_cli``, which checks the options (one table of
+    what a Dask run refuses, ``streamlearn.dask.UNSUPPORTED``)."""
     sources = tuple(values["sources"])
     if not sources or "-" in sources:
         raise click.ClickException("--dask needs -d FILE or -d 'GLOB' (stdin cannot be sharded)")
@@ -347,12 +339,14 @@ def _train_dask(address: str, values: dict, mix: str, explicit: dict) -> None:
         sdask = importlib.import_module("streamlearn.dask")
     except ImportError:
         raise click.ClickException("--dask needs Dask: pip install 'streamlearn[dask]'") from None
-    opts = {k: v for k, v in explicit.items() if k not in ("sources", "final_model", "quiet", "passes")}
+    opts = {k: v for k, v in explicit.items()
+            if k not in ("sources", "final_model", "quiet", "passes", "initial_model")}
 
     def run():
         try:
-            sdask.run_cli(address, list(sources), values["passes"], mix, values["final_model"], values["quiet"],
-                          opts)
+            sdask.run_cli(address, list(sources), values["passes"], dask_only.get("mix", "weighted"),
+                          values["final_model"], values["quiet"], opts, split=dask_only.get("split", 1),
+                          sync_every=dask_only.get("sync_every"), initial_model=explicit.get("initial_model"))
         except ValueError as exc:
             raise click.ClickException(str(exc)) from None
 

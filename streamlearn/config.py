@@ -226,6 +226,11 @@ class TrainConfig:
     quiet: bool = False
     strict: bool = False
     block_size: int = DEFAULT_BLOCK_SIZE
+    #: a Dask task's part of its shard (``streamlearn.dask`` sets them; no CLI option): the one
+    #: source's line-aligned byte range (start, end), and the window (start, stop) of its examples
+    #: that this run trains on (a ``--sync-every`` period)
+    shard_range: tuple | None = None
+    shard_window: tuple | None = None
     #: parse threads (default_threads(): the cores less one for the learner)
     threads: int = field(default_factory=lambda: default_threads())
     #: options the user gave explicitly (defaults that depend on them, checks, -i merging)
@@ -336,6 +341,10 @@ def _check_train(cfg: TrainConfig) -> None:
     _check_choice("hash", cfg.hash, HASH_NAMES)
     if not 0 <= cfg.hash_seed < 2 ** 32:
         raise OptionError(f"--hash-seed must be between 0 and 4294967295 (got {cfg.hash_seed})")
+    if cfg.shard_range is not None and len(cfg.sources) != 1:
+        raise OptionError("a byte range (shard_range) needs exactly one source")
+    if cfg.shard_window is not None and cfg.shuffle:
+        raise OptionError("--shuffle cannot train on a window of examples (shard_window)")
     nonneg = ("learning_rate", "power_t", "initial_t", "l1", "l2", "lam")
     for name in nonneg:
         v = getattr(cfg, name)

@@ -1,32 +1,46 @@
-"""Training on Dask: iterative parameter mixing over sharded inputs (issue 16, second slice; the
-design is ``../shared/docs/scale-out.md``, "Design" items 1 to 3).
+"""Training on Dask: iterative parameter mixing over sharded inputs (issue 16; the design is
+``../shared/docs/scale-out.md``, "Design" items 1 to 6).
 
-``train(client, files, passes, mix, **options)`` runs ``passes`` rounds. A round is one pass over
-every shard: each shard (a file; no byte-range splitting yet) is a stateless task
-``train_shard(path, options, model_bytes) -> model_bytes`` that continues the round's model on that
-file for one pass through the CLI's own ``-i`` resume path (``driver.prepare_train`` and
-``driver.train`` with ``-i``/``-f`` files in the worker's temporary directory, exactly what
-``streamlearn train -i round.model -d shard -f out.model`` does), and returns the model file it
-saved. The client gathers the k models in shard order and merges them with
-``streamlearn.mix.merge`` (iterative parameter mixing: McDonald, Hall & Mann, NAACL 2010, as
-scale-out.md cites it; VW's ``accumulate_weighted_avg`` at every pass end); the merged model is the
-next round's model, and the last one is returned as model-file bytes.
+**Shards.** Every file (or glob match) is a shard; with ``split=N`` (``--split N``) every plain,
+uncompressed file is cut into N line-aligned byte ranges (``split_ranges``), each a shard whose lines
+keep their numbers in the file. Compressed files are never cut.
 
-Placement is deterministic: shards are balanced by bytes over the workers (sorted addresses),
-largest first to the least loaded worker, and each task is submitted to its worker with
-``allow_other_workers=True`` (sticky, but a dead worker's task can run elsewhere). The merge depends
-on the shard order only, never on which worker ran a task or when it finished, so a rerun gives the
-same bytes.
+**Periods and syncs.** ``train(client, files, passes, mix, sync_every=None, **options)`` runs
+``passes`` passes over every shard. A pass is one period per shard, or, with ``sync_every=N``
+(``--sync-every N``), periods of N examples of each shard (a shard whose examples are used up sits the
+remaining periods of the pass out). Each period is a stateless task
+``train_shard(shard, options, model_bytes, window) -> model_bytes`` that continues the period's model
+on its part of the shard through the CLI's own ``-i`` resume path (``driver.prepare_train`` and
+``driver.train`` with ``-i``/``-f`` files in the worker's temporary directory: what ``streamlearn train
+-i period.model -d shard -f out.model`` does, restricted to the shard's byte range and example window
+by ``TrainConfig.shard_range``/``shard_window``). The saved model has every lazy weight caught up.
+The client gathers the shards' models in shard order and merges them with ``streamlearn.mix.merge``
+(iterative parameter mixing: McDonald, Hall & Mann, NAACL 2010, as scale-out.md cites it; VW's
+``accumulate_weighted_avg`` at every pass end); the merged model starts the next period, and the last
+one is returned as model-file bytes.
 
-The first round's tasks get every option; later rounds resume from the merged model and get only the
-options a model file does not keep (``--quiet``, ``--strict``, the reader's), as a user continuing a
-model with ``train -i`` would. A streamlearn error in a task (a bad option, an unreadable file, a
-malformed line under ``--strict``) is raised at the client as a one-line ``ValueError`` naming the
-shard.
+**Parse caches.** When a shard is read more than once (``passes`` > 1 or ``sync_every``), its task
+keeps a parse cache (the single-machine ``--cache-file`` format) in the worker's local directory:
+the first period parses the whole shard into it (its windows' examples are learned on the way, the
+rest only parsed) and later periods read their window from it, skipping the blocks before the window
+unread. A task that Dask moves to another worker parses the text there. The caches are removed at the
+end of the run.
 
-``streamlearn train --dask ADDRESS|local:N`` (issue 16, third slice) is ``run_cli``: ``connect``
-starts or reaches the cluster, ``train`` reports each round to ``RoundTable`` (the progress table on
-stderr, from the counts the tasks return) and the merged model is written atomically.
+**Placement and faults.** Shards are balanced by bytes over the workers (sorted addresses), largest
+first to the least loaded worker, and each task is submitted to its worker with
+``allow_other_workers=True`` (sticky, but a dead worker's task runs elsewhere). The merge depends on
+the shard order only, never on which worker ran a task or when it finished, so a rerun, or a run that
+lost a worker, gives the same bytes.
+
+**Options.** The first period's tasks get every option (and ``initial_model``'s model, as ``train
+-i``); later ones resume from the merged model and get only the options a model file does not keep
+(``--quiet``, ``--strict``, the reader's). ``UNSUPPORTED`` lists what a Dask run refuses. A streamlearn
+error in a task (a bad option, an unreadable file, a malformed line under ``--strict``) is raised at
+the client as a one-line ``ValueError`` naming the shard.
+
+``streamlearn train --dask ADDRESS|local:N`` is ``run_cli``: ``connect`` starts or reaches the
+cluster, ``train`` reports each sync to ``RoundTable`` (the progress table on stderr, from the counts
+the tasks return) and the merged model is written atomically.
 
 Dask is an optional extra (``pip install 'streamlearn[dask]'``); ``import streamlearn`` never imports
 this module.
@@ -40,6 +54,8 @@ import os
 import sys
 import tempfile
 import time
+import uuid
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -51,24 +67,83 @@ except ImportError:     # pragma: no cover - exercised only without the extra
 from streamlearn.mix import MIX_RULES
 
 #: options this module sets itself
-_OWN = ("passes", "sources", "initial_model", "final_model")
-#: per-run outputs that have no meaning for a task on a shard (not supported on Dask yet)
-_UNSUPPORTED = ("predictions", "raw_predictions", "readable_model", "invert_hash", "plot", "trace",
-                "trace_data", "cache_file", "audit", "objective", "objective_data", "testonly",
-                "predict_only_model")   # a weights-only model would drop every round's adaptive state
+_OWN = ("passes", "sources", "initial_model", "final_model", "shard_range", "shard_window", "cache_file")
+#: train's options a Dask run refuses (not supported on Dask yet), by name, as ``streamlearn train``
+#: spells them: per-run outputs that have no meaning for a task on a shard; the workers' own parse
+#: caches; --shuffle (each task reads its shard once, in order); a weights-only model, which would
+#: drop every round's adaptive state
+UNSUPPORTED = {"predictions": "-p/--predictions", "raw_predictions": "-r/--raw-predictions",
+               "readable_model": "--readable-model", "invert_hash": "--invert-hash", "plot": "--plot",
+               "trace": "--trace", "trace_data": "--trace-data", "cache": "-c/--cache",
+               "cache_file": "--cache-file", "audit": "-a/--audit", "objective": "--objective",
+               "objective_data": "--objective-data", "testonly": "-t/--testonly", "shuffle": "--shuffle",
+               "predict_only_model": "--predict-only-model"}
+_COMPRESSED = (".gz", ".bz2", ".xz")
 
 
 class ShardError(ValueError):
     """A streamlearn error in a shard's training (one line, naming the shard)."""
 
 
-def expand_files(files) -> list[str]:
+@dataclass(frozen=True)
+class Shard:
+    """A file, or the line-aligned byte range ``start`` .. ``end - 1`` of a plain file (``end`` None:
+    the whole file)."""
+
+    path: str
+    start: int = 0
+    end: int | None = None
+
+    @property
+    def ranged(self) -> bool:
+        return self.end is not None
+
+    @property
+    def size(self) -> int:
+        return (self.end - self.start) if self.ranged else os.path.getsize(self.path)
+
+    def __str__(self) -> str:
+        return f"{self.path} bytes {self.start}-{self.end}" if self.ranged else self.path
+
+
+def split_ranges(path: str, pieces: int) -> list[tuple[int, int]]:
+    """``path`` cut into at most ``pieces`` line-aligned byte ranges of about equal size: each cut moves
+    on to just after the next newline (a range that would be empty, inside one long line, is
+    dropped)."""
+    size = os.path.getsize(path)
+    cuts = [0]
+    with open(path, "rb") as f:
+        for i in range(1, pieces):
+            at = max(size * i // pieces, cuts[-1])
+            f.seek(at)
+            while True:
+                chunk = f.read(1 << 16)
+                if not chunk:
+                    at = size
+                    break
+                nl = chunk.find(b"\n")
+                if nl >= 0:
+                    at += nl + 1
+                    break
+                at += len(chunk)
+            if cuts[-1] < at < size:
+                cuts.append(at)
+    cuts.append(size)
+    return [(a, b) for a, b in zip(cuts, cuts[1:]) if b > a] or [(0, size)]
+
+
+def expand_files(files, split: int = 1) -> list[Shard]:
     """The shards of ``files`` (paths or globs; a single string is one entry): each glob's matches
-    sorted, entries in the order given. A glob that matches nothing is a one-line ValueError."""
-    if isinstance(files, (str, os.PathLike)):
+    sorted, entries in the order given; with ``split`` > 1 every plain (uncompressed) file is cut into
+    ``split`` line-aligned byte ranges (``split_ranges``), compressed files stay whole. A glob that
+    matches nothing is a one-line ValueError."""
+    if isinstance(files, (str, os.PathLike, Shard)):
         files = [files]
     out = []
     for entry in files:
+        if isinstance(entry, Shard):     # already expanded (``check``'s result)
+            out.append(entry)
+            continue
         entry = os.fspath(entry)
         if glob.has_magic(entry):
             found = sorted(glob.glob(entry))
@@ -80,9 +155,17 @@ def expand_files(files) -> list[str]:
     if not out:
         raise ValueError("no shards given")
     for path in out:
-        if not os.path.isfile(path):
+        if not isinstance(path, Shard) and not os.path.isfile(path):
             raise ValueError(f"cannot read {path}: no such file")
-    return out
+    shards = []
+    for path in out:
+        if isinstance(path, Shard):
+            shards.append(path)
+        elif split > 1 and not path.lower().endswith(_COMPRESSED):
+            shards.extend(Shard(path, a, b) for a, b in split_ranges(path, split))
+        else:
+            shards.append(Shard(path))
+    return shards
 
 
 def assign(sizes: list[int], workers: list[str]) -> list[str]:
@@ -97,23 +180,37 @@ def assign(sizes: list[int], workers: list[str]) -> list[str]:
     return where
 
 
-def train_shard(path: str, options: dict, model: bytes | None) -> bytes:
-    """One pass of streamlearn's training over the file ``path``, continuing ``model`` (model-file
-    bytes, or None to start fresh) through the ``-i`` resume path; the bytes of the model it saves
-    (``-f``). A streamlearn error is a one-line ShardError (a ValueError) that names the shard."""
-    return _train_shard(path, options, model)[0]
+def train_shard(shard, options: dict, model: bytes | None, window: tuple | None = None,
+                cache: str | None = None) -> bytes:
+    """One pass of streamlearn's training over the shard (a path or a ``Shard``), continuing ``model``
+    (model-file bytes, or None to start fresh) through the ``-i`` resume path; the bytes of the model it
+    saves (``-f``). ``window`` (start, stop): only those examples of the shard (a ``--sync-every``
+    period). ``cache``: a parse cache file for the shard (``--cache-file``), kept for later passes.
+    A streamlearn error is a one-line ShardError (a ValueError) that names the shard."""
+    return _train_shard(shard, options, model, window, cache)[0]
 
 
-def _train_shard(path: str, options: dict, model: bytes | None) -> tuple[bytes, dict]:
+def _train_shard(shard, options: dict, model: bytes | None, window: tuple | None = None,
+                 cache: str | None = None) -> tuple[bytes, dict]:
     """``train_shard``'s model bytes and the shard's counts for the progress table: examples, and the
-    summed progressive loss and labeled weight (absent for batch learners, which keep no counters)."""
+    summed progressive loss and labeled weight (absent for batch learners, which keep no counters),
+    and ``total``, the shard's examples (read from the cache when there is one)."""
     from streamlearn import driver
     from streamlearn.errors import StreamlearnError
+    from streamlearn.io.cache import cache_examples
     from streamlearn.kernels import state as S
 
+    if not isinstance(shard, Shard):
+        shard = Shard(os.fspath(shard))
     with tempfile.TemporaryDirectory(prefix="streamlearn-dask-") as tmp:
-        explicit = {"quiet": True, **options, "sources": (path,), "passes": 1,
+        explicit = {"quiet": True, **options, "sources": (shard.path,), "passes": 1,
                     "final_model": os.path.join(tmp, "out.model")}
+        if shard.ranged:
+            explicit["shard_range"] = (shard.start, shard.end)
+        if window is not None:
+            explicit["shard_window"] = tuple(window)
+        if cache is not None:
+            explicit["cache_file"] = cache
         if model is not None:
             explicit["initial_model"] = os.path.join(tmp, "in.model")
             with open(explicit["initial_model"], "wb") as f:
@@ -123,22 +220,72 @@ def _train_shard(path: str, options: dict, model: bytes | None) -> tuple[bytes, 
             result = driver.train(cfg, restored)
         except StreamlearnError as exc:
             msg = str(exc)
-            raise ShardError(msg if path in msg else f"{path}: {msg}") from None
+            raise ShardError(msg if shard.path in msg else f"{shard}: {msg}") from None
         ctr = result.get("counters")
         stats = {} if ctr is None else {"examples": int(ctr[S.C_EXAMPLES]), "loss": float(ctr[S.C_SUM_LOSS]),
                                         "weight": float(ctr[S.C_W_LABELED])}
+        if cache is not None and os.path.exists(cache):
+            stats["total"] = cache_examples(cache)
+        elif ctr is not None and window is None:
+            stats["total"] = int(ctr[S.C_EXAMPLES])
         with open(explicit["final_model"], "rb") as f:
             return f.read(), stats
 
 
-def _task(path: str, options: dict, model: bytes | None) -> tuple[bool, bytes | str, dict]:
+#: a test hook (``tests/test_dask.py``): a path set in the worker processes by ``_arm_fault``; the
+#: first task to create the file kills its worker process after it has trained its shard, before it
+#: returns (a worker lost mid-round: Dask runs the task again, elsewhere)
+_FAULT = None
+
+
+def _arm_fault(marker: str | None) -> None:
+    global _FAULT
+    _FAULT = marker
+
+
+def _cache_path(run: str, index: int) -> str:
+    """The parse cache of shard ``index`` in this worker's local directory (Dask's, removed with the
+    worker; the system's temporary directory outside a worker)."""
+    try:
+        from distributed import get_worker
+        base = get_worker().local_directory
+    except ValueError:      # not in a worker
+        base = tempfile.gettempdir()
+    folder = os.path.join(base, f"streamlearn-{run}")
+    os.makedirs(folder, exist_ok=True)
+    return os.path.join(folder, f"shard{index}.cache")
+
+
+def _drop_caches(run: str) -> None:
+    """Remove this worker's parse caches of run ``run`` (``client.run`` at the end of ``train``)."""
+    import shutil
+    try:
+        from distributed import get_worker
+        base = get_worker().local_directory
+    except ValueError:
+        base = tempfile.gettempdir()
+    shutil.rmtree(os.path.join(base, f"streamlearn-{run}"), ignore_errors=True)
+
+
+def _task(shard: Shard, options: dict, model: bytes | None, window: tuple | None = None,
+          cache: tuple | None = None) -> tuple[bool, bytes | str, dict]:
     """``_train_shard`` as a Dask task: (True, model bytes, counts) or (False, the one-line error, {}),
     so that a user's error is neither logged by the worker as a failed computation nor sent with a
-    traceback."""
+    traceback. ``cache``: (run id, shard index) of the worker-local parse cache, or None."""
     try:
-        return (True, *_train_shard(path, options, model))
+        out = (True, *_train_shard(shard, options, model, window,
+                                   None if cache is None else _cache_path(*cache)))
     except ShardError as exc:
         return False, str(exc), {}
+    if _FAULT is not None:
+        try:
+            fd = os.open(_FAULT, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            pass
+        else:
+            os.close(fd)
+            os._exit(1)
+    return out
 
 
 def _run_options(options: dict) -> dict:
@@ -147,76 +294,138 @@ def _run_options(options: dict) -> dict:
     return {k: v for k, v in options.items() if k not in MODEL_OPTIONS and k not in ("algo", "sgd")}
 
 
-def check(files, passes: int, mix: str, options: dict) -> list[str]:
-    """The shards of ``files`` once ``passes``, ``mix`` and ``options`` are checked (``train``'s
-    arguments); a one-line ValueError otherwise."""
+def _positive(name: str, value, cli: bool) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"--{name.replace('_', '-')} must be at least 1 (got {value})" if cli
+                         else f"{name} must be a positive integer, not {value!r}")
+
+
+def check(files, passes: int, mix: str, options: dict, split: int = 1, sync_every: int | None = None,
+          initial_model: str | None = None, cli: bool = False) -> list[Shard]:
+    """The shards of ``files`` once ``passes``, ``mix``, ``split``, ``sync_every``, ``initial_model``
+    and ``options`` are checked (``train``'s arguments); a one-line ValueError otherwise, naming the
+    options as ``streamlearn train --dask`` spells them with ``cli``."""
+    from streamlearn import learners
     from streamlearn.api import make_config
+    from streamlearn.errors import StreamlearnError
+    from streamlearn.model_io import model_options
+    from streamlearn.io.model_file import load_model
 
     if mix not in MIX_RULES:
         raise ValueError(f"unknown mix rule {mix!r}: choose weighted or uniform")
-    if not isinstance(passes, int) or isinstance(passes, bool) or passes < 1:
-        raise ValueError(f"passes must be a positive integer, not {passes!r}")
     for name in options:
+        if name in UNSUPPORTED and options[name] not in (None, False):
+            raise ValueError(f"{UNSUPPORTED[name]} is not supported with --dask yet" if cli
+                             else f"option {name} is not supported on Dask yet")
         if name in _OWN:
             raise ValueError(f"option {name} is set by streamlearn.dask.train itself")
-        if name in _UNSUPPORTED:
-            raise ValueError(f"option {name} is not supported on Dask yet")
-    shards = expand_files(files)
-    make_config({**options, "sources": tuple(shards)})      # a bad option: one line, before any task
+    _positive("passes", passes, cli)
+    _positive("split", split, cli)
+    if sync_every is not None:
+        _positive("sync_every", sync_every, cli)
+    shards = expand_files(files, split)
+    model_opts = None
+    if initial_model is not None:
+        try:
+            model_opts = model_options(load_model(initial_model)[0], initial_model)
+        except StreamlearnError as exc:
+            raise ValueError(str(exc)) from None
+    cfg = make_config({**options, "sources": tuple(s.path for s in shards)}, model_opts)  # a bad option: one line
+    if sync_every is not None and learners.get(cfg.algo).batch:
+        raise ValueError(f"--algo {cfg.algo} is a batch method: it cannot sync every N examples")
     return shards
 
 
-def train(client, files, passes: int = 1, mix: str = "weighted", on_round=None, **options) -> bytes:
-    """Train on the shards ``files`` (paths or globs) across ``client``'s workers: ``passes`` rounds of
-    one pass per shard, each round's k models merged with ``streamlearn.mix.merge(rule=mix)``
-    (module docstring). ``options`` are ``streamlearn train``'s, by their Python names (``l1=1e-4``,
-    ``algo="tg"``, ``bits=18``). Returns the final model file's bytes (``streamlearn predict -i``
-    reads them; the header's "mix" key records the workers, rounds and rule).
+def train(client, files, passes: int = 1, mix: str = "weighted", on_round=None, *, split: int = 1,
+          sync_every: int | None = None, initial_model: str | None = None, **options) -> bytes:
+    """Train on the shards ``files`` (paths or globs) across ``client``'s workers: ``passes`` passes over
+    every shard, the shards' models merged with ``streamlearn.mix.merge(rule=mix)`` at the end of every
+    pass, or every ``sync_every`` examples of each shard (module docstring). ``split`` > 1 cuts every
+    plain file into that many line-aligned byte ranges, each a shard. ``initial_model``: a model file
+    to continue (``-i``). ``options`` are ``streamlearn train``'s, by their Python names
+    (``l1=1e-4``, ``algo="tg"``, ``bits=18``). Returns the final model file's bytes (``streamlearn
+    predict -i`` reads them; the header's "mix" key records the workers, syncs and rule).
 
-    ``on_round``, if given, is called after every round with a dict: ``round`` (1-based), ``rounds``,
-    ``shards``, ``workers``, ``examples`` (summed over the shards), ``loss`` (the round's average
-    progressive loss over all shards, None for batch learners or no labels), ``nonzero`` (non-zero
-    weights of the merged model), ``wall`` (the round's seconds), ``sync`` (the merge's seconds) and the
-    sync's messages: ``sent`` (the bytes of each shard's model, in shard order: only touched rows, the
-    model file's sparse layout) and ``start`` (the bytes of the round's starting model, 0 in round 1)."""
+    ``on_round``, if given, is called after every sync with a dict: ``round`` (1-based sync number),
+    ``rounds`` (the syncs of the run, known after the first), ``pass``, ``shards`` (that trained in this
+    period), ``workers``, ``examples`` (summed over the shards), ``loss`` (the period's average
+    progressive loss over its shards, None for batch learners or no labels), ``nonzero`` (non-zero
+    weights of the merged model), ``wall`` (the period's seconds), ``sync`` (the merge's seconds) and
+    the sync's messages: ``sent`` (the bytes of each shard's model, in shard order: only touched rows,
+    the model file's sparse layout) and ``start`` (the bytes of the period's starting model, 0 at
+    first)."""
     from streamlearn.io.model_file import model_bytes, parse_model
     from streamlearn.mix import merge
 
-    shards = check(files, passes, mix, options)
+    shards = check(files, passes, mix, options, split, sync_every, initial_model)
     workers = sorted(client.scheduler_info()["workers"])
     if not workers:
         raise ValueError("the Dask cluster has no workers")
-    where = assign([os.path.getsize(p) for p in shards], workers)
-
+    where = assign([s.size for s in shards], workers)
     model = None
+    if initial_model is not None:
+        with open(initial_model, "rb") as f:
+            model = f.read()
     later = _run_options(options)
-    for round_ in range(passes):
-        started = time.perf_counter()
-        opts = options if round_ == 0 else later
-        start_bytes = model
-        start = None if model is None else client.scatter(model, hash=False)   # sent once, not per task
-        futures = [client.submit(_task, path, opts, start, workers=[addr], allow_other_workers=True,
-                                 pure=False)
-                   for path, addr in zip(shards, where)]
-        results = client.gather(futures)
-        for ok, payload, _ in results:     # the first error in shard order (deterministic)
-            if not ok:
-                raise ValueError(payload)
-        synced = time.perf_counter()
-        stats = [counts for _, _, counts in results]
-        base = None if model is None else parse_model(model, "the round's model")
-        merged = merge(base, [parse_model(b, p) for (_, b, _), p in zip(results, shards)], rule=mix)
-        model = model_bytes(*merged)
-        if on_round is not None:
-            done = time.perf_counter()
-            weight = sum(c.get("weight", 0.0) for c in stats)
-            on_round({"round": round_ + 1, "rounds": passes, "shards": len(shards), "workers": len(workers),
-                      "examples": sum(c.get("examples", 0) for c in stats),
-                      "loss": (sum(c["loss"] for c in stats) / weight
-                               if weight > 0 and all("loss" in c for c in stats) else None),
-                      "nonzero": int(np.count_nonzero(merged[2][:, 0])) if len(merged[2]) else 0,
-                      "wall": done - started, "sync": done - synced,
-                      "sent": [len(b) for _, b, _ in results], "start": 0 if base is None else len(start_bytes)})
+    run_id = uuid.uuid4().hex
+    # a worker-local parse cache when a shard is read more than once
+    cached = passes > 1 or sync_every is not None
+    lengths = [None] * len(shards)     # each shard's examples, once a task has read it all
+    syncs = 0
+    planned = None
+    try:
+        for pass_ in range(passes):
+            at = 0      # the first example of the period, in each shard
+            while True:
+                active = [i for i, n in enumerate(lengths) if n is None or n > at]
+                if not active:
+                    break
+                window = None if sync_every is None else (at, at + sync_every)
+                started = time.perf_counter()
+                opts = options if syncs == 0 else later
+                start_bytes = model
+                start = None if model is None else client.scatter(model, hash=False)   # sent once
+                futures = [client.submit(_task, shards[i], opts, start, window,
+                                         (run_id, i) if cached else None, workers=[where[i]],
+                                         allow_other_workers=True, pure=False)
+                           for i in active]
+                results = client.gather(futures)
+                for ok, payload, _ in results:     # the first error in shard order (deterministic)
+                    if not ok:
+                        raise ValueError(payload)
+                synced = time.perf_counter()
+                stats = [counts for _, _, counts in results]
+                for i, counts in zip(active, stats):
+                    if "total" in counts:
+                        lengths[i] = counts["total"]
+                base = None if model is None else parse_model(model, "the round's model")
+                merged = merge(base, [parse_model(b, str(shards[i])) for (_, b, _), i in zip(results, active)],
+                               rule=mix)
+                model = model_bytes(*merged)
+                syncs += 1
+                if planned is None:
+                    per_pass = 1 if sync_every is None else max(
+                        1, -(-max(n or 0 for n in lengths) // sync_every))
+                    planned = per_pass * passes
+                if on_round is not None:
+                    done = time.perf_counter()
+                    weight = sum(c.get("weight", 0.0) for c in stats)
+                    on_round({"round": syncs, "rounds": max(planned, syncs), "pass": pass_ + 1,
+                              "shards": len(active), "workers": len(workers),
+                              "examples": sum(c.get("examples", 0) for c in stats),
+                              "loss": (sum(c["loss"] for c in stats) / weight
+                                       if weight > 0 and all("loss" in c for c in stats) else None),
+                              "nonzero": int(np.count_nonzero(merged[2][:, 0])) if len(merged[2]) else 0,
+                              "wall": done - started, "sync": done - synced,
+                              "sent": [len(b) for _, b, _ in results],
+                              "start": 0 if base is None else len(start_bytes)})
+                if sync_every is None:
+                    break
+                at += sync_every
+    finally:
+        if cached:
+            with contextlib.suppress(Exception):
+                client.run(_drop_caches, run_id)
     return model
 
 
@@ -269,11 +478,13 @@ class RoundTable:
         self.rounds_time = 0.0      # the rounds' wall time so far (the ETA's base; not the cluster's start)
         self.nonzero = 0            # the last round's merged model's non-zero weights: the final model's
 
-    def start(self, shards: int, workers: int, rounds: int, mix: str) -> None:
+    def start(self, shards: int, workers: int, passes: int, mix: str, sync_every: int | None = None) -> None:
+        when = "" if sync_every is None else f", a sync every {sync_every} examples per shard"
         self.out.write(f"Dask: {shards} shard{'s' * (shards != 1)} on {workers} worker"
-                       f"{'s' * (workers != 1)}, {rounds} round{'s' * (rounds != 1)}, mix {mix}\n")
+                       f"{'s' * (workers != 1)}, {passes} pass{'es' * (passes != 1)}{when}, mix {mix}\n")
         self.out.write(self.HEADER + "\n")
-        self._bar(0, rounds)
+        if sync_every is None:      # the syncs are known once the first period has read the shards
+            self._bar(0, passes)
         self.out.flush()
 
     @staticmethod
@@ -308,19 +519,22 @@ class RoundTable:
 
 
 def run_cli(address: str, files, passes: int, mix: str, final_model: str | None, quiet: bool,
-            options: dict) -> bytes:
+            options: dict, split: int = 1, sync_every: int | None = None,
+            initial_model: str | None = None) -> bytes:
     """``streamlearn train --dask ADDRESS -d FILES``: connect (or start ``local:N``), train, write
     ``final_model`` atomically, print the round table on stderr unless ``quiet``. Every error is a
     one-line ValueError (the CLI turns it into a usage error)."""
     from streamlearn.io.model_file import write_atomic
 
     options = {**options, "quiet": True}     # the workers print nothing; the table is the client's
-    shards = check(files, passes, mix, options)     # before a cluster starts: bad input fails fast
+    # before a cluster starts: bad input fails fast
+    shards = check(files, passes, mix, options, split, sync_every, initial_model, cli=True)
     table = None if quiet else RoundTable()
     with connect(address) as client:
         if table is not None:
-            table.start(len(shards), len(client.scheduler_info()["workers"]), passes, mix)
-        model = train(client, shards, passes=passes, mix=mix, on_round=table, **options)
+            table.start(len(shards), len(client.scheduler_info()["workers"]), passes, mix, sync_every)
+        model = train(client, shards, passes=passes, mix=mix, on_round=table, sync_every=sync_every,
+                      initial_model=initial_model, **options)
     if final_model:
         write_atomic(final_model, [model])
     if table is not None:

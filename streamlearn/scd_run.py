@@ -59,7 +59,7 @@ def train_scd(cfg: TrainConfig, model=None) -> dict:
         n = entries = 0
         try:
             for block in pipelined(text_blocks(cfg.sources, cfg.format, hashing, cfg.block_size,
-                                               writer, run.read_error)):
+                                               writer, run.read_error, byte_range=cfg.shard_range)):
                 run.report_faults(block)
                 n += block.n
                 entries += int(block.indptr[block.n])

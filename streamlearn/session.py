@@ -20,6 +20,7 @@ from streamlearn.history import ProgressHistory, nonzero_in_force
 from streamlearn.config import PredictConfig, TrainConfig, train_config
 from streamlearn.errors import InputError, OptionError
 from streamlearn.io.blocks import ParsedBlock
+from streamlearn.io.blocks import window as examples_window
 from streamlearn.io.cache import CacheWriter, cache_matches, read_cache
 from streamlearn.io.model_file import load_model
 from streamlearn.io.reader import check_readable
@@ -386,6 +387,9 @@ def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
     reuse = False
     cache_note = None
     cache_opts = dict(hashing.as_dict(), format=cfg.format, sources=list(cfg.sources))
+    if cfg.shard_range is not None:
+        cache_opts["range"] = list(cfg.shard_range)
+    window = cfg.shard_window or (0, None)
     if use_cache:
         if cache_path is None:
             fd, cache_path = tempfile.mkstemp(prefix="streamlearn-", suffix=".cache")
@@ -430,14 +434,17 @@ def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
                 if use_cache:
                     cache_writer = CacheWriter(cache_path, cache_opts)
                 blocks = text_blocks(cfg.sources, cfg.format, hashing, cfg.block_size, cache_writer,
-                                     run.read_error, with_text=run.names is not None)
+                                     run.read_error, with_text=run.names is not None,
+                                     byte_range=cfg.shard_range)
+                if cfg.shard_window is not None:
+                    blocks = examples_window(blocks, *window)
             elif cfg.shuffle:
                 if shuffled is None:
                     shuffled = ShuffledExamples(read_cache(cache_path, source_name), source_name)
                 rng = np.random.default_rng([cfg.random_seed, p])
                 blocks = shuffled.blocks(shuffled.order(rng, holdout))
             else:
-                blocks = read_cache(cache_path, source_name)
+                blocks = read_cache(cache_path, source_name, *window)
             try:
                 for block in pipelined(blocks):
                     if trace is None:

@@ -70,9 +70,10 @@ def hashing_of(cfg) -> Hashing:
 
 
 def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: CacheWriter | None = None,
-                on_error=None, with_text: bool = False, threads: int | None = None):
+                on_error=None, with_text: bool = False, threads: int | None = None, byte_range=None):
     """Parsed blocks of the text sources, in order (format detected per source with 'auto'). With
     ``with_text`` every block also carries its examples' lines (``text_lines``, for feature names).
+    ``byte_range`` (start, end): only those bytes of the one source (``streamlearn.io.reader.Source``).
 
     ``threads`` (default ``hashing.threads``) > 1 parses that many blocks at once on a pool of
     threads; the blocks come out in input order all the same, and everything that depends on the
@@ -114,7 +115,7 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
             cache.write(block)
         return block
 
-    items = _read_items(sources, fmt, block_size, ring)
+    items = _read_items(sources, fmt, block_size, ring, byte_range)
     if threads == 1:
         for item in items:
             block = finish(parse(*item) if item[2] is not None else None, *item)
@@ -146,13 +147,13 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
         pool.shutdown(wait=True)
 
 
-def _read_items(sources, fmt: str, block_size: int, ring: int):
+def _read_items(sources, fmt: str, block_size: int, ring: int, byte_range=None):
     """The blocks of the sources as (k, source name, data, line ends, first line, format code, read
     error) in order; k counts blocks from 0. A read error (reported by ``read_blocks``) travels with
     the block read when it happened (data None: no line was left), so that it is reported in order."""
     k = 0
     for path in sources:
-        source = Source(path)
+        source = Source(path) if byte_range is None else Source(path, *byte_range)
         code = None if fmt == "auto" else FORMATS[fmt]
         pending = []   # blocks read before a line decided the format (blank or comment lines)
         errors = []

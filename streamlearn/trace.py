@@ -29,28 +29,10 @@ import time
 import numpy as np
 
 from streamlearn import learners
-from streamlearn.io.blocks import ParsedBlock
+from streamlearn.io.blocks import ParsedBlock, sub_block
 from streamlearn.kernels import state as S
 
 CLASSIFYING = ("logistic", "hinge", "softmax")
-
-
-def sub_block(block: ParsedBlock, a: int, b: int) -> ParsedBlock:
-    """Examples a..b-1 of a block, as a block (the feature arrays are shared: ``indptr`` keeps its
-    absolute positions, which is all the kernels read)."""
-    faults = block.faults
-    keep = (faults[:, 0] >= a) & (faults[:, 0] < b) if faults.shape[0] else np.zeros(0, bool)
-    f = faults[keep].copy()
-    if f.shape[0]:
-        f[:, 0] -= a
-    out = ParsedBlock(block.source, block.labels[a:b], block.weights[a:b], block.bases[a:b], block.lines[a:b],
-                      block.indptr[a:b + 1], block.idx, block.val, block.tag_buf, block.tag_s[a:b],
-                      block.tag_e[a:b], f, [t for t, k in zip(block.fault_text, keep) if k],
-                      counts=None if block.counts is None else block.counts[a:b], ns=block.ns,
-                      text_lines=None if block.text_lines is None else block.text_lines[a:b])
-    if block.counts is None:        # the reports count the example's own row length
-        out.counts = np.diff(block.indptr[a:b + 1])
-    return out
 
 
 class Trace:

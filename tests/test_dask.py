@@ -138,7 +138,7 @@ def test_rounds_report_their_progress(client):
     table.start(2, 2, 2, "weighted")
     table(rows[0])
     text = out.getvalue()
-    assert text.startswith("Dask: 2 shards on 2 workers, 2 rounds, mix weighted\n" + sd.RoundTable.HEADER)
+    assert text.startswith("Dask: 2 shards on 2 workers, 2 passes, mix weighted\n" + sd.RoundTable.HEADER)
     assert sd.RoundTable.format_row(rows[0]) + "\n[" + "#" * 15 + "." * 15 + "] round 2/2, ETA " in text
 
 
@@ -154,7 +154,7 @@ def test_cli_local_1_one_pass_is_streamlearn_train(tmp_path):
     np.testing.assert_array_equal(mixed[2], single[2])
     assert predictions(tmp_path / "dask.m", tmp_path / "p1") == predictions(tmp_path / "single.m", tmp_path / "p2")
     err = res.stderr.splitlines()
-    assert err[:2] == ["Dask: 1 shard on 1 worker, 1 round, mix weighted", sd.RoundTable.HEADER]
+    assert err[:2] == ["Dask: 1 shard on 1 worker, 1 pass, mix weighted", sd.RoundTable.HEADER]
     row = err[2].split()
     assert row[:2] == ["1", "2000"] and row[3] == str(np.count_nonzero(single[2][:, 0]))
     assert f"final model = {tmp_path / 'dask.m'}" in err
@@ -182,7 +182,13 @@ def test_cli_local_1_one_pass_is_streamlearn_train(tmp_path):
     (["--dask", "local:1", "--audit"], "-a/--audit is not supported with --dask yet"),
     (["--dask", "local:1", "--objective"], "--objective is not supported with --dask yet"),
     (["--dask", "local:1", "-t"], "-t/--testonly is not supported with --dask yet"),
-    (["--dask", "local:1", "-i", "x"], "-i/--initial-model is not supported with --dask yet"),
+    (["--dask", "local:1", "--shuffle"], "--shuffle is not supported with --dask yet"),
+    (["--dask", "local:1", "--sync-every", "0"], "--sync-every must be at least 1 (got 0)"),
+    (["--dask", "local:1", "--split", "0"], "--split must be at least 1 (got 0)"),
+    (["--sync-every", "10"], "--sync-every needs --dask"),
+    (["--split", "2"], "--split needs --dask"),
+    (["--dask", "local:1", "--algo", "scd", "--sync-every", "10"],
+     "--algo scd is a batch method: it cannot sync every N examples"),
     (["--dask", "local:1", "--predict-only-model"], "--predict-only-model is not supported with --dask yet"),
 ])
 def test_cli_errors_are_one_line(tmp_path, monkeypatch, args, message):
@@ -199,3 +205,107 @@ def test_cli_without_dask_is_one_line(monkeypatch):
     monkeypatch.setitem(sys.modules, "streamlearn.dask", None)     # import streamlearn.dask fails
     res = cli("train", "--dask", "local:1", "-d", TRAIN, expect_ok=False)
     assert res.exit_code == 1 and res.stderr == "Error: --dask needs Dask: pip install 'streamlearn[dask]'\n"
+
+
+def same_model(a, b) -> None:
+    """Two parsed models are the same model (the header's "mix" record apart)."""
+    assert without_mix(a[0]) == without_mix(b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+    np.testing.assert_array_equal(a[2], b[2])
+
+
+def test_sync_every_is_train_i_on_consecutive_pieces(client, tmp_path):
+    """``sync_every=N`` on one shard: each period resumes through -i on the shard's next N examples
+    (from the worker's parse cache after the first period), so two passes equal ``train`` then five
+    ``train -i`` on the file's consecutive pieces of N lines (one example per line here)."""
+    options = {**LEARNERS["tg"], **COMMON}
+    lines = TRAIN.read_bytes().splitlines(keepends=True)
+    pieces = []
+    for j, a in enumerate(range(0, len(lines), 700)):
+        pieces.append(tmp_path / f"piece{j}.vw")
+        pieces[-1].write_bytes(b"".join(lines[a:a + 700]))
+    model = None
+    for step, piece in enumerate(pieces * 2):
+        out = tmp_path / f"m{step}"
+        cli("train", "-d", piece, "-f", out, "--quiet", *(flags(options) if model is None else ["-i", model]))
+        model = out
+    rows = []
+    mixed = parse_model(sd.train(client, [TRAIN], passes=2, sync_every=700, on_round=rows.append, **options))
+    same_model(mixed, load_model(str(model)))
+    assert [(r["round"], r["rounds"], r["pass"], r["examples"]) for r in rows] == [
+        (1, 6, 1, 700), (2, 6, 1, 700), (3, 6, 1, 600), (4, 6, 2, 700), (5, 6, 2, 700), (6, 6, 2, 600)]
+    assert mixed[0]["mix"]["syncs"] == 6
+
+
+def test_sync_every_with_uneven_shards(client):
+    """Two shards of 2,000 and 1,000 examples, a sync every 600: the shorter one sits out the last
+    two periods of each pass (its examples are used up); a rerun gives the same bytes."""
+    rows = []
+    options = {**LEARNERS["ftrl"], **COMMON}
+    files = [TRAIN, SAMPLES / "gauss.train.vw"]
+    data = sd.train(client, files, passes=2, sync_every=600, on_round=rows.append, **options)
+    assert [(r["shards"], r["examples"]) for r in rows] == [(2, 1200), (2, 1000), (1, 600), (1, 200)] * 2
+    assert sd.train(client, files, passes=2, sync_every=600, **options) == data
+
+
+def test_split_byte_ranges_are_their_files(client, tmp_path):
+    """``split=2`` cuts a plain file at a line end near its middle: the same model as those two halves
+    given as files, over two passes (the second from the workers' parse caches)."""
+    raw = TRAIN.read_bytes()
+    (a0, b0), (a1, b1) = sd.split_ranges(str(TRAIN), 2)
+    assert a0 == 0 and b0 == a1 and b1 == len(raw) and raw[a1 - 1:a1] == b"\n" and abs(a1 - len(raw) / 2) < 200
+    halves = [tmp_path / "h0.vw", tmp_path / "h1.vw"]
+    halves[0].write_bytes(raw[:a1])
+    halves[1].write_bytes(raw[a1:])
+    options = {**LEARNERS["tg"], **COMMON}
+    ranged = parse_model(sd.train(client, [TRAIN], passes=2, split=2, **options))
+    same_model(ranged, parse_model(sd.train(client, halves, passes=2, **options)))
+    assert ranged[0]["mix"]["workers"] == 2
+
+
+def test_a_byte_range_reports_the_files_line_number(client, tmp_path):
+    bad = tmp_path / "bad.vw"
+    bad.write_text("1 |a x\n-1 |a y\n1 |a z\nabc |a w\n")
+    with pytest.raises(ValueError) as exc:
+        sd.train(client, [bad], split=2, strict=True)
+    assert str(exc.value).startswith(f"{bad} line 4: ") and "\n" not in str(exc.value)
+
+
+def test_initial_model_is_train_i(client, tmp_path):
+    """``initial_model``: the first round resumes that model, as ``train -i`` does."""
+    options = {**LEARNERS["ftrl"], **COMMON}
+    cli("train", "-d", TRAIN, "-f", tmp_path / "m1", "--quiet", *flags(options))
+    cli("train", "-i", tmp_path / "m1", "-d", SAMPLES / "gauss.train.vw", "-f", tmp_path / "m2", "--quiet")
+    mixed = parse_model(sd.train(client, [SAMPLES / "gauss.train.vw"], initial_model=str(tmp_path / "m1")))
+    same_model(mixed, load_model(str(tmp_path / "m2")))
+
+
+def test_a_worker_lost_mid_round_changes_nothing(client, tmp_path):
+    """A worker process that dies inside its task (after training its shard, before returning: the
+    hook ``_arm_fault``) costs one task that Dask runs again on a live worker, without that worker's
+    parse cache: the model is byte for byte the one of an undisturbed run."""
+    from distributed import Client, LocalCluster
+
+    options = {**LEARNERS["tg"], **COMMON}
+    files = [TRAIN, SAMPLES / "gauss.train.vw"]
+    reference = sd.train(client, files, passes=2, sync_every=800, **options)
+    marker = tmp_path / "fault"
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                      scheduler_kwargs={"dashboard": False}) as cluster, Client(cluster) as c:
+        c.run(sd._arm_fault, str(marker))
+        data = sd.train(c, files, passes=2, sync_every=800, **options)
+    assert marker.exists()      # a worker did die
+    assert data == reference
+
+
+def test_later_periods_read_the_parse_cache(tmp_path):
+    """The first period of a shard parses all of it into the parse cache (``total`` is then known);
+    later ones read their window from the cache: emptying the text file changes nothing."""
+    options = {**LEARNERS["tg"], **COMMON}
+    src, cache = tmp_path / "d.vw", tmp_path / "d.cache"
+    shutil.copy(TRAIN, src)
+    _, stats = sd._train_shard(sd.Shard(str(src)), options, None, (0, 700), str(cache))
+    assert stats["total"] == 2000 and stats["examples"] == 700 and cache.exists()
+    before = sd.train_shard(str(src), options, None, (700, 1400), str(cache))
+    src.write_bytes(b"")
+    assert sd.train_shard(str(src), options, None, (700, 1400), str(cache)) == before

@@ -117,3 +117,53 @@ def test_missing_input_fails_before_any_work(tmp_path):
     assert r.exit_code == 1 and r.stdout == ""
     assert r.stderr == f"Error: cannot read {tmp_path / 'gone.vw'}: No such file or directory\n"
     assert not model.exists()
+
+
+# --- byte ranges and example windows (the parts of a shard a Dask task reads: streamlearn.dask) ---
+
+def test_a_byte_range_reads_its_lines_with_their_numbers(tmp_path):
+    """``Source(path, start, end)`` reads exactly those bytes, and its lines keep their numbers in the
+    whole file (the first block's first line)."""
+    p = tmp_path / "d.vw"
+    p.write_bytes(TEXT)
+    cut = TEXT.index(b"\n0.5") + 1          # line 5 starts here
+    for block_size in (3, 64, 1 << 20):
+        head = list(read_blocks(Source(str(p), 0, cut), block_size))
+        tail = list(read_blocks(Source(str(p), cut, len(TEXT)), block_size))
+        assert b"".join(v.tobytes() for v, _, _ in head) == TEXT[:cut]
+        assert b"".join(v.tobytes() for v, _, _ in tail) == TEXT[cut:]
+        assert tail[0][2] == 5 and head[0][2] == 1
+    with pytest.raises(InputError, match="by byte range: it is compressed"):
+        gz = tmp_path / "d.vw.gz"
+        gz.write_bytes(gzip.compress(TEXT))
+        list(read_blocks(Source(str(gz), 0, 10)))
+
+
+def test_cache_windows_are_the_windows_of_the_text(tmp_path):
+    """``read_cache(path, name, start, stop)`` (blocks before the window skipped unread) gives the
+    examples ``window`` cuts from the text's blocks, and ``cache_examples`` counts them all."""
+    from streamlearn.io.blocks import window
+    from streamlearn.io.cache import cache_examples, read_cache
+    from streamlearn.stream import Hashing, text_blocks
+
+    p = tmp_path / "d.vw"
+    p.write_bytes(b"".join(b"%d 'e%d |a x%d:%d y\n" % (i % 3 - 1, i, i % 7, i) for i in range(103)))
+    cache = tmp_path / "d.cache"
+    res = CliRunner().invoke(main, ["train", "-d", str(p), "--cache-file", str(cache), "--block-size", "200",
+                                    "--quiet"])
+    assert res.exit_code == 0, res.output
+    assert cache_examples(str(cache)) == 103
+    hashing = Hashing(18, False, "strings", 0, None, 1)
+
+    def examples(blocks):
+        out = []
+        for b in blocks:
+            for i in range(b.n):
+                out.append((float(b.labels[i]), int(b.lines[i]), b.tag_list()[i],
+                            b.idx[b.indptr[i]:b.indptr[i + 1]].tolist(), b.val[b.indptr[i]:b.indptr[i + 1]].tolist()))
+        return out
+
+    for start, stop in ((0, None), (0, 10), (17, 40), (40, 103), (90, 200), (103, 110)):
+        text = examples(window(text_blocks([str(p)], "auto", hashing, 200), start, stop))
+        assert examples(read_cache(str(cache), str(p), start, stop)) == text
+        assert [e[1] for e in text] == list(range(start + 1, min(stop or 103, 103) + 1))

@@ -105,6 +105,39 @@ class ParsedBlock:
         return out
 
 
+def sub_block(block: ParsedBlock, a: int, b: int) -> ParsedBlock:
+    """Examples a..b-1 of a block, as a block (the feature arrays are shared: ``indptr`` keeps its
+    absolute positions, which is all the kernels read)."""
+    faults = block.faults
+    keep = (faults[:, 0] >= a) & (faults[:, 0] < b) if faults.shape[0] else np.zeros(0, bool)
+    f = faults[keep].copy()
+    if f.shape[0]:
+        f[:, 0] -= a
+    out = ParsedBlock(block.source, block.labels[a:b], block.weights[a:b], block.bases[a:b], block.lines[a:b],
+                      block.indptr[a:b + 1], block.idx, block.val, block.tag_buf, block.tag_s[a:b],
+                      block.tag_e[a:b], f, [t for t, k in zip(block.fault_text, keep) if k],
+                      counts=None if block.counts is None else block.counts[a:b], ns=block.ns,
+                      text_lines=None if block.text_lines is None else block.text_lines[a:b])
+    if block.counts is None:        # the reports count the example's own row length
+        out.counts = np.diff(block.indptr[a:b + 1])
+    return out
+
+
+def window(blocks, start: int, stop: int | None):
+    """Examples ``start`` .. ``stop - 1`` of a stream of blocks (counted from its first example; ``stop``
+    None: to the end), as blocks cut with ``sub_block``. The stream is read to its end all the same,
+    so that whatever it does as it goes (the cache writer of a first pass) sees every block. A Dask
+    period (``streamlearn.dask``, ``--sync-every``) trains on such a window of its shard."""
+    pos = 0
+    for block in blocks:
+        n = block.n
+        a = min(max(start - pos, 0), n)
+        b = n if stop is None else min(max(stop - pos, 0), n)
+        pos += n
+        if a < b:
+            yield block if (a == 0 and b == n) else sub_block(block, a, b)
+
+
 def example_texts(buf: np.ndarray, ends: np.ndarray, first_line: int, lines: np.ndarray) -> list[bytes]:
     """The text of each example's line (without its newline) in a block that starts at line
     ``first_line``; ``lines`` are the examples' line numbers."""

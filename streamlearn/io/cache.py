@@ -17,7 +17,7 @@ import tempfile
 import numpy as np
 
 from streamlearn.errors import InputError
-from streamlearn.io.blocks import Outputs, ParsedBlock
+from streamlearn.io.blocks import Outputs, ParsedBlock, sub_block
 from streamlearn.io.reader import RING
 
 MAGIC = b"SLCACHE\x00"
@@ -102,9 +102,29 @@ def _read_into(f, a: np.ndarray, path: str) -> None:
         raise InputError(f"cache file {path} is truncated; delete it or use --kill-cache")
 
 
-def read_cache(path: str, source_name: str):
+#: bytes per example and per feature of a block's arrays, as ``read_cache`` reads them (labels,
+#: weights, bases, lines; indptr has one more entry; idx and val per feature)
+_PER_EXAMPLE = 3 * 8 + 8
+_PER_FEATURE = 4 + 4
+
+
+def _skipped_bytes(n: int, nf: int, ntag: int, flags: int) -> int:
+    """The bytes of a block's arrays after its record (the layout ``CacheWriter.write`` writes)."""
+    size = n * _PER_EXAMPLE + (n + 1) * 8 + nf * _PER_FEATURE
+    if flags & _HAS_COUNTS:
+        size += n * 8
+    if flags & _HAS_TAGS:
+        size += n * 16 + ntag
+    return size
+
+
+def read_cache(path: str, source_name: str, start: int = 0, stop: int | None = None):
     """Yield the ParsedBlocks stored in a cache file (read into a ring of reusable arrays, with the
-    same lifetime rule as text blocks: streamlearn.io.reader)."""
+    same lifetime rule as text blocks: streamlearn.io.reader).
+
+    ``start``/``stop``: only examples ``start`` .. ``stop - 1`` of the cache (a Dask period's window,
+    ``streamlearn.io.blocks.window``); blocks wholly before ``start`` are skipped without being read,
+    and reading ends at ``stop``."""
     try:
         f = open(path, "rb")
     except OSError as exc:
@@ -113,6 +133,7 @@ def read_cache(path: str, source_name: str):
     tag_bufs = [np.empty(0, np.uint8) for _ in range(RING)]
     count_bufs = [np.empty(0, np.int64) for _ in range(RING)]
     k = 0
+    pos = 0     # the examples before the block read next
     with f:
         head = f.read(16)
         _, hlen = struct.unpack("<II", head[8:16])
@@ -125,6 +146,12 @@ def read_cache(path: str, source_name: str):
                 raise InputError(f"cache file {path} is truncated; delete it or use --kill-cache")
             n, nf, ntag, flags = _BLOCK.unpack(rec)
             out = outputs[k % RING]
+            if stop is not None and pos >= stop:
+                return
+            if pos + n <= start:        # wholly before the window
+                pos += n
+                f.seek(_skipped_bytes(n, nf, ntag, flags), os.SEEK_CUR)
+                continue
             out.reserve(n, nf)
             for a in (out.labels[:n], out.weights[:n], out.bases[:n], out.lines[:n], out.indptr[:n + 1],
                       out.idx[:nf], out.val[:nf]):
@@ -148,4 +175,23 @@ def read_cache(path: str, source_name: str):
             k += 1
             block = out.block(source_name, n, nf, 0, tag_buf)
             block.counts = counts
-            yield block
+            a = max(start - pos, 0)
+            b = n if stop is None else min(stop - pos, n)
+            pos += n
+            yield block if (a == 0 and b == n) else sub_block(block, a, b)
+
+
+def cache_examples(path: str) -> int:
+    """The number of examples in a complete cache file (its block records; the arrays are skipped)."""
+    total = 0
+    with open(path, "rb") as f:
+        head = f.read(16)
+        _, hlen = struct.unpack("<II", head[8:16])
+        f.seek(16 + hlen)
+        while True:
+            rec = f.read(_BLOCK.size)
+            if len(rec) < _BLOCK.size:
+                return total
+            n, nf, ntag, flags = _BLOCK.unpack(rec)
+            total += n
+            f.seek(_skipped_bytes(n, nf, ntag, flags), os.SEEK_CUR)

@@ -41,9 +41,17 @@ def ring_size(threads: int) -> int:
 
 @dataclass(frozen=True)
 class Source:
-    """Where examples come from: ``path`` is a file name or "-" for stdin."""
+    """Where examples come from: ``path`` is a file name or "-" for stdin. ``start``/``end``: only the
+    bytes start .. end - 1 of a plain (uncompressed) file, a line-aligned byte range (a Dask shard,
+    ``streamlearn.dask.split_ranges``); its lines keep their numbers in the whole file."""
 
     path: str
+    start: int = 0
+    end: int | None = None
+
+    @property
+    def ranged(self) -> bool:
+        return self.start != 0 or self.end is not None
 
     @property
     def name(self) -> str:
@@ -68,15 +76,54 @@ def open_source(source: Source) -> BinaryIO:
         raise InputError(f"cannot read {path}: it is a directory")
     try:
         lower = path.lower()
+        if source.ranged and lower.endswith(_COMPRESSED):
+            raise InputError(f"cannot read {path} by byte range: it is compressed")
         if lower.endswith(".gz"):
             return gzip.open(path, "rb")
         if lower.endswith(".bz2"):
             return bz2.open(path, "rb")
         if lower.endswith(".xz"):
             return lzma.open(path, "rb")
-        return open(path, "rb")
+        f = open(path, "rb")
+        if source.ranged:
+            f.seek(source.start)
+            return _Range(f, (os.fstat(f.fileno()).st_size if source.end is None else source.end) - source.start)
+        return f
     except OSError as exc:
         raise InputError(f"cannot read {path}: {_reason(exc)}") from None
+
+
+class _Range:
+    """The next ``size`` bytes of an open file (``readinto`` and ``close``: what ``read_blocks`` uses)."""
+
+    def __init__(self, f, size: int):
+        self.f = f
+        self.left = max(size, 0)
+
+    def readinto(self, view) -> int:
+        n = self.f.readinto(view[:min(len(view), self.left)]) if self.left else 0
+        self.left -= n
+        return n
+
+    def close(self) -> None:
+        self.f.close()
+
+
+def first_line(source: Source) -> int:
+    """The number (1-based) of a source's first line: 1 but for a byte range, whose lines keep their
+    numbers in the whole file (the newlines before ``start`` are counted)."""
+    if not source.start:
+        return 1
+    count = 1
+    with open(source.path, "rb") as f:
+        left = source.start
+        while left:
+            chunk = f.read(min(left, 1 << 24))
+            if not chunk:
+                break
+            count += chunk.count(b"\n")
+            left -= len(chunk)
+    return count
 
 
 _READ_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError)
@@ -126,7 +173,7 @@ def read_blocks(source: Source, block_size: int = DEFAULT_BLOCK_SIZE, ring: int 
     buffers = [np.empty(0, np.uint8) for _ in range(ring)]
     is_nl = np.empty(0, np.bool_)
     carry = np.empty(0, np.uint8)
-    line = 1
+    line = first_line(source)
     slot = 0
     try:
         while True:
