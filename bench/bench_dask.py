@@ -15,6 +15,9 @@ holds the union of the workers' features). k = 4 is reported as it comes. Settin
 1e-4`` (the design's prototype) and ``--algo tg`` without L1 (dense), 3 rounds. ``--seed2`` repeats
 the k = 2 runs on a second shuffle, to show how much one pass's order moves the figures.
 
+Mixing within a pass: for the L1 setting on the first shuffle, G-weighted mixing every N examples of
+each shard (``sync_every``, N = a shard's examples / 4, fixed before running), after passes 1 and 2.
+
 This machine has 2 cores: k = 4 workers share them (accuracy only; the speed benchmark needs more
 cores and is not here).
 
@@ -38,6 +41,7 @@ from frontier import DATA_ROOT, DATASETS, PREP_DIR, REPO, SHUFFLE_SEED, prepare_
 
 BITS = 20
 ROUNDS = 3
+SYNCS_PER_PASS = 4      # --sync-every: the shard's examples / 4 (fixed before running)
 SETTINGS = (("tg --l1 1e-4", {"algo": "tg", "l1": 1e-4}), ("tg, no L1", {"algo": "tg"}))
 SETTINGS_OPTS = dict(SETTINGS)
 MARK_START = "<!-- bench_dask:start -->"
@@ -101,7 +105,23 @@ def mixed(client, files: list[str], test: Path, opts: dict, rule: str, work: Pat
     return out
 
 
-def run_dataset(ds, seed: int, ks: tuple[int, ...], work: Path) -> dict:
+def synced(client, files: list[str], test: Path, opts: dict, every: int, work: Path) -> list[tuple]:
+    """(accuracy, non-zeros, syncs) after passes 1 and 2 of G-weighted mixing every ``every`` examples
+    of each shard (``--sync-every``)."""
+    from streamlearn import dask as sdask
+
+    out = []
+    for p in (1, 2):
+        rows = []
+        data = sdask.train(client, files, passes=p, sync_every=every, loss="logistic", bits=BITS,
+                           on_round=rows.append, **opts)
+        model = work / f"synced.{p}.model"
+        model.write_bytes(data)
+        out.append((*evaluate(model, test, work), len(rows)))
+    return out
+
+
+def run_dataset(ds, seed: int, ks: tuple[int, ...], work: Path, with_sync: bool = False) -> dict:
     from distributed import Client, LocalCluster
 
     train = REPO / prepare_train(DATA_ROOT, ds, seed).path
@@ -110,12 +130,15 @@ def run_dataset(ds, seed: int, ks: tuple[int, ...], work: Path) -> dict:
     for label, opts in SETTINGS:
         one = single(train, test, opts, 1, work)
         many = single(train, test, opts, ROUNDS, work)
-        row = {"single1": one, f"single{ROUNDS}": many, "k": {}}
+        row = {"single1": one, f"single{ROUNDS}": many, "k": {}, "sync": {}}
         for k in ks:
             files = shards(train, k, work)
             with LocalCluster(n_workers=k, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
                     Client(cluster) as client:
                 row["k"][k] = {rule: mixed(client, files, test, opts, rule, work) for rule in ("weighted", "uniform")}
+                if with_sync and "l1" in opts:
+                    every = -(-res["lines"] // (k * SYNCS_PER_PASS))
+                    row["sync"][k] = (every, synced(client, files, test, opts, every, work))
             say(f"  {ds.key} seed {seed} {label} k={k}: " + "; ".join(
                 f"{rule} " + ", ".join(f"{a:.4f}@{n}" for a, n, *_ in r) for rule, r in row["k"][k].items()))
         res["settings"][label] = row
@@ -153,6 +176,19 @@ def render(results: dict, argv: list[str], secs: float) -> str:
                               f"{w[1]:,} vs {n1:,} non-zeros)")
                 L.append(f"| {label} | {a1:.4f}@{n1:,} | {aP:.4f}@{nP:,} | {k} | " + " | ".join(cells) + f" | {target} |")
         L.append("")
+    L += [f"**Mixing within a pass** (`--sync-every N`, N = a shard's examples / {SYNCS_PER_PASS}, G-weighted, "
+          f"`{SETTINGS[0][0]}`, first shuffle) against mixing at the end of each pass (the table above's "
+          "weighted cells):", "",
+          "| data | k | N | after pass 1 (syncs) | after pass 2 (syncs) | end-of-pass mixing, round 1 / 2 | "
+          "single, 1 pass |", "|---|---|---|---|---|---|---|"]
+    for (key, seed), res in results.items():
+        row = res["settings"][SETTINGS[0][0]]
+        for k, (every, runs) in row["sync"].items():
+            w = row["k"][k]["weighted"]
+            a1, n1 = row["single1"]
+            L.append(f"| {key} | {k} | {every:,} | " + " | ".join(f"{a:.4f}@{n:,} ({s})" for a, n, s in runs)
+                     + f" | {w[0][0]:.4f}@{w[0][1]:,} / {w[1][0]:.4f}@{w[1][1]:,} | {a1:.4f}@{n1:,} |")
+    L.append("")
     dense = 4 << BITS
     L += ["**Bytes per sync** (G-weighted, `tg --l1 1e-4`, round 3): the largest model file a worker sent "
           "(its touched rows: index and the saved columns), and the round's starting model sent to the "
@@ -194,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
         for key in args.datasets.split(","):
             for seed, kk in ((args.seed, ks), (args.seed2, (2,))):
                 say(f"{key}, shuffle seed {seed} ...")
-                results[(key, seed)] = run_dataset(known[key], seed, kk, Path(tmp))
+                results[(key, seed)] = run_dataset(known[key], seed, kk, Path(tmp), with_sync=seed == args.seed)
     text = render(results, argv, time.time() - started)
     print(text)
     if args.out:

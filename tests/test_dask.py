@@ -183,6 +183,7 @@ def test_cli_local_1_one_pass_is_streamlearn_train(tmp_path):
     (["--dask", "local:1", "--objective"], "--objective is not supported with --dask yet"),
     (["--dask", "local:1", "-t"], "-t/--testonly is not supported with --dask yet"),
     (["--dask", "local:1", "--shuffle"], "--shuffle is not supported with --dask yet"),
+    (["--dask", "local:1", "-i", "{tmp}/nope.m"], "cannot read model {tmp}/nope.m: No such file or directory"),
     (["--dask", "local:1", "--sync-every", "0"], "--sync-every must be at least 1 (got 0)"),
     (["--dask", "local:1", "--split", "0"], "--split must be at least 1 (got 0)"),
     (["--sync-every", "10"], "--sync-every needs --dask"),
