@@ -288,7 +288,7 @@ def main():
 @click.option("--dask", "dask", default=None, metavar="ADDRESS|local:N",
               help="Train on a Dask cluster (needs streamlearn[dask]): the scheduler's address, or "
                    "local:N to start N local worker processes. Every -d path or quoted glob is a shard; "
-                   "--passes is the number of rounds, each one pass per shard, then a merge.")
+                   "the shards' models are merged at the end of every one of the --passes (or --sync-every N).")
 @click.option("--mix", "mix", type=click.Choice(("weighted", "uniform")), default="weighted",
               help="With --dask: merge the shards' weights G-weighted (adaptive rules, as VW) or uniformly.")
 @click.option("--sync-every", "--sync_every", "sync_every", type=INT, default=None, metavar="N",
@@ -312,8 +312,8 @@ def train(ctx, **values):
     address = explicit.pop("dask", None)
     if address is not None:
         return _train_dask(address, values, dask_only, explicit)
-    for name in dask_only:
-        raise click.ClickException(f"--{name.replace('_', '-')} needs --dask")
+    if dask_only:
+        raise click.ClickException(f"--{next(iter(dask_only)).replace('_', '-')} needs --dask")
     if explicit.pop("cache", False):
         if "cache_file" in explicit:
             raise click.ClickException("-c/--cache and --cache-file cannot be used together")

@@ -336,6 +336,22 @@ def check(files, passes: int, mix: str, options: dict, split: int = 1, sync_ever
     return shards
 
 
+def _periods(passes: int, sync_every: int | None, lengths: list):
+    """(pass, window, active shards) of each period, in order: one per pass, or windows of
+    ``sync_every`` examples while some shard has examples left. ``lengths`` (each shard's examples, None
+    until a task has read the shard) is read afresh at every period: the caller fills it in."""
+    for pass_ in range(1, passes + 1):
+        at = 0      # the period's first example, in every shard
+        while True:
+            active = [i for i, n in enumerate(lengths) if n is None or n > at]
+            if not active:
+                break
+            yield pass_, None if sync_every is None else (at, at + sync_every), active
+            if sync_every is None:
+                break
+            at += sync_every
+
+
 def train(client, files, passes: int = 1, mix: str = "weighted", on_round=None, *, split: int = 1,
           sync_every: int | None = None, initial_model: str | None = None, **options) -> bytes:
     """Train on the shards ``files`` (paths or globs) across ``client``'s workers: ``passes`` passes over
@@ -368,60 +384,43 @@ def train(client, files, passes: int = 1, mix: str = "weighted", on_round=None, 
             model = f.read()
     later = _run_options(options)
     run_id = uuid.uuid4().hex
-    # a worker-local parse cache when a shard is read more than once
-    cached = passes > 1 or sync_every is not None
+    cached = passes > 1 or sync_every is not None      # a shard read more than once: a parse cache
     lengths = [None] * len(shards)     # each shard's examples, once a task has read it all
     syncs = 0
-    planned = None
     try:
-        for pass_ in range(passes):
-            at = 0      # the first example of the period, in each shard
-            while True:
-                active = [i for i, n in enumerate(lengths) if n is None or n > at]
-                if not active:
-                    break
-                window = None if sync_every is None else (at, at + sync_every)
-                started = time.perf_counter()
-                opts = options if syncs == 0 else later
-                start_bytes = model
-                start = None if model is None else client.scatter(model, hash=False)   # sent once
-                futures = [client.submit(_task, shards[i], opts, start, window,
-                                         (run_id, i) if cached else None, workers=[where[i]],
-                                         allow_other_workers=True, pure=False)
-                           for i in active]
-                results = client.gather(futures)
-                for ok, payload, _ in results:     # the first error in shard order (deterministic)
-                    if not ok:
-                        raise ValueError(payload)
-                synced = time.perf_counter()
-                stats = [counts for _, _, counts in results]
-                for i, counts in zip(active, stats):
-                    if "total" in counts:
-                        lengths[i] = counts["total"]
-                base = None if model is None else parse_model(model, "the round's model")
-                merged = merge(base, [parse_model(b, str(shards[i])) for (_, b, _), i in zip(results, active)],
-                               rule=mix)
-                model = model_bytes(*merged)
-                syncs += 1
-                if planned is None:
-                    per_pass = 1 if sync_every is None else max(
-                        1, -(-max(n or 0 for n in lengths) // sync_every))
-                    planned = per_pass * passes
-                if on_round is not None:
-                    done = time.perf_counter()
-                    weight = sum(c.get("weight", 0.0) for c in stats)
-                    on_round({"round": syncs, "rounds": max(planned, syncs), "pass": pass_ + 1,
-                              "shards": len(active), "workers": len(workers),
-                              "examples": sum(c.get("examples", 0) for c in stats),
-                              "loss": (sum(c["loss"] for c in stats) / weight
-                                       if weight > 0 and all("loss" in c for c in stats) else None),
-                              "nonzero": int(np.count_nonzero(merged[2][:, 0])) if len(merged[2]) else 0,
-                              "wall": done - started, "sync": done - synced,
-                              "sent": [len(b) for _, b, _ in results],
-                              "start": 0 if base is None else len(start_bytes)})
-                if sync_every is None:
-                    break
-                at += sync_every
+        for pass_, window, active in _periods(passes, sync_every, lengths):
+            started = time.perf_counter()
+            start = None if model is None else client.scatter(model, hash=False)   # sent once, not per task
+            futures = [client.submit(_task, shards[i], options if syncs == 0 else later, start, window,
+                                     (run_id, i) if cached else None, workers=[where[i]],
+                                     allow_other_workers=True, pure=False)
+                       for i in active]
+            results = client.gather(futures)
+            for ok, payload, _ in results:     # the first error in shard order (deterministic)
+                if not ok:
+                    raise ValueError(payload)
+            synced = time.perf_counter()
+            stats = [counts for _, _, counts in results]
+            for i, counts in zip(active, stats):
+                lengths[i] = counts.get("total", lengths[i])
+            base = None if model is None else parse_model(model, "the round's model")
+            merged = merge(base, [parse_model(b, str(shards[i])) for (_, b, _), i in zip(results, active)],
+                           rule=mix)
+            start_bytes = 0 if base is None else len(model)
+            model = model_bytes(*merged)
+            syncs += 1
+            if on_round is not None:
+                per_pass = 1 if sync_every is None else -(-max(n or 0 for n in lengths) // sync_every)
+                done = time.perf_counter()
+                weight = sum(c.get("weight", 0.0) for c in stats)
+                on_round({"round": syncs, "rounds": max(per_pass * passes, syncs), "pass": pass_,
+                          "shards": len(active), "workers": len(workers),
+                          "examples": sum(c.get("examples", 0) for c in stats),
+                          "loss": (sum(c["loss"] for c in stats) / weight
+                                   if weight > 0 and all("loss" in c for c in stats) else None),
+                          "nonzero": int(np.count_nonzero(merged[2][:, 0])) if len(merged[2]) else 0,
+                          "wall": done - started, "sync": done - synced,
+                          "sent": [len(b) for _, b, _ in results], "start": start_bytes})
     finally:
         if cached:
             with contextlib.suppress(Exception):
