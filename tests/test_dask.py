@@ -310,3 +310,18 @@ def test_later_periods_read_the_parse_cache(tmp_path):
     before = sd.train_shard(str(src), options, None, (700, 1400), str(cache))
     src.write_bytes(b"")
     assert sd.train_shard(str(src), options, None, (700, 1400), str(cache)) == before
+
+
+@pytest.mark.parametrize("learner", sorted(LEARNERS))
+@pytest.mark.parametrize("sync_every", [None, 700])
+def test_one_shard_three_passes_is_train_passes_3(client, tmp_path, learner, sync_every):
+    """One shard over three passes (with or without syncs within the pass) against ``streamlearn train
+    --passes 3 --holdout-off``: the same weights to 1e-12 (each sync catches the lazy weights up, which
+    only regroups sums)."""
+    options = {**LEARNERS[learner], **COMMON}
+    cli("train", "-d", TRAIN, "-f", tmp_path / "single.m", "--passes", "3", "--holdout-off", "--quiet",
+        *flags(options))
+    single = load_model(str(tmp_path / "single.m"))
+    mixed = parse_model(sd.train(client, [TRAIN], passes=3, sync_every=sync_every, holdout_off=True, **options))
+    np.testing.assert_array_equal(mixed[1], single[1])
+    np.testing.assert_allclose(mixed[2], single[2], rtol=0, atol=1e-12)
