@@ -19,8 +19,7 @@ from streamlearn import learners, objective
 from streamlearn.history import ProgressHistory, nonzero_in_force
 from streamlearn.config import PredictConfig, TrainConfig, train_config
 from streamlearn.errors import InputError, OptionError
-from streamlearn.io.blocks import ParsedBlock
-from streamlearn.io.blocks import window as examples_window
+from streamlearn.io.blocks import ParsedBlock, window as examples_window
 from streamlearn.io.cache import CacheWriter, cache_matches, read_cache
 from streamlearn.io.model_file import load_model
 from streamlearn.io.reader import check_readable
