@@ -47,6 +47,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_targets.py --out bench/RESULTS.md
 	$(BIN)/python bench/bench_api.py --out bench/RESULTS.md
 	$(BIN)/python bench/bench_dask.py --out bench/RESULTS.md
+	$(BIN)/python bench/bench_dask_speed.py --out bench/RESULTS.md
 
 # the seed papers' experiments (issue 15; bench/REPRODUCTIONS.md): longer than make bench
 repro: $(STAMP)
