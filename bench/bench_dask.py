@@ -41,6 +41,7 @@ from frontier import DATA_ROOT, DATASETS, PREP_DIR, REPO, SHUFFLE_SEED, prepare_
 
 BITS = 20
 ROUNDS = 3
+VW_STRIDE = 4           # VW's default learner: weight, G, N and a spare slot per feature
 SYNCS_PER_PASS = 4      # --sync-every: the shard's examples / 4 (fixed before running)
 SETTINGS = (("tg --l1 1e-4", {"algo": "tg", "l1": 1e-4}), ("tg, no L1", {"algo": "tg"}))
 SETTINGS_OPTS = dict(SETTINGS)
@@ -189,12 +190,14 @@ def render(results: dict, argv: list[str], secs: float) -> str:
             L.append(f"| {key} | {k} | {every:,} | " + " | ".join(f"{a:.4f}@{n:,} ({s})" for a, n, s in runs)
                      + f" | {w[0][0]:.4f}@{w[0][1]:,} / {w[1][0]:.4f}@{w[1][1]:,} | {a1:.4f}@{n1:,} |")
     L.append("")
-    dense = 4 << BITS
+    dense = (1 + VW_STRIDE) * 4 << BITS
     L += ["**Bytes per sync** (G-weighted, `tg --l1 1e-4`, round 3): the largest model file a worker sent "
           "(its touched rows: index and the saved columns), and the round's starting model sent to the "
-          f"workers; VW's AllReduce sends the dense table, at least 2^{BITS} float32 = {dense:,} bytes per "
-          "all-reduce (its G-weighted average does two: G, then the weights).", "",
-          "| data, shuffle | k | largest worker message | starting model | ratio to VW's 2^b float32 |",
+          "workers. VW's AllReduce moves the dense table: its G-weighted average (`accumulate_weighted_avg`, "
+          f"VowpalWabbit/vowpal_wabbit `vowpalwabbit/core/src/accumulate.cc`) all-reduces the G column (2^{BITS} "
+          f"float32), then the whole table (2^{BITS} x stride {VW_STRIDE} float32), so a node sends "
+          f"(1 + {VW_STRIDE}) x 2^{BITS} x 4 = {dense:,} bytes per sync.", "",
+          "| data, shuffle | k | largest worker message | starting model | ratio to a VW node's sync |",
           "|---|---|---|---|---|"]
     for (key, seed), res in results.items():
         for k, rules in res["settings"][SETTINGS[0][0]]["k"].items():
