@@ -84,6 +84,17 @@ class Run:
 # --------------------------------------------------------------------------- data files
 
 
+def dask_skip(data: Path) -> str | None:
+    """Why a Dask benchmark cannot run here (Dask not installed, or its data ``data`` absent), or None."""
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        return "skipped: Dask is not installed (pip install 'streamlearn[dask]')"
+    if not data.exists():
+        return f"skipped: {data} is absent"
+    return None
+
+
 def data_name(lines: int, seed: int) -> str:
     """bench-2m.vw for 2,000,000 lines, bench-50k.vw for 50,000, bench-12345.vw otherwise.
 

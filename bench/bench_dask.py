@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import machine_facts, produced_by, say, write_section  # noqa: E402
+from bench_core import dask_skip, machine_facts, produced_by, say, write_section  # noqa: E402
 from frontier import DATA_ROOT, DATASETS, PREP_DIR, REPO, SHUFFLE_SEED, prepare_test, prepare_train  # noqa: E402
 
 BITS = 20
@@ -216,13 +216,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", default="2,4")
     ap.add_argument("--out", type=Path, default=None, help="write the section into this file (bench/RESULTS.md)")
     args = ap.parse_args(argv)
-    try:
-        import distributed  # noqa: F401
-    except ImportError:
-        print("skipped: Dask is not installed (pip install 'streamlearn[dask]')")
-        return 0
-    if not DATA_ROOT.is_dir():
-        print(f"skipped: {DATA_ROOT} is absent")
+    skip = dask_skip(DATA_ROOT)
+    if skip:
+        print(skip)
         return 0
     known = {d.key: d for d in DATASETS}
     ks = tuple(int(k) for k in args.workers.split(","))

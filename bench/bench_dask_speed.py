@@ -71,7 +71,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import machine_facts, produced_by, read_through, say, streamlearn_base, write_section  # noqa: E402
+from bench_core import dask_skip, machine_facts, produced_by, read_through, say, streamlearn_base, write_section  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 DATA_ROOT = REPO.parent / "shared" / "data" / "real"
@@ -412,14 +412,11 @@ def parse_args(argv):
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
-    try:
-        import distributed
-    except ImportError:
-        print("skipped: Dask is not installed (pip install 'streamlearn[dask]')")
+    skip = dask_skip(SOURCE)
+    if skip:
+        print(skip)
         return 0
-    if not SOURCE.is_file():
-        print(f"skipped: {SOURCE} is absent")
-        return 0
+    import distributed
     import datetime as dt
 
     from bench_core import vw_available
