@@ -227,8 +227,8 @@ class TrainConfig:
     strict: bool = False
     block_size: int = DEFAULT_BLOCK_SIZE
     #: a Dask task's part of its shard (``streamlearn.dask`` sets them; no CLI option): the one
-    #: source's line-aligned byte range (start, end), and the window (start, stop) of its examples
-    #: that this run trains on (a ``--sync-every`` period)
+    #: source's line-aligned byte range (start, end[, number of the line at start]), and the window
+    #: (start, stop) of its examples that this run trains on (a ``--sync-every`` period)
     shard_range: tuple | None = None
     shard_window: tuple | None = None
     #: parse threads (default_threads(): the cores less one for the learner)

@@ -19,12 +19,15 @@ The client gathers the shards' models in shard order and merges them with ``stre
 ``accumulate_weighted_avg`` at every pass end); the merged model starts the next period, and the last
 one is returned as model-file bytes.
 
-**Parse caches.** When a shard is read more than once (``passes`` > 1 or ``sync_every``), its task
-keeps a parse cache (the single-machine ``--cache-file`` format) in the worker's local directory:
-the first period parses the whole shard into it (its windows' examples are learned on the way, the
-rest only parsed) and later periods read their window from it, skipping the blocks before the window
-unread. A task that Dask moves to another worker parses the text there. The caches are removed at the
-end of the run.
+**Reading on, parse caches.** With one pass and ``sync_every``, each period of a plain file reads on
+from the byte after the previous period's last example (the task returns that offset and its line
+number, ``line_end``), so the text is read once and nothing is cached. A shard read more than once
+(``passes`` > 1), or a compressed one synced within its pass (it cannot be resumed mid-file), keeps a
+parse cache (the single-machine ``--cache-file`` format) in the worker's local directory: its first
+period parses the whole shard into it (learning its window's examples on the way, only parsing the
+rest) and later periods read their window from it, skipping the blocks before the window unread. A
+task that Dask moves to another worker parses the text there. The caches are removed at the end of
+the run. A shard that has no example left in a period takes no part in that period's merge.
 
 **Placement and faults.** Shards are balanced by bytes over the workers (sorted addresses), largest
 first to the least loaded worker, and each task is submitted to its worker with
@@ -88,11 +91,16 @@ class ShardError(ValueError):
 @dataclass(frozen=True)
 class Shard:
     """A file, or the line-aligned byte range ``start`` .. ``end - 1`` of a plain file (``end`` None:
-    the whole file)."""
+    the whole file); ``line``: the number of the line at ``start``, when known."""
 
     path: str
     start: int = 0
     end: int | None = None
+    line: int | None = None
+
+    def rest(self, start: int, line: int) -> "Shard":
+        """The shard from byte ``start`` on, where line number ``line`` begins."""
+        return Shard(self.path, start, os.path.getsize(self.path) if self.end is None else self.end, line)
 
     @property
     def ranged(self) -> bool:
@@ -168,6 +176,29 @@ def expand_files(files, split: int = 1) -> list[Shard]:
     return shards
 
 
+def line_end(path: str, start: int, line: int, last: int) -> int:
+    """The byte offset just after line ``last`` of ``path``, scanning from byte ``start``, where line
+    number ``line`` begins (the end of the file if it has fewer lines)."""
+    need = last - line + 1      # newlines to pass
+    pos = start
+    with open(path, "rb") as f:
+        f.seek(start)
+        while need > 0:
+            chunk = f.read(1 << 20)
+            if not chunk:
+                break
+            count = chunk.count(b"\n")
+            if count < need:
+                need -= count
+                pos += len(chunk)
+                continue
+            at = -1
+            for _ in range(need):
+                at = chunk.index(b"\n", at + 1)
+            return pos + at + 1
+    return pos
+
+
 def assign(sizes: list[int], workers: list[str]) -> list[str]:
     """The worker of each shard: shards by decreasing size (ties: in order) each go to the least
     loaded worker so far (ties: the first in ``workers``' order). Deterministic."""
@@ -198,15 +229,18 @@ def _train_shard(shard, options: dict, model: bytes | None, window: tuple | None
     from streamlearn import driver
     from streamlearn.errors import StreamlearnError
     from streamlearn.io.cache import cache_examples
+    from streamlearn.io.reader import Source, first_line
     from streamlearn.kernels import state as S
 
     if not isinstance(shard, Shard):
         shard = Shard(os.fspath(shard))
+    if window is not None and cache is None and shard.ranged and shard.line is None:
+        shard = Shard(shard.path, shard.start, shard.end, first_line(Source(shard.path, shard.start)))
     with tempfile.TemporaryDirectory(prefix="streamlearn-dask-") as tmp:
         explicit = {"quiet": True, **options, "sources": (shard.path,), "passes": 1,
                     "final_model": os.path.join(tmp, "out.model")}
         if shard.ranged:
-            explicit["shard_range"] = (shard.start, shard.end)
+            explicit["shard_range"] = (shard.start, shard.end) + (() if shard.line is None else (shard.line,))
         if window is not None:
             explicit["shard_window"] = tuple(window)
         if cache is not None:
@@ -228,6 +262,9 @@ def _train_shard(shard, options: dict, model: bytes | None, window: tuple | None
             stats["total"] = cache_examples(cache)
         elif ctr is not None and window is None:
             stats["total"] = int(ctr[S.C_EXAMPLES])
+        elif shard.line is not None and result.get("last_line"):    # a streamed period: where the next begins
+            stats["next"] = (line_end(shard.path, shard.start, shard.line, result["last_line"]),
+                             result["last_line"] + 1)
         with open(explicit["final_model"], "rb") as f:
             return f.read(), stats
 
@@ -352,6 +389,22 @@ def _periods(passes: int, sync_every: int | None, lengths: list):
             at += sync_every
 
 
+def _planned(passes: int, sync_every: int | None, lengths: list, shards: list, resume: list, syncs: int) -> int:
+    """The run's syncs as far as they can be told after ``syncs`` of them (the progress bar's total): one
+    per pass; with ``sync_every``, the longest shard's periods, known from its examples (a parse cache
+    or a finished shard), or estimated from the bytes a streamed shard read so far."""
+    if sync_every is None:
+        return passes
+    periods = 0
+    for n, whole, now in zip(lengths, shards, resume):
+        if n is not None:
+            periods = max(periods, -(-n // sync_every))
+        elif now.start > whole.start:       # streamed: bytes per period so far
+            size = now.end - whole.start
+            periods = max(periods, -(-size * syncs // (now.start - whole.start)))
+    return max(periods * passes, syncs)
+
+
 def train(client, files, passes: int = 1, mix: str = "weighted", on_round=None, *, split: int = 1,
           sync_every: int | None = None, initial_model: str | None = None, **options) -> bytes:
     """Train on the shards ``files`` (paths or globs) across ``client``'s workers: ``passes`` passes over
@@ -384,15 +437,21 @@ def train(client, files, passes: int = 1, mix: str = "weighted", on_round=None, 
             model = f.read()
     later = _run_options(options)
     run_id = uuid.uuid4().hex
-    cached = passes > 1 or sync_every is not None      # a shard read more than once: a parse cache
-    lengths = [None] * len(shards)     # each shard's examples, once a task has read it all
+    # one pass with syncs: each period of a plain file reads on from where the last one stopped; a shard
+    # read more than once (or a compressed one, which cannot be resumed mid-file) keeps a parse cache
+    streamed = [sync_every is not None and passes == 1 and not s.path.lower().endswith(_COMPRESSED)
+                for s in shards]
+    cached = [not st and (passes > 1 or sync_every is not None) for st in streamed]
+    resume = [s.rest(s.start, s.line if s.ranged else 1) if st else s for s, st in zip(shards, streamed)]
+    lengths = [None] * len(shards)     # each shard's examples, once known
     syncs = 0
     try:
         for pass_, window, active in _periods(passes, sync_every, lengths):
             started = time.perf_counter()
             start = None if model is None else client.scatter(model, hash=False)   # sent once, not per task
-            futures = [client.submit(_task, shards[i], options if syncs == 0 else later, start, window,
-                                     (run_id, i) if cached else None, workers=[where[i]],
+            futures = [client.submit(_task, resume[i], options if syncs == 0 else later, start,
+                                     (0, sync_every) if streamed[i] else window,
+                                     (run_id, i) if cached[i] else None, workers=[where[i]],
                                      allow_other_workers=True, pure=False)
                        for i in active]
             results = client.gather(futures)
@@ -402,19 +461,27 @@ def train(client, files, passes: int = 1, mix: str = "weighted", on_round=None, 
             synced = time.perf_counter()
             stats = [counts for _, _, counts in results]
             for i, counts in zip(active, stats):
-                lengths[i] = counts.get("total", lengths[i])
+                if not streamed[i]:
+                    lengths[i] = counts.get("total", lengths[i])
+                    continue
+                at = window[0]
+                read, after = counts.get("examples", 0), counts.get("next")
+                if read < sync_every or after is None or after[0] >= resume[i].end:
+                    lengths[i] = at + read      # the shard ends in this period
+                else:
+                    resume[i] = resume[i].rest(*after)
+            # a shard that had no example left in the period takes no part in the merge
+            used = [j for j, c in enumerate(stats) if c.get("examples", 1) > 0] or list(range(len(stats)))
             base = None if model is None else parse_model(model, "the round's model")
-            merged = merge(base, [parse_model(b, str(shards[i])) for (_, b, _), i in zip(results, active)],
-                           rule=mix)
+            merged = merge(base, [parse_model(results[j][1], str(shards[active[j]])) for j in used], rule=mix)
             start_bytes = 0 if base is None else len(model)
             model = model_bytes(*merged)
             syncs += 1
             if on_round is not None:
-                per_pass = 1 if sync_every is None else -(-max(n or 0 for n in lengths) // sync_every)
                 done = time.perf_counter()
                 weight = sum(c.get("weight", 0.0) for c in stats)
-                on_round({"round": syncs, "rounds": max(per_pass * passes, syncs), "pass": pass_,
-                          "shards": len(active), "workers": len(workers),
+                on_round({"round": syncs, "rounds": _planned(passes, sync_every, lengths, shards, resume, syncs),
+                          "pass": pass_, "shards": len(active), "workers": len(workers),
                           "examples": sum(c.get("examples", 0) for c in stats),
                           "loss": (sum(c["loss"] for c in stats) / weight
                                    if weight > 0 and all("loss" in c for c in stats) else None),
@@ -422,7 +489,7 @@ def train(client, files, passes: int = 1, mix: str = "weighted", on_round=None, 
                           "wall": done - started, "sync": done - synced,
                           "sent": [len(b) for _, b, _ in results], "start": start_bytes})
     finally:
-        if cached:
+        if any(cached):
             with contextlib.suppress(Exception):
                 client.run(_drop_caches, run_id)
     return model

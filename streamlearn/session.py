@@ -422,6 +422,7 @@ def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
     source_name = cfg.sources[0] if len(cfg.sources) == 1 else "cache"
     early_stop = False
     nonzero = None
+    last_line = 0       # the line of the last example read (a Dask period resumes after it)
     try:
         for p in range(cfg.passes):
             run.holding_out = holdout > 0 and p >= 1
@@ -435,8 +436,8 @@ def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
                 blocks = text_blocks(cfg.sources, cfg.format, hashing, cfg.block_size, cache_writer,
                                      run.read_error, with_text=run.names is not None,
                                      byte_range=cfg.shard_range)
-                if cfg.shard_window is not None:
-                    blocks = examples_window(blocks, *window)
+                if cfg.shard_window is not None:    # a cache is written whole: the window reads on to the end
+                    blocks = examples_window(blocks, *window, drain=cache_writer is not None)
             elif cfg.shuffle:
                 if shuffled is None:
                     shuffled = ShuffledExamples(read_cache(cache_path, source_name), source_name)
@@ -446,6 +447,8 @@ def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
                 blocks = read_cache(cache_path, source_name, *window)
             try:
                 for block in pipelined(blocks):
+                    if block.n:
+                        last_line = int(block.lines[block.n - 1])
                     if trace is None:
                         run.process(block)
                     else:       # blocks cut where a trace row falls (the same learning)
@@ -500,7 +503,7 @@ def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
                                nonzero, cfg.bits))
     result = {"state": st, "counters": ctr, "table": table, "nonzero": nonzero, "malformed": run.malformed,
               "passes": passes_done, "best_holdout": best_holdout, "early_stop": early_stop,
-              "objectives": objectives}
+              "objectives": objectives, "last_line": last_line}
     if history is not None:
         result["progress"] = history.as_dict()
         if cfg.plot:

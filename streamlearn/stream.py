@@ -73,7 +73,8 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
                 on_error=None, with_text: bool = False, threads: int | None = None, byte_range=None):
     """Parsed blocks of the text sources, in order (format detected per source with 'auto'). With
     ``with_text`` every block also carries its examples' lines (``text_lines``, for feature names).
-    ``byte_range`` (start, end): only those bytes of the one source (``streamlearn.io.reader.Source``).
+    ``byte_range`` (start, end[, line]): only those bytes of the one source, whose first line is
+    number ``line`` (``streamlearn.io.reader.Source``).
 
     ``threads`` (default ``hashing.threads``) > 1 parses that many blocks at once on a pool of
     threads; the blocks come out in input order all the same, and everything that depends on the

@@ -325,3 +325,52 @@ def test_one_shard_three_passes_is_train_passes_3(client, tmp_path, learner, syn
     mixed = parse_model(sd.train(client, [TRAIN], passes=3, sync_every=sync_every, holdout_off=True, **options))
     np.testing.assert_array_equal(mixed[1], single[1])
     np.testing.assert_allclose(mixed[2], single[2], rtol=0, atol=1e-12)
+
+
+def test_one_pass_periods_read_on_from_where_the_last_stopped(client, tmp_path):
+    """One pass with ``sync_every``: each period of a plain file starts at the byte after its
+    predecessor's last example (no parse cache), so the model is ``train`` then ``train -i`` on the
+    consecutive pieces of 700 examples, exactly, with blank lines between the examples;
+    the same file gzipped (which cannot be resumed mid-file: a parse cache) gives the same model."""
+    import gzip
+
+    options = {**LEARNERS["ftrl"], **COMMON}
+    lines = TRAIN.read_bytes().splitlines(keepends=True)
+    text, pieces = [], []
+    for j, line in enumerate(lines):
+        text.append(line + (b"\n" if j % 97 == 5 else b"") + (b"\n\n" if j % 301 == 0 else b""))
+    data = tmp_path / "gaps.vw"
+    data.write_bytes(b"".join(text))
+    for j, a in enumerate(range(0, len(lines), 700)):
+        pieces.append(tmp_path / f"piece{j}.vw")
+        pieces[-1].write_bytes(b"".join(text[a:a + 700]))
+    model = None
+    for step, piece in enumerate(pieces):
+        out = tmp_path / f"m{step}"
+        cli("train", "-d", piece, "-f", out, "--quiet", *(flags(options) if model is None else ["-i", model]))
+        model = out
+    rows = []
+    streamed = parse_model(sd.train(client, [data], sync_every=700, on_round=rows.append, **options))
+    same_model(streamed, load_model(str(model)))
+    assert [(r["examples"], r["rounds"]) for r in rows] == [(700, 3), (700, 3), (600, 3)]
+    packed = tmp_path / "gaps.vw.gz"
+    packed.write_bytes(gzip.compress(data.read_bytes()))
+    same_model(parse_model(sd.train(client, [packed], sync_every=700, **options)), streamed)
+
+
+def test_one_pass_periods_of_split_shards(client, tmp_path):
+    """``split=2`` and one pass with a sync every 300 examples: the periods of each half follow each
+    other (the shorter half sits out once it is used up), and a malformed line met in a later period
+    is reported with its number in the file."""
+    rows = []
+    options = {**LEARNERS["tg"], **COMMON}
+    sd.train(client, [TRAIN], split=2, sync_every=300, on_round=rows.append, **options)
+    (a0, b0), (a1, b1) = sd.split_ranges(str(TRAIN), 2)
+    first = TRAIN.read_bytes()[:a1].count(b"\n")
+    assert sum(r["examples"] for r in rows) == 2000 and rows[0]["examples"] == 600
+    assert [r["shards"] for r in rows][-1] >= 1 and len(rows) == -(-max(first, 2000 - first) // 300)
+    bad = tmp_path / "bad.vw"
+    bad.write_bytes(TRAIN.read_bytes() + b"abc |a w\n")
+    with pytest.raises(ValueError) as exc:
+        sd.train(client, [bad], split=2, sync_every=300, strict=True, **options)
+    assert str(exc.value).startswith(f"{bad} line 2001: ") and "\n" not in str(exc.value)

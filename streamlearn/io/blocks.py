@@ -123,13 +123,16 @@ def sub_block(block: ParsedBlock, a: int, b: int) -> ParsedBlock:
     return out
 
 
-def window(blocks, start: int, stop: int | None):
+def window(blocks, start: int, stop: int | None, drain: bool = True):
     """Examples ``start`` .. ``stop - 1`` of a stream of blocks (counted from its first example; ``stop``
-    None: to the end), as blocks cut with ``sub_block``. The stream is read to its end all the same,
-    so that whatever it does as it goes (the cache writer of a first pass) sees every block. A Dask
-    period (``streamlearn.dask``, ``--sync-every``) trains on such a window of its shard."""
+    None: to the end), as blocks cut with ``sub_block``. With ``drain`` the stream is read to its end
+    all the same, so that whatever it does as it goes (the cache writer of a first pass) sees every
+    block; without, reading stops at ``stop``. A Dask period (``streamlearn.dask``, ``--sync-every``)
+    trains on such a window of its shard."""
     pos = 0
     for block in blocks:
+        if not drain and stop is not None and pos >= stop:
+            return
         n = block.n
         a = min(max(start - pos, 0), n)
         b = n if stop is None else min(max(stop - pos, 0), n)

@@ -43,11 +43,13 @@ def ring_size(threads: int) -> int:
 class Source:
     """Where examples come from: ``path`` is a file name or "-" for stdin. ``start``/``end``: only the
     bytes start .. end - 1 of a plain (uncompressed) file, a line-aligned byte range (a Dask shard,
-    ``streamlearn.dask.split_ranges``); its lines keep their numbers in the whole file."""
+    ``streamlearn.dask.split_ranges``); its lines keep their numbers in the whole file (``line``: the
+    number of the line at ``start``, if the caller knows it)."""
 
     path: str
     start: int = 0
     end: int | None = None
+    line: int | None = None     # the number of the line at ``start``, when known (else counted)
 
     @property
     def ranged(self) -> bool:
@@ -112,6 +114,8 @@ class _Range:
 def first_line(source: Source) -> int:
     """The number (1-based) of a source's first line: 1 but for a byte range, whose lines keep their
     numbers in the whole file (the newlines before ``start`` are counted)."""
+    if source.line is not None:
+        return source.line
     if not source.start:
         return 1
     count = 1
