@@ -281,20 +281,22 @@ def test_initial_model_is_train_i(client, tmp_path):
     same_model(mixed, load_model(str(tmp_path / "m2")))
 
 
-def test_a_worker_lost_mid_round_changes_nothing(client, tmp_path):
-    """A worker process that dies inside its task (after training its shard, before returning: the
-    hook ``_arm_fault``) costs one task that Dask runs again on a live worker, without that worker's
-    parse cache: the model is byte for byte the one of an undisturbed run."""
+@pytest.mark.parametrize("passes", [1, 2])
+def test_a_worker_lost_mid_round_changes_nothing(client, tmp_path, passes):
+    """A worker process that dies inside its task (after training its part of the shard, before
+    returning: the hook ``_arm_fault``) costs one task that Dask runs again on a live worker (without
+    the dead worker's parse cache, with two passes; reading on from its byte offset, with one): the
+    model is byte for byte the one of an undisturbed run."""
     from distributed import Client, LocalCluster
 
     options = {**LEARNERS["tg"], **COMMON}
     files = [TRAIN, SAMPLES / "gauss.train.vw"]
-    reference = sd.train(client, files, passes=2, sync_every=800, **options)
+    reference = sd.train(client, files, passes=passes, sync_every=800, **options)
     marker = tmp_path / "fault"
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                       scheduler_kwargs={"dashboard": False}) as cluster, Client(cluster) as c:
         c.run(sd._arm_fault, str(marker))
-        data = sd.train(c, files, passes=2, sync_every=800, **options)
+        data = sd.train(c, files, passes=passes, sync_every=800, **options)
     assert marker.exists()      # a worker did die
     assert data == reference
 
