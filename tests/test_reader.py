@@ -167,3 +167,23 @@ def test_cache_windows_are_the_windows_of_the_text(tmp_path):
         text = examples(window(text_blocks([str(p)], "auto", hashing, 200), start, stop))
         assert examples(read_cache(str(cache), str(p), start, stop)) == text
         assert [e[1] for e in text] == list(range(start + 1, min(stop or 103, 103) + 1))
+
+
+def test_a_drained_windows_last_block_outlives_the_ring(tmp_path):
+    """``window(..., drain=True)`` reads on to the end of the stream (a first pass writing its cache)
+    while the consumer still works on the window's last block: that block must not share the reader's
+    ring of buffers, which the rest of the stream overwrites."""
+    from streamlearn.io.blocks import window
+    from streamlearn.stream import Hashing, text_blocks
+
+    p = tmp_path / "d.vw"
+    p.write_bytes(b"".join(b"%d |a x%d:%d y\n" % (i % 3 - 1, i % 7, i) for i in range(300)))
+    hashing = Hashing(18, False, "strings", 0, None, 1)
+    it = window(text_blocks([str(p)], "auto", hashing, 100), 0, 25)
+    pieces = []
+    for piece in it:
+        pieces.append(piece)
+    last = pieces[-1]
+    assert sum(b.n for b in pieces) == 25 and last.lines[-1] == 25 and list(last.labels) == [
+        float(i % 3 - 1) for i in range(25 - last.n, 25)]
+    assert [float(last.val[last.indptr[e]]) for e in range(last.n)] == [float(i) for i in range(25 - last.n, 25)]

@@ -138,7 +138,24 @@ def window(blocks, start: int, stop: int | None, drain: bool = True):
         b = n if stop is None else min(max(stop - pos, 0), n)
         pos += n
         if a < b:
-            yield block if (a == 0 and b == n) else sub_block(block, a, b)
+            piece = block if (a == 0 and b == n) else sub_block(block, a, b)
+            # reading on to the end reuses the reader's ring of buffers while the consumer still works
+            # on the window's last block: that one is handed over as a copy
+            yield detached(piece) if drain and stop is not None and pos >= stop else piece
+
+
+def detached(block: ParsedBlock) -> ParsedBlock:
+    """A copy of a block that shares no array with it (with the feature arrays cut to its examples)."""
+    lo, hi = int(block.indptr[0]), int(block.indptr[block.n])
+
+    def copy(a):
+        return None if a is None else np.array(a, copy=True)
+
+    return ParsedBlock(block.source, copy(block.labels), copy(block.weights), copy(block.bases), copy(block.lines),
+                       block.indptr - lo, copy(block.idx[lo:hi]), copy(block.val[lo:hi]), copy(block.tag_buf),
+                       copy(block.tag_s), copy(block.tag_e), copy(block.faults), list(block.fault_text),
+                       counts=copy(block.counts), ns=None if block.ns is None else copy(block.ns[lo:hi]),
+                       text_lines=None if block.text_lines is None else list(block.text_lines))
 
 
 def example_texts(buf: np.ndarray, ends: np.ndarray, first_line: int, lines: np.ndarray) -> list[bytes]:
