@@ -427,9 +427,11 @@ def train(client, files, passes: int = 1, mix: str = "weighted", on_round=None, 
     from streamlearn.mix import merge
 
     shards = check(files, passes, mix, options, split, sync_every, initial_model)
-    workers = sorted(client.scheduler_info()["workers"])
-    if not workers:
-        raise ValueError("the Dask cluster has no workers")
+    try:        # a cluster just started may not have registered its workers yet
+        client.wait_for_workers(1, timeout=WORKERS_TIMEOUT)
+    except TimeoutError:
+        raise ValueError(f"the Dask cluster has no workers (waited {WORKERS_TIMEOUT:g} s)") from None
+    workers = sorted(client.ncores())     # every worker's address (scheduler_info may list only some)
     where = assign([s.size for s in shards], workers)
     model = None
     if initial_model is not None:
@@ -497,6 +499,8 @@ def train(client, files, passes: int = 1, mix: str = "weighted", on_round=None, 
 
 #: seconds a ``--dask ADDRESS`` run waits for the scheduler
 CONNECT_TIMEOUT = 5.0
+#: seconds ``train`` waits for a first worker to register with the scheduler
+WORKERS_TIMEOUT = 30.0
 
 
 class DaskSetupError(ValueError):
@@ -518,6 +522,7 @@ def connect(address: str):
         # the scheduler's HTTP server on a free port (8787 may be taken), no dashboard
         with LocalCluster(n_workers=int(n), threads_per_worker=1, processes=True, dashboard_address=":0",
                           scheduler_kwargs={"dashboard": False}) as cluster, Client(cluster) as client:
+            client.wait_for_workers(int(n))
             yield client
         return
     try:
@@ -598,7 +603,7 @@ def run_cli(address: str, files, passes: int, mix: str, final_model: str | None,
     table = None if quiet else RoundTable()
     with connect(address) as client:
         if table is not None:
-            table.start(len(shards), len(client.scheduler_info()["workers"]), passes, mix, sync_every)
+            table.start(len(shards), len(client.ncores()), passes, mix, sync_every)
         model = train(client, shards, passes=passes, mix=mix, on_round=table, sync_every=sync_every,
                       initial_model=initial_model, **options)
     if final_model:
