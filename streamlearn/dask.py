@@ -224,8 +224,10 @@ def train_shard(shard, options: dict, model: bytes | None, window: tuple | None 
 def _train_shard(shard, options: dict, model: bytes | None, window: tuple | None = None,
                  cache: str | None = None) -> tuple[bytes, dict]:
     """``train_shard``'s model bytes and the shard's counts for the progress table: examples, and the
-    summed progressive loss and labeled weight (absent for batch learners, which keep no counters),
-    and ``total``, the shard's examples (read from the cache when there is one)."""
+    summed progressive loss and labeled weight (absent for batch learners, which keep no counters);
+    ``total``, the shard's examples (read from the cache when there is one), or, for a window read from
+    a byte offset without a cache, ``next``: the byte offset and line number where the next period
+    begins (just after the window's last example)."""
     from streamlearn import driver
     from streamlearn.errors import StreamlearnError
     from streamlearn.io.cache import cache_examples
@@ -270,8 +272,8 @@ def _train_shard(shard, options: dict, model: bytes | None, window: tuple | None
 
 
 #: a test hook (``tests/test_dask.py``): a path set in the worker processes by ``_arm_fault``; the
-#: first task to create the file kills its worker process after it has trained its shard, before it
-#: returns (a worker lost mid-round: Dask runs the task again, elsewhere)
+#: first task to create the file kills its worker process after it has trained its part of the shard,
+#: before it returns (a worker lost mid-round: Dask runs the task again, elsewhere)
 _FAULT = None
 
 
