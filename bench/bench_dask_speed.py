@@ -21,6 +21,12 @@ Timed, in one process that alternates them (the order rotates by one each run):
   call's; ``on_round``'s ``sync`` (the merge at the client: parsing the k models, merging them and
   writing the merged model) is reported separately. The transfer of the models from the workers is
   inside ``gather``, so it counts in the round's wall time, not in the sync;
+* ``streamlearn.dask.train(client, shards, passes=1, sync_every=N, ...)`` on the same clusters, with
+  N = ceil(lines / k / 4) fixed before running: 4 syncs per shard in the pass, each period of a plain
+  shard reading on from the byte after the previous period's last example (no parse cache). Its cost
+  is reported against the same k's 1-round run without syncs (3 extra syncs); its average loss is
+  the pass's (the periods' losses weighted by their examples). The warm-up runs it with
+  ceil(warm-up lines / k / 4);
 * the peer, VW 9.11.9 (``python -m vowpalwabbit -d FILE --loss_function logistic -b 18``), one pass
   in one process. Both tools use their default update rule, which is the same one: VW's default
   learner (adaptive, normalized and invariant updates), which is streamlearn's default ``--algo
@@ -209,16 +215,25 @@ def run_child(cmd: list[str]) -> dict:
             "inner": _field(text, "wall time")}
 
 
-def run_dask(client, shards: list[Path], passes: int, bits: int = BITS) -> dict:
+def run_dask(client, shards: list[Path], passes: int, bits: int = BITS, sync_every: int | None = None) -> dict:
     from streamlearn import dask as sdask
 
     rounds: list[dict] = []
     t0 = time.perf_counter()
     model = sdask.train(client, [str(p) for p in shards], passes=passes, on_round=rounds.append,
-                        **{**OPTIONS, "bits": bits})
+                        sync_every=sync_every, **{**OPTIONS, "bits": bits})
     wall = time.perf_counter() - t0
-    return {"wall": wall, "sync": sum(r["sync"] for r in rounds), "rounds": rounds, "loss": rounds[-1]["loss"],
+    loss = rounds[-1]["loss"]
+    if sync_every is not None:      # the pass's progressive loss: the periods' losses weighted by their examples
+        n = sum(r["examples"] for r in rounds)
+        loss = sum(r["loss"] * r["examples"] for r in rounds) / n if n else None
+    return {"wall": wall, "sync": sum(r["sync"] for r in rounds), "rounds": rounds, "loss": loss,
             "examples": rounds[0]["examples"], "model": len(model)}
+
+
+def sync_every_for(lines: int, k: int) -> int:
+    """N of the one-pass run with syncs: 4 periods per shard."""
+    return -(-lines // (k * 4))
 
 
 class Cluster:
@@ -294,7 +309,9 @@ def render(res: dict) -> str:
          "package ships no `spanning_tree` daemon): only single-process VW is timed.", "",
          "Timed commands (the Dask ones are calls in the benchmark's process):", "", "```",
          " ".join(res["cmd_single"]), " ".join(res["cmd_vw"]),
-         f"streamlearn.dask.train(client, shards, passes=P, loss='logistic', bits={BITS})   # P = 1, 2", "```", "",
+         f"streamlearn.dask.train(client, shards, passes=P, loss='logistic', bits={BITS})   # P = 1, 2",
+         f"streamlearn.dask.train(client, shards, passes=1, sync_every=N, loss='logistic', bits={BITS})   # " + ", ".join(
+             f"k = {k}: N = {res['sync_every'][k]:,}" for k in ks), "```", "",
          "| configuration | fastest s | median s | rounds (median s) | sync s (median) | sync share | average loss | "
          "speed-up (single fastest / this fastest) |",
          "|---|---:|---:|---:|---:|---:|---:|---:|",
@@ -311,6 +328,13 @@ def render(res: dict) -> str:
             per_round = " + ".join(f"{statistics.median(r['rounds'][j]['wall'] for r in runs):.2f}" for j in range(p))
             L.append(f"| Dask, k = {k}, {p} round{'s' * (p > 1)} | {fastest(runs):.2f} | {median(runs):.2f} | "
                      f"{per_round} | {median(runs, 'sync'):.3f} | {100 * share:.1f}% | {runs[0]['loss']:.4f} | {speed} |")
+        runs = res["dask_sync"][k]
+        share = median([{"wall": r["sync"] / r["wall"]} for r in runs])
+        nper = min(len(r["rounds"]) for r in runs)
+        per_round = " + ".join(f"{statistics.median(r['rounds'][j]['wall'] for r in runs):.2f}" for j in range(nper))
+        L.append(f"| Dask, k = {k}, 1 pass, sync every {res['sync_every'][k]:,} ({nper} syncs) | {fastest(runs):.2f} | "
+                 f"{median(runs):.2f} | {per_round} | {median(runs, 'sync'):.3f} | {100 * share:.1f}% | "
+                 f"{runs[0]['loss']:.4f} | {s_fast / fastest(runs):.2f} |")
     inner = min(r["inner"] for r in single)
     busy = median([{"wall": r["cpu"] / r["wall"]} for r in single])
     L += ["", "Average loss: the last round's progressive loss (for Dask, summed over the shards before the merge). "
@@ -349,9 +373,16 @@ def render(res: dict) -> str:
                      f"k = {k}: {inner / fastest(res['dask'][(k, 1)]):.2f}x" for k in ks) + ".")
     L.append("In a run of 2 rounds, round 1 also writes each shard's parse cache (`streamlearn.dask.train` keeps "
              "one when a shard is read more than once) and round 2 reads it: hence the round columns.")
-    L.append("Sync share, median, one round / two rounds: " + "; ".join(
-        f"k = {k}: " + " / ".join(f"{100 * median([{'wall': r['sync'] / r['wall']} for r in res['dask'][(k, p)]]):.1f}%"
-                                  for p in (1, 2)) for k in ks) + ".")
+    L.append("One pass with a sync every N examples per shard (N = a shard's examples / 4; average loss: the pass's, "
+             "the periods' losses weighted by their examples) against the same k's one round without syncs: " + "; ".join(
+                 f"k = {k}: {fastest(res['dask_sync'][k]):.2f} s against {fastest(res['dask'][(k, 1)]):.2f} s "
+                 f"({fastest(res['dask_sync'][k]) / fastest(res['dask'][(k, 1)]):.2f}x, fastest runs; medians "
+                 f"{median(res['dask_sync'][k]):.2f} s and {median(res['dask'][(k, 1)]):.2f} s, "
+                 f"{median(res['dask_sync'][k]) / median(res['dask'][(k, 1)]):.2f}x)" for k in ks) + ".")
+    L.append("Sync share, median, one round / two rounds / one pass with syncs: " + "; ".join(
+        f"k = {k}: " + " / ".join(f"{100 * median([{'wall': r['sync'] / r['wall']} for r in runs]):.1f}%"
+                                  for runs in (res['dask'][(k, 1)], res['dask'][(k, 2)], res['dask_sync'][k]))
+        for k in ks) + ".")
     if vw:
         L.append(f"streamlearn in one process against VW in one process: {s_fast:.2f} s against {fastest(vw):.2f} s "
                  f"({s_fast / fastest(vw):.2f}x, fastest runs; medians {median(single):.2f} s and {median(vw):.2f} s).")
@@ -365,6 +396,9 @@ def render(res: dict) -> str:
             L.append(f"- Dask k = {k}, {p} round{'s' * (p > 1)}: " + ", ".join(
                 f"{r['wall']:.2f} (" + " + ".join(f"{x['wall']:.2f}" for x in r["rounds"]) +
                 f"; sync {r['sync']:.3f})" for r in runs))
+        L.append(f"- Dask k = {k}, 1 pass, sync every {res['sync_every'][k]:,}: " + ", ".join(
+            f"{r['wall']:.2f} (" + " + ".join(f"{x['wall']:.2f}" for x in r["rounds"]) +
+            f"; sync {r['sync']:.3f})" for r in res["dask_sync"][k]))
     L += ["", "**Bytes per sync** (per worker). streamlearn: the model file a worker sends back after round 1 "
           "(only the rows it touched, each with the state its learner resumes from: for this learner a uint32 index "
           "and weight, G and N as float64, 28 bytes a row, plus the header), and "
@@ -442,27 +476,32 @@ def main(argv: list[str] | None = None) -> int:
             read_through(path)
 
         have_vw = vw_available()
-        configs = [("single",), *([("vw",)] if have_vw else []), *[("dask", k, p) for k in ks for p in (1, 2)]]
+        configs = [("single",), *([("vw",)] if have_vw else []),
+                   *[c for k in ks for c in (("dask", k, 1), ("dask", k, 2), ("dask-sync", k))]]
 
-        def run(cfg, path_single, k_shards):
+        def run(cfg, path_single, k_shards, lines):
             if cfg[0] == "single":
                 return run_child(single_cmd(path_single))
             if cfg[0] == "vw":
                 return run_child(vw_cmd(path_single))
+            if cfg[0] == "dask-sync":
+                return run_dask(clusters[cfg[1]].client, k_shards[cfg[1]], 1, sync_every=sync_every_for(lines, cfg[1]))
             return run_dask(clusters[cfg[1]].client, k_shards[cfg[1]], cfg[2])
 
         def label(cfg):
+            if cfg[0] == "dask-sync":
+                return f"dask k={cfg[1]} P=1 sync-every {sync_every_for(args.lines, cfg[1])}"
             return {"single": "streamlearn", "vw": "VW"}.get(cfg[0]) or f"dask k={cfg[1]} P={cfg[2]}"
 
         say("warm-up (untimed) on the first lines ...")
         for cfg in configs:
-            run(cfg, head, warm_shards)
+            run(cfg, head, warm_shards, min(WARM_LINES, args.lines))
         results: dict[tuple, list[dict]] = {cfg: [] for cfg in configs}
         for i in range(args.runs):
             order = configs[i % len(configs):] + configs[:i % len(configs)]
             parts = []
             for cfg in order:
-                r = run(cfg, data, shards)
+                r = run(cfg, data, shards, args.lines)
                 results[cfg].append(r)
                 parts.append(f"{label(cfg)} {r['wall']:.2f}" + (f" (sync {r['sync']:.3f})" if "sync" in r else ""))
             say(f"run {i + 1}/{args.runs}: " + ", ".join(parts))
@@ -492,7 +531,9 @@ def main(argv: list[str] | None = None) -> int:
            "lines": args.lines, "size": data.stat().st_size, "scheduler": args.scheduler, "ks": ks,
            "runs": args.runs, "cmd_single": single_cmd(data.relative_to(REPO)), "cmd_vw": vw_cmd(data.relative_to(REPO)),
            "single": results[("single",)], "vw": results.get(("vw",)),
-           "dask": {(k, p): results[("dask", k, p)] for k in ks for p in (1, 2)}, "bytes": sizes}
+           "dask": {(k, p): results[("dask", k, p)] for k in ks for p in (1, 2)},
+           "dask_sync": {k: results[("dask-sync", k)] for k in ks},
+           "sync_every": {k: sync_every_for(args.lines, k) for k in ks}, "bytes": sizes}
     text = render(res)
     print(text)
     if args.out:
