@@ -67,6 +67,7 @@ try:
 except ImportError:     # pragma: no cover - exercised only without the extra
     raise ImportError("streamlearn.dask needs Dask: pip install 'streamlearn[dask]'") from None
 
+from streamlearn.io.reader import COMPRESSED
 from streamlearn.mix import MIX_RULES
 
 #: options this module sets itself
@@ -81,7 +82,6 @@ UNSUPPORTED = {"predictions": "-p/--predictions", "raw_predictions": "-r/--raw-p
                "cache_file": "--cache-file", "audit": "-a/--audit", "objective": "--objective",
                "objective_data": "--objective-data", "testonly": "-t/--testonly", "shuffle": "--shuffle",
                "predict_only_model": "--predict-only-model"}
-_COMPRESSED = (".gz", ".bz2", ".xz")
 
 
 class ShardError(ValueError):
@@ -120,22 +120,10 @@ def split_ranges(path: str, pieces: int) -> list[tuple[int, int]]:
     dropped)."""
     size = os.path.getsize(path)
     cuts = [0]
-    with open(path, "rb") as f:
-        for i in range(1, pieces):
-            at = max(size * i // pieces, cuts[-1])
-            f.seek(at)
-            while True:
-                chunk = f.read(1 << 16)
-                if not chunk:
-                    at = size
-                    break
-                nl = chunk.find(b"\n")
-                if nl >= 0:
-                    at += nl + 1
-                    break
-                at += len(chunk)
-            if cuts[-1] < at < size:
-                cuts.append(at)
+    for i in range(1, pieces):
+        at = line_end(path, max(size * i // pieces, cuts[-1]), 1, 1)   # just after the next newline
+        if cuts[-1] < at < size:
+            cuts.append(at)
     cuts.append(size)
     return [(a, b) for a, b in zip(cuts, cuts[1:]) if b > a] or [(0, size)]
 
@@ -145,13 +133,10 @@ def expand_files(files, split: int = 1) -> list[Shard]:
     sorted, entries in the order given; with ``split`` > 1 every plain (uncompressed) file is cut into
     ``split`` line-aligned byte ranges (``split_ranges``), compressed files stay whole. A glob that
     matches nothing is a one-line ValueError."""
-    if isinstance(files, (str, os.PathLike, Shard)):
+    if isinstance(files, (str, os.PathLike)):
         files = [files]
     out = []
     for entry in files:
-        if isinstance(entry, Shard):     # already expanded (``check``'s result)
-            out.append(entry)
-            continue
         entry = os.fspath(entry)
         if glob.has_magic(entry):
             found = sorted(glob.glob(entry))
@@ -163,13 +148,11 @@ def expand_files(files, split: int = 1) -> list[Shard]:
     if not out:
         raise ValueError("no shards given")
     for path in out:
-        if not isinstance(path, Shard) and not os.path.isfile(path):
+        if not os.path.isfile(path):
             raise ValueError(f"cannot read {path}: no such file")
     shards = []
     for path in out:
-        if isinstance(path, Shard):
-            shards.append(path)
-        elif split > 1 and not path.lower().endswith(_COMPRESSED):
+        if split > 1 and not path.lower().endswith(COMPRESSED):
             shards.extend(Shard(path, a, b) for a, b in split_ranges(path, split))
         else:
             shards.append(Shard(path))
@@ -282,15 +265,20 @@ def _arm_fault(marker: str | None) -> None:
     _FAULT = marker
 
 
-def _cache_path(run: str, index: int) -> str:
-    """The parse cache of shard ``index`` in this worker's local directory (Dask's, removed with the
-    worker; the system's temporary directory outside a worker)."""
+def _run_folder(run: str) -> str:
+    """The folder of run ``run``'s parse caches in this worker's local directory (Dask's, removed with
+    the worker; the system's temporary directory outside a worker)."""
     try:
         from distributed import get_worker
         base = get_worker().local_directory
     except ValueError:      # not in a worker
         base = tempfile.gettempdir()
-    folder = os.path.join(base, f"streamlearn-{run}")
+    return os.path.join(base, f"streamlearn-{run}")
+
+
+def _cache_path(run: str, index: int) -> str:
+    """The parse cache of shard ``index`` of run ``run`` on this worker."""
+    folder = _run_folder(run)
     os.makedirs(folder, exist_ok=True)
     return os.path.join(folder, f"shard{index}.cache")
 
@@ -298,12 +286,7 @@ def _cache_path(run: str, index: int) -> str:
 def _drop_caches(run: str) -> None:
     """Remove this worker's parse caches of run ``run`` (``client.run`` at the end of ``train``)."""
     import shutil
-    try:
-        from distributed import get_worker
-        base = get_worker().local_directory
-    except ValueError:
-        base = tempfile.gettempdir()
-    shutil.rmtree(os.path.join(base, f"streamlearn-{run}"), ignore_errors=True)
+    shutil.rmtree(_run_folder(run), ignore_errors=True)
 
 
 def _task(shard: Shard, options: dict, model: bytes | None, window: tuple | None = None,
@@ -425,10 +408,16 @@ def train(client, files, passes: int = 1, mix: str = "weighted", on_round=None, 
     the sync's messages: ``sent`` (the bytes of each shard's model, in shard order: only touched rows,
     the model file's sparse layout) and ``start`` (the bytes of the period's starting model, 0 at
     first)."""
+    shards = check(files, passes, mix, options, split, sync_every, initial_model)
+    return _mix(client, shards, passes, mix, on_round, sync_every, initial_model, options)
+
+
+def _mix(client, shards: list[Shard], passes: int, mix: str, on_round, sync_every: int | None,
+         initial_model: str | None, options: dict) -> bytes:
+    """``train`` once its arguments are checked (``check``)."""
     from streamlearn.io.model_file import model_bytes, parse_model
     from streamlearn.mix import merge
 
-    shards = check(files, passes, mix, options, split, sync_every, initial_model)
     try:        # a cluster just started may not have registered its workers yet
         client.wait_for_workers(1, timeout=WORKERS_TIMEOUT)
     except TimeoutError:
@@ -443,7 +432,7 @@ def train(client, files, passes: int = 1, mix: str = "weighted", on_round=None, 
     run_id = uuid.uuid4().hex
     # one pass with syncs: each period of a plain file reads on from where the last one stopped; a shard
     # read more than once (or a compressed one, which cannot be resumed mid-file) keeps a parse cache
-    streamed = [sync_every is not None and passes == 1 and not s.path.lower().endswith(_COMPRESSED)
+    streamed = [sync_every is not None and passes == 1 and not s.path.lower().endswith(COMPRESSED)
                 for s in shards]
     cached = [not st and (passes > 1 or sync_every is not None) for st in streamed]
     resume = [s.rest(s.start, s.line if s.ranged else 1) if st else s for s, st in zip(shards, streamed)]
@@ -606,8 +595,7 @@ def run_cli(address: str, files, passes: int, mix: str, final_model: str | None,
     with connect(address) as client:
         if table is not None:
             table.start(len(shards), len(client.ncores()), passes, mix, sync_every)
-        model = train(client, shards, passes=passes, mix=mix, on_round=table, sync_every=sync_every,
-                      initial_model=initial_model, **options)
+        model = _mix(client, shards, passes, mix, table, sync_every, initial_model, options)
     if final_model:
         write_atomic(final_model, [model])
     if table is not None:

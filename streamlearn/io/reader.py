@@ -78,7 +78,7 @@ def open_source(source: Source) -> BinaryIO:
         raise InputError(f"cannot read {path}: it is a directory")
     try:
         lower = path.lower()
-        if source.ranged and lower.endswith(_COMPRESSED):
+        if source.ranged and lower.endswith(COMPRESSED):
             raise InputError(f"cannot read {path} by byte range: it is compressed")
         if lower.endswith(".gz"):
             return gzip.open(path, "rb")
@@ -131,7 +131,8 @@ def first_line(source: Source) -> int:
 
 
 _READ_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError)
-_COMPRESSED = (".gz", ".bz2", ".xz")
+#: the extensions of the compressed inputs read by decompressing (never by byte range)
+COMPRESSED = (".gz", ".bz2", ".xz")
 _COMPRESSED_STEP = 1 << 14
 
 
@@ -173,7 +174,7 @@ def read_blocks(source: Source, block_size: int = DEFAULT_BLOCK_SIZE, ring: int 
     ``on_error``, calls ``on_error(message)`` (which may raise) and ends the source after its last
     complete line."""
     f = open_source(source)
-    step = _COMPRESSED_STEP if source.path.lower().endswith(_COMPRESSED) else block_size
+    step = _COMPRESSED_STEP if source.path.lower().endswith(COMPRESSED) else block_size
     buffers = [np.empty(0, np.uint8) for _ in range(ring)]
     is_nl = np.empty(0, np.bool_)
     carry = np.empty(0, np.uint8)
