@@ -296,9 +296,10 @@ class Expander:
 
     ``terms`` are the interaction terms in processing order (tuples of namespace indices), or, when
     some contain the wildcard ':', ``wildcard`` is a function of the set of namespace indices seen
-    so far returning that list: it is called again whenever the set grows (VW recomputes the
-    expansion then; terms over namespaces an example lacks generate nothing, so the cumulative set
-    gives the same features as each example's own)."""
+    so far returning that list: it is called again whenever the set grows, at the example that grows
+    it (VW recomputes the expansion then). A block is therefore expanded in segments that start at
+    such examples: until an eligible namespace is seen the list is empty and even the fixed terms
+    generate nothing, so an example must not use namespaces that only later examples bring."""
 
     def __init__(self, mask: int, keep, linear, ngram, skips, terms=(), permutations=False,
                  wildcard=None, limit: int = MAX_EXAMPLE_FEATURES):
@@ -310,6 +311,9 @@ class Expander:
         self.permutations = bool(permutations)
         self.limit = int(limit)
         self.wildcard = wildcard
+        #: the namespace indices a wildcard may stand for: printable ASCII, not ignored
+        self.eligible = np.zeros(256, np.bool_)
+        self.eligible[0x20:0x7F] = self.keep[0x20:0x7F] != 0
         self.seen: set[int] = set()
         self._set_terms(list(terms) if wildcard is None else wildcard(self.seen))
         self.sidx = np.empty(1 << 12, np.uint32)
@@ -320,29 +324,40 @@ class Expander:
         self.term_ptr = np.cumsum([0] + [len(t) for t in terms], dtype=np.int64)
         self.terms = np.array([b for term in terms for b in term], np.int64)
 
-    def _observe(self, ns: np.ndarray) -> None:
-        """Grow the set of namespaces seen (printable ASCII, not ignored) and the terms with it."""
-        present = np.flatnonzero(np.bincount(ns, minlength=256)[:256])
-        new = {int(g) for g in present if 0x20 <= g <= 0x7E and self.keep[g]} - self.seen
+    def _segment(self, block, start: int) -> int:
+        """Grow the set of namespaces seen (printable ASCII, not ignored) with example ``start``'s, and
+        the terms with it; the first later example that brings a namespace not seen yet (``block.n``
+        if none): examples ``start`` up to it expand with the same terms."""
+        indptr, ns = block.indptr, block.ns
+        a, b = int(indptr[start]), int(indptr[start + 1])
+        eligible = self.eligible.copy()
+        eligible[list(self.seen)] = False
+        new = {int(g) for g in np.unique(ns[a:b]) if eligible[g]}
         if new:
             self.seen |= new
             self._set_terms(self.wildcard(self.seen))
+            eligible[list(new)] = False
+        later = np.flatnonzero(eligible[ns[b:int(indptr[block.n])]])
+        return block.n if not later.size else int(np.searchsorted(indptr, b + later[0], side="right")) - 1
 
     def expand(self, block, out):
         """The expanded block, in the arrays of ``out`` (an ``ExpandedOutputs``)."""
         n = block.n
-        if self.wildcard is not None:
-            self._observe(block.ns)
         out.reserve(n, int(block.indptr[n]) * 2 + 16)
         out.indptr[0] = 0
         start = 0
+        stop = n if self.wildcard is None or n == 0 else self._segment(block, 0)
         while True:
-            status, e, nf = expand_block(block.indptr, block.idx, block.val, block.ns, n, start,
+            status, e, nf = expand_block(block.indptr, block.idx, block.val, block.ns, stop, start,
                                          self.keep, self.linear, self.ngram, self.skips, self.terms,
                                          self.term_ptr, self.permutations, self.mask, self.limit,
                                          out.indptr, out.idx, out.val, out.counts, self.sidx, self.sval)
             if status == ST_DONE:
-                break
+                if stop == n:
+                    break
+                start = stop
+                stop = self._segment(block, start)
+                continue
             if status == ST_FULL:
                 out.grow_features(max(2 * out.idx.shape[0], nf + 1024), nf)
             elif status == ST_SCRATCH:
