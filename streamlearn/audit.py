@@ -93,4 +93,13 @@ def audit_prediction(p: float, tag: bytes) -> str:
 
 
 def write(lines: list[str]) -> None:
-    sys.stdout.write("".join(line + "\n" for line in lines))
+    """Audit lines to standard output; an OS error (a full disk, ...) is one line (a closed pipe, as
+    ``| head``, ends the run quietly: the CLI's handling of BrokenPipeError)."""
+    try:
+        sys.stdout.write("".join(line + "\n" for line in lines))
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        from streamlearn.errors import StreamlearnError
+        from streamlearn.io.atomic import reason
+        raise StreamlearnError(f"cannot write the audit to standard output: {reason(exc)}") from None

@@ -61,12 +61,22 @@ def _run(fn, *args):
         raise click.ClickException("out of memory; try a smaller -b or --block-size") from None
     except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt, BrokenPipeError):
         raise
+    except OSError as exc:  # one the library did not word itself: still one line, path and cause
+        raise click.ClickException(_os_error(exc)) from None
     except Exception as exc:  # a bug: one line for users, the traceback on request
         if os.environ.get("STREAMLEARN_DEBUG"):
             traceback.print_exc()
         raise click.ClickException(
             f"internal error: {exc.__class__.__name__}: {exc} (set STREAMLEARN_DEBUG=1 for a traceback; "
             f"please report it)") from None
+
+
+def _os_error(exc: OSError) -> str:
+    """One line for an OS error: the path (when it has one) and the system's reason."""
+    cause = exc.strerror or str(exc) or exc.__class__.__name__
+    if exc.filename is not None:
+        return f"cannot use {exc.filename}: {cause}"
+    return f"system error: {cause}"
 
 
 class _Main(click.Group):
@@ -95,7 +105,12 @@ class _Main(click.Group):
         import atexit
         try:
             sys.stdout.flush()
-        except (OSError, ValueError):
+        except BrokenPipeError:     # "| head": the reader has what it wanted; end quietly
+            code = code or 1
+        except OSError as exc:      # e.g. --audit > /dev/full: say so (one line), not a silent status
+            print(f"Error: cannot write standard output: {exc.strerror or exc}", file=sys.stderr)
+            code = code or 1
+        except ValueError:
             code = code or 1
         atexit._run_exitfuncs()
         try:

@@ -27,14 +27,15 @@ def _axes(ax):
 
 
 def write(fig, path: str) -> None:
-    """Save a figure atomically, as model files are written (``streamlearn.io.model_file.write_atomic``:
-    a temporary file in the same directory, renamed over ``path``; the format from the suffix)."""
+    """Save a figure as model files are written (``streamlearn.io.atomic``: a temporary file in the same
+    directory renamed over ``path``, or written through a device or FIFO; the format from the suffix)."""
     import io
 
-    from streamlearn.io.model_file import write_atomic
+    from streamlearn.errors import StreamlearnError
+    from streamlearn.io.atomic import write_atomic
     buf = io.BytesIO()
     fig.savefig(buf, format=os.path.splitext(path)[1].lstrip(".").lower() or "png", dpi=110)
-    write_atomic(path, [buf.getvalue()])
+    write_atomic(path, [buf.getvalue()], "plot", StreamlearnError)
 
 
 def _progress_arrays(history) -> dict:

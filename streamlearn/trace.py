@@ -137,13 +137,14 @@ class Trace:
         """The last row (unless one was just written) and the file."""
         if not self.rows or self.rows[-1]["examples"] != self.read:
             self.row()
-        from streamlearn.io.model_file import write_atomic
+        from streamlearn.errors import StreamlearnError
+        from streamlearn.io.atomic import write_atomic
         keys = [k for k in self.rows[0] if any(r.get(k) is not None for r in self.rows)]
         lines = ["\t".join(keys)]
         for r in self.rows:
             lines.append("\t".join("" if r.get(k) is None else (f"{r[k]:.10g}" if isinstance(r[k], float) else str(r[k]))
                                    for k in keys))
-        write_atomic(self.cfg.trace, [("\n".join(lines) + "\n").encode()])
+        write_atomic(self.cfg.trace, [("\n".join(lines) + "\n").encode()], "trace", StreamlearnError)
 
 
 class _Snapshot:

@@ -40,29 +40,11 @@ def _umask() -> int:
     return mask
 
 
-def write_atomic(path: str, chunks) -> None:
-    """Write byte chunks to ``path`` atomically (temporary file in the same directory, then rename)."""
-    directory = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=directory)
-    except OSError as exc:
-        raise ModelError(f"cannot write {path}: {exc.strerror or exc}") from None
-    try:
-        os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, "wb") as f:
-            for chunk in chunks:
-                f.write(chunk)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise ModelError(f"cannot write {path}: {exc.strerror or exc}") from None
-        raise
+def write_atomic(path: str, chunks, what: str = "", error: type = ModelError) -> None:
+    """Write byte chunks to ``path`` safely: ``streamlearn.io.atomic.write_atomic`` (a temporary file
+    renamed over a regular target, written through a device or FIFO, one-line ``error`` on failure)."""
+    from streamlearn.io import atomic
+    atomic.write_atomic(path, chunks, what, error)
 
 
 def save_model(path: str, header: dict, index: np.ndarray, rows: np.ndarray) -> None:

@@ -12,9 +12,9 @@ import sys
 
 import numpy as np
 
-from streamlearn.errors import StreamlearnError
+from streamlearn.errors import ModelError, StreamlearnError
 from streamlearn.io.blocks import ParsedBlock
-from streamlearn.io.model_file import write_atomic
+from streamlearn.io.atomic import reason, write_atomic
 
 
 def format_predictions(values: np.ndarray) -> list[str]:
@@ -60,10 +60,16 @@ class PredictionWriter:
         if path == "-":
             self.f = sys.stdout.buffer
         else:
+            # a stream, written as it goes (not atomically): a regular file is truncated, a device or
+            # FIFO written through; a directory or socket is refused
             try:
                 self.f = open(path, "wb")
             except OSError as exc:
-                raise StreamlearnError(f"cannot write predictions to {path}: {exc.strerror or exc}") from None
+                raise self._error(exc) from None
+
+    def _error(self, exc: OSError) -> StreamlearnError:
+        where = "standard output" if self.path == "-" else self.path
+        return StreamlearnError(f"cannot write predictions to {where}: {reason(exc)}")
 
     def write(self, values: np.ndarray, block: ParsedBlock) -> None:
         if values.shape[0] == 0:
@@ -84,17 +90,23 @@ class PredictionWriter:
         except BrokenPipeError:
             raise
         except OSError as exc:
-            raise StreamlearnError(f"cannot write predictions to {self.path}: {exc.strerror or exc}") from None
+            raise self._error(exc) from None
 
     def close(self) -> None:
-        if self.f is sys.stdout.buffer:
-            self.f.flush()
-        else:
-            self.f.close()
+        try:
+            if self.f is sys.stdout.buffer:
+                self.f.flush()
+            else:
+                self.f.close()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise self._error(exc) from None
 
 
 def write_readable_model(path: str, header: list[str], index: np.ndarray, values: np.ndarray,
-                         names: dict | None = None, name_zero_weights: bool = False) -> None:
+                         names: dict | None = None, name_zero_weights: bool = False,
+                         what: str = "readable model") -> None:
     """A short header, then VW's weight lines in increasing index order: ``index:w`` or, with the
     per-feature state, ``index:w G N`` (``values`` holds one row per index, the weight first). With
     ``names`` (--invert_hash) a line whose weight is not 0 (any line with ``name_zero_weights``)
@@ -117,4 +129,4 @@ def write_readable_model(path: str, header: list[str], index: np.ndarray, values
                     text = f"{names[i]}:{text}"
                 lines.append(text + "\n")
             yield "".join(lines).encode()
-    write_atomic(path, chunks())
+    write_atomic(path, chunks(), what, ModelError)
