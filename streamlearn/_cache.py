@@ -353,8 +353,13 @@ def install_kernel_loader() -> None:
         if cres is not None:
             _counts["loaded"] += 1
             return cres
-        with _cache_lock(self, shared=True):
-            cres = numba_load(self, sig, target_context)   # refresh, then numba's own load
+        try:
+            with _cache_lock(self, shared=True):
+                cres = numba_load(self, sig, target_context)   # refresh, then numba's own load
+        except OSError:     # an unreadable cache file: compile instead
+            if not _is_ours(self):
+                raise
+            cres = None
         if cres is None and _is_ours(self):
             try:
                 note_miss(self._cache_path, self._impl.filename_base)
@@ -363,8 +368,12 @@ def install_kernel_loader() -> None:
         return cres
 
     def save_overload(self, sig, data):
-        with _cache_lock(self, shared=False):
-            numba_save(self, sig, data)
+        try:
+            with _cache_lock(self, shared=False):
+                numba_save(self, sig, data)
+        except OSError:     # a full disk, a file-size limit, ...: the kernel is compiled, just not kept
+            if not _is_ours(self):
+                raise
         if _is_ours(self):
             _counts["compiled"] += 1
             note_compiled()
@@ -459,12 +468,125 @@ class _LazyCache:
 
     def _get(self):
         if self._real is None:
-            from numba.core.caching import FunctionCache
-            self._real = FunctionCache(self._py_func)
+            self._real = make_function_cache(self._py_func)
         return self._real
 
     def __getattr__(self, name):
         return getattr(self._get(), name)
+
+
+# --- Where kernels are cached when the package's __pycache__ is not writable ----------------------
+#
+# numba tries the package's ``__pycache__`` and then ``~/.cache/numba``, and when neither can be
+# written it refuses to compile the kernel at all ("cannot cache function ...: no locator available"):
+# a user who cannot write the installed package and has no writable home could not train. Our kernels
+# therefore look in turn at NUMBA_CACHE_DIR (when set), the package's ``__pycache__``, a per-user
+# directory ``$XDG_CACHE_HOME/streamlearn/numba/<version>-<sources>`` (``~/.cache`` without
+# XDG_CACHE_HOME) and ``<tmp>/streamlearn-<uid>/numba/<version>-<sources>`` (created 0700 and used only
+# when it is ours and private: a cache holds machine code); with none writable they are compiled in
+# every process (one notice says so) instead of failing. ``<sources>`` is a digest of every source of
+# the package, so a changed or upgraded package never loads the machine code of another (the guard
+# above only watches the package's own ``__pycache__``). A save that fails (a full disk, a file-size
+# limit) leaves the kernel compiled and uncached.
+
+
+def _sources_key() -> str:
+    """``<version>-<digest of every .py file of the package>`` (computed once per process)."""
+    key = _memo.get("sources")
+    if key is None:
+        from streamlearn import __version__
+        h = hashlib.sha256()
+        try:
+            for rel, data in sorted(_read_sources(_PACKAGE).items()):
+                h.update(rel.encode() + b"\0" + hashlib.sha256(data).digest())
+        except OSError:
+            pass
+        key = _memo["sources"] = f"{__version__}-{h.hexdigest()[:16]}"
+    return key
+
+
+_memo: dict = {}
+
+
+def user_cache_root() -> str:
+    """The per-user directory of the kernels of these sources (``$XDG_CACHE_HOME`` or ``~/.cache``)."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "streamlearn", "numba", _sources_key())
+
+
+def temp_cache_root() -> str:
+    """The last resort: ``<tmp>/streamlearn-<uid>/numba/<version>-<sources>``."""
+    import tempfile
+    uid = os.geteuid() if hasattr(os, "geteuid") else 0
+    return os.path.join(tempfile.gettempdir(), f"streamlearn-{uid}", "numba", _sources_key())
+
+
+def _private_dir(path: str) -> None:
+    """Create ``path`` (0700) if needed; raise OSError unless it is a real directory of ours that no
+    one else can write (another user could otherwise plant machine code in a shared temp dir)."""
+    import stat
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode) or (hasattr(os, "geteuid") and st.st_uid != os.geteuid()) \
+            or st.st_mode & 0o022:
+        raise PermissionError(f"{path} is not a private directory")
+
+
+def _fallback_cache_class():
+    """numba's FunctionCache with the locators above (built once)."""
+    cls = _memo.get("cache_class")
+    if cls is not None:
+        return cls
+    from numba.core import caching
+
+    class UserLocator(caching.UserWideCacheLocator):
+        root = staticmethod(user_cache_root)
+
+        def __init__(self, py_func, py_file):
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+            self._cache_path = os.path.join(self.root(), self.get_suitable_cache_subpath(py_file))
+
+    class TempLocator(UserLocator):
+        root = staticmethod(temp_cache_root)
+
+        def ensure_cache_path(self):
+            _private_dir(os.path.dirname(os.path.dirname(self.root())))    # <tmp>/streamlearn-<uid>
+            super().ensure_cache_path()
+
+    class Impl(caching.CompileResultCacheImpl):
+        _locator_classes = [caching.UserProvidedCacheLocator, caching.InTreeCacheLocator, UserLocator,
+                            TempLocator]
+
+    class StreamlearnFunctionCache(caching.FunctionCache):
+        _impl_class = Impl
+
+    cls = _memo["cache_class"] = StreamlearnFunctionCache
+    return cls
+
+
+UNCACHED_NOTICE = ("streamlearn: no writable directory for compiled kernels (the package's __pycache__, "
+                   "$XDG_CACHE_HOME or ~/.cache, the temporary directory); they are compiled in every run")
+
+
+def make_function_cache(py_func):
+    """The numba cache of a kernel: ours (above) for streamlearn's kernels, numba's for others; with no
+    writable place, a cache that keeps nothing (the kernel is compiled, once per process)."""
+    from numba.core import caching
+    if not getattr(py_func, "__module__", "").startswith("streamlearn"):
+        return caching.FunctionCache(py_func)
+    try:
+        return _fallback_cache_class()(py_func)
+    except (RuntimeError, OSError):
+        if not _memo.get("uncached_noted"):
+            _memo["uncached_noted"] = True
+            try:
+                _raw(_notice_stream()).write(UNCACHED_NOTICE + "\n")
+            except (OSError, ValueError, AttributeError):
+                pass
+        return caching.NullCache()
 
 
 def install_lazy_caches() -> None:
@@ -491,7 +613,21 @@ def _nrt_cache_file(codegen) -> str:
     from numba.core import config
     key = repr((numba.__version__, llvmlite.__version__, codegen.magic_tuple(),
                 bool(config.NRT_STATS), bool(getattr(config, "DEBUG_NRT", False))))
-    return os.path.join(_PACKAGE, "__pycache__", f"numba-nrt-{hashlib.sha256(key.encode()).hexdigest()[:20]}.bin")
+    name = f"numba-nrt-{hashlib.sha256(key.encode()).hexdigest()[:20]}.bin"
+    in_tree = os.path.join(_PACKAGE, "__pycache__")
+    if os.path.exists(os.path.join(in_tree, name)) or os.access(in_tree, os.W_OK):
+        return os.path.join(in_tree, name)
+    for root in (user_cache_root, temp_cache_root):     # where the kernels go (see make_function_cache)
+        try:
+            path = root()
+            if root is temp_cache_root:
+                _private_dir(os.path.dirname(os.path.dirname(path)))
+            os.makedirs(path, exist_ok=True)
+            if os.access(path, os.W_OK):
+                return os.path.join(path, name)
+        except OSError:
+            continue
+    return os.path.join(in_tree, name)
 
 
 def _install_nrt_cache() -> None:
