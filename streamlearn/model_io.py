@@ -4,23 +4,78 @@ with the readable model's header."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from streamlearn import learners
-from streamlearn.config import LEGACY_MODEL_OPTIONS, MODEL_OPTIONS, TrainConfig
-from streamlearn.errors import ModelError
-from streamlearn.io.model_file import save_model
+from streamlearn.config import LEGACY_MODEL_OPTIONS, MODEL_OPTIONS, TrainConfig, train_config
+from streamlearn.errors import ModelError, OptionError
+from streamlearn.io.model_file import load_model, parse_model, save_model
 from streamlearn.io.writers import write_readable_model
 from streamlearn.kernels import state as S
 from streamlearn.kernels.table import count_nonzero, nonzero_rows
 
 
+def _finite(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+#: (option, check, what it must be) of the learner options a model holds even when its learner does
+#: not use them (train_config checks them for their learners only)
+_ALWAYS_CHECKED = (
+    ("radius", lambda v: v is None or (_finite(v) and v > 0), "null or a finite number > 0"),
+    ("ftrl_alpha", lambda v: _finite(v) and v > 0, "a finite number > 0"),
+    ("ftrl_beta", lambda v: _finite(v) and v >= 0, "a finite number >= 0"),
+)
+
+
 def model_options(header: dict, path) -> dict:
-    """The options a model file was trained with (older files: the legacy defaults)."""
+    """The options a model file was trained with (older files: the legacy defaults), checked: they
+    make a valid configuration (``train_config`` of the options alone, as ``predict`` builds it), the
+    saved columns are the weight and this learner's state columns, and a multiclass state holds one
+    normalizer pair per class. Any problem is a one-line ModelError "corrupt model PATH: what"."""
+    missing = [k for k in MODEL_OPTIONS if k not in header and k not in LEGACY_MODEL_OPTIONS]
+    if missing:
+        raise ModelError(f"corrupt model {path}: the header lacks option {missing[0]}")
+    opts = {k: header[k] if k in header else LEGACY_MODEL_OPTIONS[k] for k in MODEL_OPTIONS}
+    for name, ok, what in _ALWAYS_CHECKED:     # options train_config checks only for their learner
+        if not ok(opts[name]):
+            raise ModelError(f"corrupt model {path}: option {name} is {opts[name]!r}, not {what}")
     try:
-        return {k: header[k] if k in header else LEGACY_MODEL_OPTIONS[k] for k in MODEL_OPTIONS}
-    except KeyError as exc:
-        raise ModelError(f"model file {path} is corrupt (missing {exc.args[0]})") from None
+        cfg = train_config({}, opts)
+    except OptionError as exc:
+        raise ModelError(f"corrupt model {path}: {exc}") from None
+    except (TypeError, ValueError, KeyError, OverflowError, AttributeError) as exc:
+        # a value of the right type the checks did not foresee: still the model's fault
+        raise ModelError(f"corrupt model {path}: its options are not valid ({exc.__class__.__name__}: "
+                         f"{str(exc).splitlines()[0] if str(exc) else 'no detail'})") from None
+    names = header.get("column_names", ["w"])
+    mine = ["w"] + [name for name, _ in learners.state_columns(cfg)]
+    for name in names:
+        if name not in mine:
+            raise ModelError(f"corrupt model {path}: column {name} is not one --algo {cfg.algo} saves "
+                             f"(it saves {', '.join(mine)})")
+    state = header.get("state", {})
+    if isinstance(state, dict) and "class_norm" in state and len(state["class_norm"]) != 2 * cfg.classes:
+        raise ModelError(f"corrupt model {path}: state class_norm has {len(state['class_norm'])} values, "
+                         f"not 2 per class ({2 * cfg.classes})")
+    return opts
+
+
+def validate_model(data, path="model") -> tuple[tuple, dict]:
+    """Every check a model file's bytes get before anything uses them: ``parse_model`` (the file:
+    sizes, checksum, header keys and types, state, column names, indices, finite rows) and
+    ``model_options`` (the options as a configuration, the columns for the learner). Returns
+    ((header, index, rows), options); any problem is a one-line ModelError."""
+    model = parse_model(data, path)
+    return model, model_options(model[0], path)
+
+
+def load_checked(path: str) -> tuple[tuple, dict]:
+    """``validate_model`` of a model file read with ``load_model`` (bounded, streams as stdin)."""
+    model = load_model(path)
+    return model, model_options(model[0], path)
 
 
 def _fmt_opt(v) -> str:

@@ -17,7 +17,7 @@ def sample(tmp_path, n=5, columns=1):
     path = str(tmp_path / "m.slm")
     index = np.array([1, 5, 17, 500, 1023][:n], dtype=np.int64)
     rows = np.arange(n * columns, dtype=np.float64).reshape(n, columns) / 7.0
-    save_model(path, HEADER, index, rows)
+    save_model(path, dict(HEADER, column_names=["w", "g", "n"][:columns]), index, rows)
     return path, index, rows
 
 

@@ -19,7 +19,10 @@ an interrupted run never leaves a half-written model.
 from __future__ import annotations
 
 import json
+import math
 import os
+import select
+import stat
 import struct
 import tempfile
 import zlib
@@ -74,46 +77,328 @@ def model_chunks(header: dict, index: np.ndarray, rows: np.ndarray) -> list:
     return [MAGIC, struct.pack("<II", FORMAT_VERSION, crc)] + body
 
 
-def load_model(path: str) -> tuple[dict, np.ndarray, np.ndarray]:
-    """Read a model file: (header, index, rows). Any problem is a one-line ModelError."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as exc:
-        raise ModelError(f"cannot read model {path}: {exc.strerror or exc}") from None
-    return parse_model(data, path)
+#: the largest JSON header a model file may announce (a real one is a few KiB)
+MAX_HEADER = 1 << 24
+#: the columns a model file may store (``streamlearn.model_io`` checks them against the learner)
+KNOWN_COLUMNS = ("w", "z", "g", "n", "p", "ep", "en", "ftrl_z", "ftrl_n", "theta")
+#: columns that hold sums of squares or magnitudes, never negative
+NONNEGATIVE_COLUMNS = ("g", "n", "ftrl_n")
+#: header keys beside the model options (``streamlearn.config.MODEL_OPTIONS``)
+LAYOUT_KEYS = ("streamlearn", "count", "columns", "bits", "state", "column_names")
+#: saved learner state that counts or sums non-negative quantities
+NONNEGATIVE_STATE = ("t", "eta", "pending", "n_learned", "norm_sum", "total_weight", "gravity_vw")
+#: how long a model read from a FIFO waits for a writer before giving up (seconds)
+FIFO_WAIT = 10.0
 
 
-def parse_model(data: bytes, path: str = "model") -> tuple[dict, np.ndarray, np.ndarray]:
-    """(header, index, rows) of a model file's bytes; ``path`` names it in the messages."""
-    if len(data) < 8 or data[:8] != MAGIC:
+def _corrupt(path, what: str) -> ModelError:
+    return ModelError(f"corrupt model {path}: {what}")
+
+
+def _truncated(path) -> ModelError:
+    return ModelError(f"model file {path} is truncated")
+
+
+def _longer(path) -> ModelError:
+    return ModelError(f"model file {path} is corrupt (checksum mismatch)")
+
+
+def _check_prefix(prefix, path) -> tuple[int, int]:
+    """(crc, header length) of the 24-byte prefix (fewer bytes: a file that ends inside it)."""
+    if len(prefix) < 8 or bytes(prefix[:8]) != MAGIC:
         raise ModelError(f"{path} is not a streamlearn model file")
-    if len(data) < _PREFIX.size:
-        raise ModelError(f"model file {path} is truncated")
-    _, version, crc, head_len = _PREFIX.unpack_from(data, 0)
+    if len(prefix) < _PREFIX.size:
+        raise _truncated(path)
+    _, version, crc, head_len = _PREFIX.unpack_from(prefix, 0)
     if version != FORMAT_VERSION:
         raise ModelError(f"model file {path} has format version {version}; "
                          f"this streamlearn reads version {FORMAT_VERSION}")
-    start = _PREFIX.size
-    if len(data) < start + head_len:
-        raise ModelError(f"model file {path} is truncated")
+    return crc, head_len
+
+
+def _no_duplicates(pairs):
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"the key {key!r} appears twice")
+        out[key] = value
+    return out
+
+
+def _parse_header(head, path) -> dict:
+    """The JSON header (a one-line ModelError for anything but a JSON object with unique keys)."""
     try:
-        header = json.loads(data[start:start + head_len].decode("utf-8"))
-        count = int(header["count"])
-        columns = int(header["columns"])
-        bits = int(header["bits"])
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
-        raise ModelError(f"model file {path} is corrupt (bad header)") from None
-    isize = 4 if bits <= 32 else 8
-    expected = start + head_len + count * (isize + 8 * columns)
+        header = json.loads(bytes(head).decode("utf-8"), object_pairs_hook=_no_duplicates)
+    except UnicodeDecodeError:
+        raise _corrupt(path, "the header is not UTF-8 text") from None
+    except RecursionError:
+        raise _corrupt(path, "the header is not valid JSON (nested too deeply)") from None
+    except ValueError as exc:
+        why = str(exc).splitlines()[0] if str(exc) else "invalid"
+        raise _corrupt(path, f"the header is not valid JSON ({why})") from None
+    if not isinstance(header, dict):
+        raise _corrupt(path, "the header is not a JSON object")
+    return header
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _sizes(header: dict, path) -> tuple[int, int, int]:
+    """(count, columns, bits) of a header, checked: bits within -b's range, 0 <= count <= 2^bits,
+    1 <= columns <= the known columns."""
+    from streamlearn.config import MAX_BITS
+    for key in ("count", "columns", "bits"):
+        if key not in header:
+            raise _corrupt(path, f"the header lacks {key!r}")
+        if not _is_int(header[key]):
+            raise _corrupt(path, f"{key} is {header[key]!r}, not an integer")
+    count, columns, bits = header["count"], header["columns"], header["bits"]
+    if not 1 <= bits <= MAX_BITS:
+        raise _corrupt(path, f"bits is {bits}, not between 1 and {MAX_BITS}")
+    if not 0 <= count <= 1 << bits:
+        raise _corrupt(path, f"count is {count}, not between 0 and 2^bits = {1 << bits}")
+    if not 1 <= columns <= len(KNOWN_COLUMNS):
+        raise _corrupt(path, f"columns is {columns}, not between 1 and {len(KNOWN_COLUMNS)}")
+    return count, columns, bits
+
+
+def _body_size(count: int, columns: int, bits: int) -> int:
+    return count * ((4 if bits <= 32 else 8) + 8 * columns)
+
+
+def _option_types() -> dict:
+    """Each model option's declared type (``TrainConfig``'s annotation: "int", "float | None", ...)."""
+    from dataclasses import fields
+
+    from streamlearn.config import MODEL_OPTIONS, TrainConfig
+    types = {f.name: str(f.type) for f in fields(TrainConfig)}
+    return {name: types[name] for name in MODEL_OPTIONS}
+
+
+def _check_option(name: str, kind: str, value, path) -> None:
+    """A model option's JSON value has its TrainConfig type (its range is ``train_config``'s to check)."""
+    if value is None and "None" in kind:
+        return
+    base = kind.split("|")[0].strip()
+    if base == "bool":
+        ok = isinstance(value, bool)
+    elif base == "int":
+        ok = _is_int(value) and -(1 << 63) <= value < 1 << 63
+    elif base == "float":
+        ok = _is_number(value) and not (isinstance(value, float) and math.isnan(value))
+    elif base == "str":
+        ok = isinstance(value, str)
+    elif base == "tuple":
+        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+    else:
+        ok = False
+    if not ok:
+        want = {"bool": "true or false", "int": "a 64-bit integer", "float": "a number", "str": "a string",
+                "tuple": "a list of strings"}.get(base, base)
+        raise _corrupt(path, f"option {name} is {_show(value)}, not {want}"
+                       + (" or null" if "None" in kind else ""))
+
+
+def _show(value) -> str:
+    text = json.dumps(value) if not isinstance(value, float) or math.isfinite(value) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _check_state(state, path) -> None:
+    """The saved learner state: known keys, finite numbers (the counters and sums not negative, the
+    label mode 0, 1 or 2), class_norm a list of finite numbers."""
+    from streamlearn.learners import SAVED_STATE
+    if not isinstance(state, dict):
+        raise _corrupt(path, f"state is {_show(state)}, not an object")
+    for key, value in state.items():
+        if key == "class_norm":
+            if not isinstance(value, list) or not all(_is_number(v) and math.isfinite(v) for v in value):
+                raise _corrupt(path, "state class_norm is not a list of finite numbers")
+            continue
+        if key not in SAVED_STATE:
+            raise _corrupt(path, f"unknown state {key!r}")
+        if not _is_number(value) or not math.isfinite(value):
+            raise _corrupt(path, f"state {key} is {_show(value)}, not a finite number")
+        if key in NONNEGATIVE_STATE and value < 0:
+            raise _corrupt(path, f"state {key} is {_show(value)}, not >= 0")
+        if key == "index_mode" and value not in (0, 1, 2):
+            raise _corrupt(path, f"state index_mode is {_show(value)}, not 0, 1 or 2")
+    if "min_label" in state and "max_label" in state and state["min_label"] > state["max_label"]:
+        raise _corrupt(path, "state min_label is above max_label")
+
+
+def check_header(header: dict, path, columns: int) -> list:
+    """Every header key known and of its type (see the module docstring); returns the column names
+    (a file without them holds the weight "w" only)."""
+    types = _option_types()
+    for key, value in header.items():
+        if key in types:
+            _check_option(key, types[key], value, path)
+        elif key == "streamlearn":
+            if not isinstance(value, str):
+                raise _corrupt(path, "the streamlearn version is not a string")
+        elif key == "state":
+            _check_state(value, path)
+        elif key not in LAYOUT_KEYS:
+            raise _corrupt(path, f"unknown header key {_show(key)}")
+    names = header.get("column_names", ["w"])
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise _corrupt(path, "column_names is not a list of strings")
+    for name in names:
+        if name not in KNOWN_COLUMNS:
+            raise _corrupt(path, f"unknown column {_show(name)}")
+    if len(set(names)) != len(names):
+        raise _corrupt(path, "a column name appears twice")
+    if len(names) != columns:
+        raise _corrupt(path, f"{len(names)} column names for {columns} columns")
+    if names[0] != "w":
+        raise _corrupt(path, "the first column is not the weight w")
+    return names
+
+
+def check_rows(index: np.ndarray, rows: np.ndarray, names: list, bits: int, path) -> None:
+    """Indices strictly increasing (sorted, unique) and below 2^bits; every stored value finite, the
+    sums of squares and magnitudes not negative."""
+    if index.shape[0]:
+        if int(index[-1]) >= 1 << bits or int(index.max()) >= 1 << bits:
+            raise _corrupt(path, f"weight index {int(index.max())} is out of range for -b {bits}")
+        step = np.flatnonzero(index[1:] <= index[:-1])
+        if step.shape[0]:
+            j = int(step[0]) + 1
+            raise _corrupt(path, f"weight indices are not increasing (row {j}: {int(index[j])} after "
+                                 f"{int(index[j - 1])})")
+    bad = ~np.isfinite(rows)
+    if bad.any():
+        j, c = (int(v) for v in np.argwhere(bad)[0])
+        raise _corrupt(path, f"column {names[c]} of weight index {int(index[j])} is {rows[j, c]!r}, "
+                             f"not a finite number")
+    for c, name in enumerate(names):
+        if name in NONNEGATIVE_COLUMNS:
+            neg = np.flatnonzero(rows[:, c] < 0)
+            if neg.shape[0]:
+                j = int(neg[0])
+                raise _corrupt(path, f"column {name} of weight index {int(index[j])} is negative")
+
+
+def load_model(path: str) -> tuple[dict, np.ndarray, np.ndarray]:
+    """Read a model file: (header, index, rows). Any problem is a one-line ModelError.
+
+    A regular file is read bounded by its header: the 24-byte prefix, the header (at most
+    MAX_HEADER bytes, within the file), then exactly the arrays the header announces, after checking
+    the file's size against them (a file of another size is refused before its body is read).
+    Anything else is read as a stream (as stdin is) with the same bounds: a device such as
+    /dev/zero ends at its first 8 bytes ("not a streamlearn model file"), a FIFO waits FIFO_WAIT
+    seconds for a writer and then gives up; a directory or socket is refused."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise ModelError(f"cannot read model {path}: {exc.strerror or exc}") from None
+    try:
+        return _load_fd(fd, path)
+    except OSError as exc:
+        raise ModelError(f"cannot read model {path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+def _load_fd(fd: int, path) -> tuple[dict, np.ndarray, np.ndarray]:
+    info = os.fstat(fd)
+    mode = info.st_mode
+    if stat.S_ISDIR(mode):
+        raise ModelError(f"cannot read model {path}: Is a directory")
+    if stat.S_ISSOCK(mode):
+        raise ModelError(f"cannot read model {path}: it is a socket, not a file")
+    size = info.st_size if stat.S_ISREG(mode) else None
+    if stat.S_ISFIFO(mode):
+        _wait_for_writer(fd, path)
+    os.set_blocking(fd, True)
+    prefix = _read(fd, _PREFIX.size)
+    _, head_len = _check_prefix(prefix, path)
+    _check_head_len(head_len, size, path)
+    head = _read(fd, head_len)
+    if len(head) < head_len:
+        raise _truncated(path)
+    header = _parse_header(head, path)
+    count, columns, bits = _sizes(header, path)
+    expected = _PREFIX.size + head_len + _body_size(count, columns, bits)
+    if size is not None:
+        if size < expected:
+            raise _truncated(path)
+        if size > expected:
+            raise _longer(path)
+    data = bytearray(expected)
+    data[:_PREFIX.size] = prefix
+    data[_PREFIX.size:_PREFIX.size + head_len] = head
+    view = memoryview(data)
+    pos = _PREFIX.size + head_len
+    while pos < expected:
+        n = os.readv(fd, [view[pos:min(expected, pos + (1 << 24))]])
+        if n == 0:
+            raise _truncated(path)
+        pos += n
+    if size is None and _read(fd, 1):
+        raise _longer(path)
+    return parse_model(data, path)
+
+
+def _check_head_len(head_len: int, size, path) -> None:
+    """The announced header length fits in the file (``size`` bytes; None: a stream) and in
+    MAX_HEADER."""
+    if size is not None and head_len > size - _PREFIX.size:
+        raise _truncated(path)
+    if head_len > MAX_HEADER:
+        raise _corrupt(path, f"the header length {head_len} is beyond {MAX_HEADER} bytes")
+
+
+def _read(fd: int, n: int) -> bytes:
+    """Up to ``n`` bytes (fewer only at the end of the file)."""
+    parts = []
+    while n > 0:
+        chunk = os.read(fd, min(n, 1 << 20))
+        if not chunk:
+            break
+        parts.append(chunk)
+        n -= len(chunk)
+    return b"".join(parts)
+
+
+def _wait_for_writer(fd: int, path) -> None:
+    """A FIFO: wait up to FIFO_WAIT seconds for a writer to send something (or to close), else refuse
+    (opened without blocking, so a FIFO nobody writes to never hangs the run)."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    if not poller.poll(int(FIFO_WAIT * 1000)):
+        raise ModelError(f"cannot read model {path}: nothing wrote to the FIFO within {FIFO_WAIT:g} s")
+
+
+def parse_model(data: bytes, path: str = "model") -> tuple[dict, np.ndarray, np.ndarray]:
+    """(header, index, rows) of a model file's bytes; ``path`` names it in the messages.
+
+    Checks everything the file itself says (``check_header``, ``check_rows``): the prefix, sizes and
+    checksum, every header key known and of its type, the state finite, the column names, the
+    indices strictly increasing below 2^bits, the rows finite. Whether the options make a valid
+    configuration is ``streamlearn.model_io.model_options``'s check (``validate_model`` does both)."""
+    crc, head_len = _check_prefix(data[:_PREFIX.size], path)
+    start = _PREFIX.size
+    _check_head_len(head_len, len(data), path)
+    header = _parse_header(memoryview(data)[start:start + head_len], path)
+    count, columns, bits = _sizes(header, path)
+    expected = start + head_len + _body_size(count, columns, bits)
     if len(data) < expected:
-        raise ModelError(f"model file {path} is truncated")
+        raise _truncated(path)
     if len(data) > expected or zlib.crc32(memoryview(data)[16:]) != crc:
-        raise ModelError(f"model file {path} is corrupt (checksum mismatch)")
+        raise _longer(path)
+    names = check_header(header, path, columns)
     pos = start + head_len
+    isize = 4 if bits <= 32 else 8
     index = np.frombuffer(data, dtype="<u4" if isize == 4 else "<u8", count=count, offset=pos)
     pos += count * isize
     rows = np.frombuffer(data, dtype="<f8", count=count * columns, offset=pos).reshape(count, columns)
-    if count and int(index.max()) >= (1 << bits):
-        raise ModelError(f"model file {path} is corrupt (weight index out of range)")
+    check_rows(index, rows, names, bits, path)
     return header, index, rows
