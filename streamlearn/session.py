@@ -65,6 +65,9 @@ class Run:
     history: ProgressHistory | None = None   # progress rows kept as arrays (train --plot, the Python API)
     cfg: TrainConfig | None = None   # the training run's config (the history's non-zero count needs it)
 
+    diverged: str | None = None      # "<file> line <n>": the first example whose prediction or update
+                                     # was not finite (streamlearn.kernels.loop), once seen
+    diverge_warned: bool = False     # the "training diverged" warning was printed
     def __post_init__(self):
         if self.kernel is None:
             self.kernel = self.learner.kernel
@@ -126,6 +129,8 @@ class Run:
             pos = kernel(block.indptr, block.idx, block.val, block.labels, block.weights, block.bases,
                          counts, pos, end, self.table, self.prm, self.iprm, self.st, ctr, preds)
             if audit and K:
+            if self.diverged is None and (ctr[S.C_DIVERGED] or ctr[S.C_NONFINITE]):
+                self.diverged = divergence_place(block, ctr, first, pos)
                 lines = []
                 for k in range(K):
                     lines += [audit_prediction(preds[first, 1 + k], tags[first]), features[k]]
@@ -245,6 +250,40 @@ class Run:
 
 
 def _class_outputs(cfg, learner, raw: str | None = None) -> dict:
+def divergence_place(block: ParsedBlock, ctr: np.ndarray, first: int, stop: int) -> str:
+    """Where a run's predictions or updates first stopped being finite: "<file> line <n>" of the example
+    the example loop recorded (``C_DIVERGED_EX``), or, from a loop that records none (one-against-all
+    flags a NaN score only), the lines of the examples that kernel call processed."""
+    if ctr[S.C_DIVERGED]:
+        e = int(ctr[S.C_DIVERGED_EX])
+        if 0 <= e < block.n:
+            return f"{block.source} line {int(block.lines[e])}"
+    a, b = int(block.lines[first]), int(block.lines[max(stop - 1, first)])
+    return f"{block.source} line {a}" if a == b else f"{block.source} lines {a}-{b}"
+
+
+def check_finite(cfg: TrainConfig, run: Run) -> None:
+    """Before a model is saved (and at the end of training): a table holding an infinite or NaN value
+    (one compiled pass over the columns a model saves), or predictions that were not finite, is one
+    warning naming the first example where it showed -- an error with --strict, and then no model is
+    written. A model never silently holds inf or NaN."""
+    from streamlearn.kernels.loop import first_nonfinite_row
+    cols = max(1, min(learners.layout(cfg).saved, run.table.shape[1]))
+    weights = first_nonfinite_row(run.table, cols) >= 0
+    if not weights and run.diverged is None:
+        return
+    if run.strict or not run.diverge_warned:
+        what = "weights" if weights else "predictions"
+        where = f" at {run.diverged}" if run.diverged is not None else ""
+        text = (f"training diverged: {what} became infinite or NaN{where} (the first example whose "
+                f"prediction or update was not finite); try a smaller learning rate (-l)")
+        if run.strict:
+            raise InputError(text + "; no model was written" if (cfg.final_model or cfg.readable_model
+                                                                 or cfg.invert_hash) else text)
+        run.reporter.warn(text)
+        run.diverge_warned = True
+
+
     """The Run fields of a multiclass run: K, how its -p lines read, the -r writer."""
     if not cfg.classes:
         return {}
@@ -497,9 +536,10 @@ def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
                 os.unlink(cache_path)
             except OSError:
                 pass
-    if ctr[S.C_NONFINITE]:
+    if ctr[S.C_NONFINITE] and not run.diverge_warned:
         rep.warn("some predictions were not finite (the weights diverged); try a smaller -l/--learning-rate")
     rep.summary(_summary_lines(run, cfg.loss, cfg.quantile_tau, passes_done, holdout, best_holdout,
+                            check_finite(cfg, run)
                                nonzero, cfg.bits))
     result = {"state": st, "counters": ctr, "table": table, "nonzero": nonzero, "malformed": run.malformed,
               "passes": passes_done, "best_holdout": best_holdout, "early_stop": early_stop,
@@ -511,6 +551,7 @@ def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
             plot.write(plot.progress(result["progress"]).figure, cfg.plot)
     return result
 
+            check_finite(cfg, run)
 
 def _objective(cfg: TrainConfig, run: Run, hashing: Hashing, cache_path, passes: int) -> dict:
     """Evaluate and print the objective after a pass (printed even with --quiet: it was asked for)."""

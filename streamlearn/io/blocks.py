@@ -39,6 +39,14 @@ FAULTS = {
     P.E_TOKEN: ("{text} is not index:value", LOSES_REST),
     P.E_INDEX: ("index in {text} is not a non-negative integer", LOSES_REST),
     P.E_NUMBER: ("value in {text} is not a number", LOSES_REST),
+    P.E_LABEL_RANGE: ("label {text} is beyond float32's range (+-3.4e38)", LOSES_LABEL),
+    P.E_WEIGHT_RANGE: ("importance weight {text} is beyond float32's range (+-3.4e38)", LOSES_LABEL),
+    P.E_BASE_RANGE: ("base {text} is beyond float32's range (+-3.4e38)", LOSES_LABEL),
+    P.E_VALUE_RANGE: ("feature value in {text} is beyond float32's range (+-3.4e38)", LOSES_REST),
+    P.E_NS_RANGE: ("feature value in {text} times its namespace value is beyond float32's range (+-3.4e38)",
+                   LOSES_REST),
+    P.E_PRODUCT_RANGE: ("an interaction feature's value (a product of feature values) is beyond float32's "
+                        "range (+-3.4e38)", LOSES_LABEL),
 }
 
 _MAX_SHOWN = 40

@@ -25,6 +25,7 @@ from numba import njit
 
 from streamlearn.errors import InputError
 from streamlearn.io.blocks import ParsedBlock
+from streamlearn.io.parsing import E_PRODUCT_RANGE
 
 FNV = np.uint64(16777619)            # FNV_PRIME, VW's interaction multiplier (constant.h)
 NGRAM_MULT = np.uint64(27942141)     # QUADRATIC_CONSTANT, VW's n-gram multiplier
@@ -367,10 +368,51 @@ class Expander:
             else:
                 raise ExpansionError(block.source, int(block.lines[e]), self.limit)
             start = e
+        faults, fault_text = block.faults, block.fault_text
+        if nf and _max_exponent(out.val[:nf]) == _EXP_MASK:     # an infinite product (rare)
+            faults, fault_text = product_faults(out.indptr[:n + 1], out.val[:nf], block.labels, faults,
+                                                fault_text)
         return ParsedBlock(block.source, block.labels, block.weights, block.bases, block.lines,
                            out.indptr[:n + 1], out.idx[:nf], out.val[:nf], block.tag_buf,
-                           block.tag_s, block.tag_e, block.faults, block.fault_text,
+                           block.tag_s, block.tag_e, faults, fault_text,
                            counts=out.counts[:n])
+
+
+_EXP_MASK = np.uint32(0x7F800000)     # float32 exponent bits: all set for inf and NaN
+
+
+@njit(cache=True, nogil=True)
+def _max_exponent(val):
+    """The largest exponent field (bits, in place) of a float32 array: ``_EXP_MASK`` when some value
+    is infinite or NaN. An integer max, which the compiler vectorises: one cheap pass per block."""
+    bits = val.view(np.uint32)
+    m = np.uint32(0)
+    for i in range(bits.shape[0]):
+        b = bits[i] & _EXP_MASK
+        if b > m:
+            m = b
+    return m
+
+
+def product_faults(indptr, val, labels, faults, fault_text):
+    """Interaction products that overflowed float32 (the parsed values are finite, so only a product
+    can be infinite): each example holding one becomes a fault of its line, ``E_PRODUCT_RANGE``, as a
+    fault in the label part does -- the example is predicted, not learned (its label is set to NaN and
+    the infinite values to 0, so its prediction stays finite). An example that already has a fault
+    keeps that one (one fault per line). Returns the block's faults and their texts, in example order."""
+    bad = ~np.isfinite(val)
+    val[bad] = 0.0
+    exs = np.unique(np.searchsorted(indptr, np.flatnonzero(bad), side="right") - 1)
+    labels[exs] = np.nan
+    have = set(faults[:, 0].tolist())
+    rows = [list(r) for r in faults.tolist()]
+    texts = list(fault_text)
+    for ex in exs.tolist():
+        if ex not in have:
+            rows.append([ex, E_PRODUCT_RANGE, 0, 0])
+            texts.append(b"")
+    order = sorted(range(len(rows)), key=lambda i: rows[i][0])
+    return (np.array([rows[i] for i in order], np.int64).reshape(-1, 4), [texts[i] for i in order])
 
 
 class ExpansionError(InputError):

@@ -13,8 +13,8 @@ from numba import njit
 
 from streamlearn.hashing import CONSTANT_RAW_INDEX, default_namespace_hash, hash_name
 from streamlearn.io.parsing import (
-    COLON, CR, E_CR, E_INDEX, E_LABEL, E_NUMBER, E_TOKEN, E_VALUE, NUM_FINITE, NUM_NONFINITE, SP, TAB,
-    line_span, parse_number,
+    COLON, CR, E_CR, E_INDEX, E_LABEL, E_LABEL_RANGE, E_NUMBER, E_TOKEN, E_VALUE, E_VALUE_RANGE, NUM_FINITE,
+    NUM_NONFINITE, SP, TAB, beyond_float32, line_span, parse_number,
 )
 
 HASH = 35
@@ -67,11 +67,11 @@ def parse_libsvm_block(buf, ends, first_line, mask, noconstant, seed, mode,
         while q < e and not _is_sep(buf[q]):
             q += 1
         v, r, kind, digits = parse_number(buf, p, q)
-        if kind == NUM_FINITE and r == q and digits:
+        if kind == NUM_FINITE and r == q and digits and not beyond_float32(v):
             labels[ex] = v
         else:
             faults[nfault, 0] = ex
-            faults[nfault, 1] = E_LABEL
+            faults[nfault, 1] = E_LABEL_RANGE if kind == NUM_FINITE and r == q and digits else E_LABEL
             faults[nfault, 2] = p
             faults[nfault, 3] = q
             nfault += 1
@@ -117,7 +117,9 @@ def parse_libsvm_block(buf, ends, first_line, mask, noconstant, seed, mode,
                         code = E_NUMBER
                     else:
                         fv = np.float32(v)
-                        if fv != 0.0:
+                        if np.isinf(fv):      # beyond float32: a fault, as inf is
+                            code = E_VALUE_RANGE
+                        elif fv != 0.0:
                             h = hash_name(buf, ts, te, ns_hash, mode)
                             idx[nf] = np.uint32(h & mask)
                             val[nf] = fv

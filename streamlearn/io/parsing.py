@@ -34,6 +34,13 @@ E_CR = 10            # carriage return inside a line
 E_TOKEN = 11         # LIBSVM: token is not index:value
 E_INDEX = 12         # LIBSVM: index is not a non-negative integer
 E_NUMBER = 13        # LIBSVM: value is not a number
+E_LABEL_RANGE = 14   # label beyond float32's range (|x| > 3.4e38 once rounded to float32)
+E_WEIGHT_RANGE = 15  # importance weight beyond float32's range
+E_BASE_RANGE = 16    # base beyond float32's range
+E_VALUE_RANGE = 17   # feature value beyond float32's range (features are stored as float32)
+E_NS_RANGE = 18      # feature value times its namespace value beyond float32's range
+E_PRODUCT_RANGE = 19  # an interaction product (-q/--cubic/--interactions) beyond float32's range
+                     # (found after expansion, streamlearn.io.expand.check_products)
 
 # parse_number kinds
 NUM_NONE = 0
@@ -49,6 +56,13 @@ COLON = 58
 QUOTE = 39
 
 _POW10 = np.array([10.0 ** i for i in range(23)])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def beyond_float32(v):
+    """Whether a finite float64 overflows float32 (rounds to an infinite float32): such a number is
+    a fault wherever it is read (labels, weights and bases too, which VW keeps as float32)."""
+    return np.isinf(np.float32(v))
 
 
 @njit(cache=True, nogil=True, inline="always")

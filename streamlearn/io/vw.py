@@ -26,8 +26,9 @@ from numba import njit
 
 from streamlearn.hashing import CONSTANT_RAW_INDEX, default_namespace_hash, scan_hash
 from streamlearn.io.parsing import (
-    BAR, COLON, CR, E_BASE, E_CR, E_LABEL, E_LABEL_TOKENS, E_NEG_WEIGHT, E_NS_NAME, E_NS_VALUE,
-    E_STRAY, E_VALUE, E_WEIGHT, NL, NUM_FINITE, NUM_NONE, QUOTE, SP, TAB, line_span, parse_number,
+    BAR, COLON, CR, E_BASE, E_BASE_RANGE, E_CR, E_LABEL, E_LABEL_RANGE, E_LABEL_TOKENS, E_NEG_WEIGHT,
+    E_NS_NAME, E_NS_RANGE, E_NS_VALUE, E_STRAY, E_VALUE, E_VALUE_RANGE, E_WEIGHT, E_WEIGHT_RANGE, NL,
+    NUM_FINITE, NUM_NONE, QUOTE, SP, TAB, beyond_float32, line_span, parse_number,
 )
 
 
@@ -116,11 +117,15 @@ def _parse_label_part(buf, s, e, labels, weights, bases, tag_s, tag_e, ex, fault
     lab, ok = _full_number(buf, s0, e0)
     if not ok:
         return _label_fault(faults, nfault, ex, E_LABEL, s0, e0)
+    if beyond_float32(lab):
+        return _label_fault(faults, nfault, ex, E_LABEL_RANGE, s0, e0)
     w = 1.0
     if ntok >= 2:
         w, ok = _full_number(buf, s1, e1)
         if not ok:
             return _label_fault(faults, nfault, ex, E_WEIGHT, s1, e1)
+        if beyond_float32(w):
+            return _label_fault(faults, nfault, ex, E_WEIGHT_RANGE, s1, e1)
         if w < 0:
             return _label_fault(faults, nfault, ex, E_NEG_WEIGHT, s1, e1)
     b = 0.0
@@ -128,6 +133,8 @@ def _parse_label_part(buf, s, e, labels, weights, bases, tag_s, tag_e, ex, fault
         b, ok = _full_number(buf, s2, e2)
         if not ok:
             return _label_fault(faults, nfault, ex, E_BASE, s2, e2)
+        if beyond_float32(b):
+            return _label_fault(faults, nfault, ex, E_BASE_RANGE, s2, e2)
     labels[ex] = lab
     weights[ex] = w
     bases[ex] = b
@@ -199,6 +206,8 @@ def _parse_features(buf, p, e, mask, seed, mode, dflt_hash, idx, val, nf, redefi
             p = q
             if value != 0.0:
                 fv = np.float32(value)
+                if np.isinf(fv):    # beyond float32 (a finite float64 here): the model would hold inf
+                    return nf, E_VALUE_RANGE if ns_value == 1.0 else E_NS_RANGE, fs, _token_end(buf, fs, e)
                 if fv != 0.0:
                     idx[nf] = np.uint32(h & mask)
                     val[nf] = fv

@@ -35,8 +35,8 @@ from streamlearn.kernels.losses import loss_label, loss_value
 from streamlearn.kernels.prefetch import prefetch_example
 from streamlearn.kernels.state import (
     C_DUMP, C_EXAMPLES, C_FEATURES, C_HAVE_LABEL1, C_HAVE_LABEL2, C_HO_LOSS, C_HO_LOSS_PASS,
-    C_HO_LOSS_SINCE, C_HO_W, C_HO_W_PASS, C_HO_W_SINCE, C_LABEL1, C_LABEL2, C_MANY_LABELS, C_NONFINITE,
-    C_PASS_EX, C_SUM_LOSS, C_SUM_LOSS_SINCE, C_W_LABELED, C_W_LABELS, C_W_UNLABELED, I_BINARY,
+    C_DIVERGED, C_DIVERGED_EX, C_HO_LOSS_SINCE, C_HO_W, C_HO_W_PASS, C_HO_W_SINCE, C_LABEL1, C_LABEL2,
+    C_MANY_LABELS, C_NONFINITE, C_PASS_EX, C_SUM_LOSS, C_SUM_LOSS_SINCE, C_W_LABELED, C_W_LABELS, C_W_UNLABELED, I_BINARY,
     I_FIXED_BOUNDS, I_HOLDOUT, I_LOSS, I_TRAIN, P_TAU, S_MAX_LABEL, S_MIN_LABEL,
 )
 
@@ -72,6 +72,39 @@ def clamp_prediction(ctr, st, raw):
     if raw > st[S_MAX_LABEL]:
         return st[S_MAX_LABEL]
     return raw
+
+
+@njit(cache=True, nogil=True, inline="always")
+def diverged_at(ctr, e):
+    """Record example e (its index in the block) as the first at which a prediction or an update
+    was not finite, unless one is recorded already; the session names its file and line."""
+    if ctr[C_DIVERGED] == 0.0:
+        ctr[C_DIVERGED] = 1.0
+        ctr[C_DIVERGED_EX] = e
+
+
+@njit(cache=True, nogil=True, inline="always")
+def written_finite(table, idx, s, f):
+    """Whether the first column (the stored weight) of the rows of features s..f-1 is finite, just
+    after the example's update wrote them (the rows are in cache: a load and a multiply-add each).
+    ``w * 0`` is 0 for a finite w and NaN for an infinite or NaN one."""
+    z = 0.0
+    for k in range(s, f):
+        z += table[idx[k], 0] * 0.0
+    return z == 0.0
+
+
+@njit(cache=True, nogil=True)
+def first_nonfinite_row(table, ncol):
+    """The first row of ``table`` with a non-finite value in one of its first ``ncol`` columns, or -1
+    (the end-of-training check: one compiled pass over the table, like counting its non-zeros)."""
+    for i in range(table.shape[0]):
+        z = 0.0
+        for j in range(ncol):
+            z += table[i, j] * 0.0
+        if z != 0.0:
+            return i
+    return -1
 
 
 @njit(cache=True, nogil=True)
@@ -217,12 +250,16 @@ def example_loop_shown(indptr, idx, val, labels, weights, bases, nfeat, start, e
         for k in range(s, f):
             acc += weight(table, idx[k], cfg, v) * val[k]
         raw = dot_end(acc, bases[e], table, cfg, st)
+        if raw - raw != 0.0:        # infinite or NaN (the features are finite: the weights diverged)
+            diverged_at(ctr, e)
         p = finish_prediction(ctr, st, preds, e, raw, code, y, tau, h, labeled, holdout, binary, nfeat[e])
         preds[e] = shown(raw, p, lo, hi)
         if e + 1 < end:
             prefetch_example(table, idx, f, indptr[e + 2], 1, 1, 0)
         if train and labeled and h > 0.0 and not holdout:
             learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h)
+            if not written_finite(table, idx, s, f):
+                diverged_at(ctr, e)
         if ctr[C_W_LABELED] + ctr[C_W_UNLABELED] >= ctr[C_DUMP]:
             return e + 1
     return end

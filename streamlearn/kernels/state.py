@@ -121,6 +121,8 @@ C_MANY_LABELS = 18    # more than two distinct labels seen
 C_HAVE_LABEL1 = 19
 C_HAVE_LABEL2 = 20
 C_NONFINITE = 21      # set when a prediction was NaN or infinite
+C_DIVERGED = 22       # 1 once a raw prediction or a weight an example's update wrote was not finite
+C_DIVERGED_EX = 23    # that first example: its index in the block the kernel call was given
 N_CTR = 24
 
 # ----------------------------------------------------------------------------- learner codes
