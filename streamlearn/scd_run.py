@@ -86,7 +86,7 @@ def train_scd(cfg: TrainConfig, model=None) -> dict:
                     blocks = text_blocks([cfg.objective_data], cfg.format, hashing, cfg.block_size)
                     where = cfg.objective_data
                 else:
-                    blocks, where = read_cache(cache_path, source_name), "training examples"
+                    blocks, where = read_cache(cache_path, source_name, bits=cfg.bits), "training examples"
                 result = objective.evaluate(cfg, run, blocks, allocate_table)
                 rep.out.write(objective.describe(result, epoch, where) + "\n")
                 rep.out.flush()
@@ -94,15 +94,15 @@ def train_scd(cfg: TrainConfig, model=None) -> dict:
 
         bar = EpochProgress(rep.out, quiet=cfg.quiet)
         try:
-            index, values, info = scd.fit_scd(read_cache(cache_path, source_name), cfg.bits, cfg.loss, cfg.l1,
-                                              cfg.passes, cfg.cd_order, cfg.random_seed, on_epoch, init=init,
-                                              step=cfg.cd_step, progress=bar.update)
+            index, values, info = scd.fit_scd(read_cache(cache_path, source_name, bits=cfg.bits), cfg.bits,
+                                              cfg.loss, cfg.l1, cfg.passes, cfg.cd_order, cfg.random_seed,
+                                              on_epoch, init=init, step=cfg.cd_step, progress=bar.update)
         finally:
             bar.close()
         table[:, 0] = 0.0
         table[index, 0] = values
         if cfg.predictions:
-            _predict(cfg, table, st, rep, read_cache(cache_path, source_name))
+            _predict(cfg, table, st, rep, read_cache(cache_path, source_name, bits=cfg.bits))
         nonzero = save_outputs(cfg, run)
     finally:
         try:

@@ -20,7 +20,8 @@ from streamlearn.history import ProgressHistory, nonzero_in_force
 from streamlearn.config import PredictConfig, TrainConfig, train_config
 from streamlearn.errors import InputError, OptionError
 from streamlearn.io.blocks import ParsedBlock, window as examples_window
-from streamlearn.io.cache import CacheWriter, cache_matches, read_cache
+from streamlearn.io.cache import (CacheCorrupt, CacheWriter, cache_status, check_cache_path, read_cache,
+                                  verify_cache)
 from streamlearn.io.model_file import load_model
 from streamlearn.io.reader import check_readable
 from streamlearn.io.shuffle import ShuffledExamples
@@ -397,6 +398,30 @@ def _summary_lines(run: Run, loss: str, tau: float, passes: int, holdout: int, b
     return lines
 
 
+def _reuse_cache(cfg: TrainConfig, path: str, options: dict, window: tuple, rep: Reporter) -> bool:
+    """Whether the first pass reads the existing ``--cache-file`` (True) or builds it from the text.
+
+    The path must be a regular file or nothing (a device, FIFO, socket or directory is refused). A
+    cache of this version built with these options is checked whole (every checksum and block, the
+    window's blocks for a Dask period) before training starts; a corrupt one is rebuilt from the input
+    files, saying so, or refused when the input is stdin. A file that is not a cache at all is not
+    overwritten without --kill-cache; another version's cache or one built with other options is
+    rebuilt (as is any cache with --kill-cache)."""
+    if not check_cache_path(path) or cfg.kill_cache:
+        return False
+    try:
+        if cache_status(path, options) != "match":
+            return False
+        verify_cache(path, cfg.bits, *window)
+        return True
+    except CacheCorrupt as exc:
+        if "-" in cfg.sources:
+            raise InputError(f"cache file {path} is corrupt ({exc.detail}) and cannot be rebuilt from stdin "
+                             f"here; give the data with -d FILE, or --kill-cache to rebuild it from stdin") from None
+        rep.warn(f"cache file {path} is corrupt ({exc.detail}); rebuilding it from the input")
+        return False
+
+
 def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
     """Train an online learner as configured. Returns a small dict of results (for tests and the
     Python API); with ``progress`` (or ``--plot``) also the progress rows as arrays, "progress"
@@ -434,7 +459,7 @@ def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
             os.close(fd)
             temp_cache = True
             cache_note = "using a temporary cache"
-        elif not cfg.kill_cache and os.path.exists(cache_path) and cache_matches(cache_path, cache_opts):
+        elif _reuse_cache(cfg, cache_path, cache_opts, window, rep):
             reuse = True
             cache_note = f"using cache_file = {cache_path}\nignoring text input in favor of cache input"
         else:
@@ -479,11 +504,11 @@ def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
                     blocks = examples_window(blocks, *window, drain=cache_writer is not None)
             elif cfg.shuffle:
                 if shuffled is None:
-                    shuffled = ShuffledExamples(read_cache(cache_path, source_name), source_name)
+                    shuffled = ShuffledExamples(read_cache(cache_path, source_name, bits=cfg.bits), source_name)
                 rng = np.random.default_rng([cfg.random_seed, p])
                 blocks = shuffled.blocks(shuffled.order(rng, holdout))
             else:
-                blocks = read_cache(cache_path, source_name, *window)
+                blocks = read_cache(cache_path, source_name, *window, bits=cfg.bits)
             try:
                 for block in pipelined(blocks):
                     if block.n:
@@ -560,7 +585,7 @@ def _objective(cfg: TrainConfig, run: Run, hashing: Hashing, cache_path, passes:
         where = cfg.objective_data
     else:
         name = cfg.sources[0] if len(cfg.sources) == 1 else "cache"
-        blocks = read_cache(cache_path, name)
+        blocks = read_cache(cache_path, name, bits=cfg.bits)
         where = "training examples"
     result = objective.evaluate(cfg, run, blocks, allocate_table)
     run.reporter.out.write(objective.describe(result, passes, where) + "\n")
