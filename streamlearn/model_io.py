@@ -11,7 +11,7 @@ import numpy as np
 from streamlearn import learners
 from streamlearn.config import LEGACY_MODEL_OPTIONS, MODEL_OPTIONS, TrainConfig, train_config
 from streamlearn.errors import ModelError, OptionError
-from streamlearn.io.model_file import load_model, parse_model, save_model
+from streamlearn.io.model_file import load_model, parse_model, printable, save_model
 from streamlearn.io.writers import write_readable_model
 from streamlearn.kernels import state as S
 from streamlearn.kernels.table import count_nonzero, nonzero_rows
@@ -41,15 +41,16 @@ def model_options(header: dict, path) -> dict:
     opts = {k: header[k] if k in header else LEGACY_MODEL_OPTIONS[k] for k in MODEL_OPTIONS}
     for name, ok, what in _ALWAYS_CHECKED:     # options train_config checks only for their learner
         if not ok(opts[name]):
-            raise ModelError(f"corrupt model {path}: option {name} is {opts[name]!r}, not {what}")
+            raise ModelError(f"corrupt model {path}: option {name} is {printable(repr(opts[name]))[:40]}, "
+                             f"not {what}")
     try:
         cfg = train_config({}, opts)
     except OptionError as exc:
-        raise ModelError(f"corrupt model {path}: {exc}") from None
+        raise ModelError(f"corrupt model {path}: {printable(str(exc))}") from None
     except (TypeError, ValueError, KeyError, OverflowError, AttributeError) as exc:
         # a value of the right type the checks did not foresee: still the model's fault
         raise ModelError(f"corrupt model {path}: its options are not valid ({exc.__class__.__name__}: "
-                         f"{str(exc).splitlines()[0] if str(exc) else 'no detail'})") from None
+                         f"{printable(str(exc))})") from None
     names = header.get("column_names", ["w"])
     mine = ["w"] + [name for name, _ in learners.state_columns(cfg)]
     for name in names:

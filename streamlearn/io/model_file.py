@@ -91,8 +91,14 @@ NONNEGATIVE_STATE = ("t", "eta", "pending", "n_learned", "norm_sum", "total_weig
 FIFO_WAIT = 10.0
 
 
+def printable(text: str) -> str:
+    """``text`` with every character that is not printable escaped (a crafted value echoed in a
+    message must not break it over lines or into the terminal's control codes)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def _corrupt(path, what: str) -> ModelError:
-    return ModelError(f"corrupt model {path}: {what}")
+    return ModelError(f"corrupt model {path}: {printable(what)}")
 
 
 def _truncated(path) -> ModelError:
