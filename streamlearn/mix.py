@@ -128,8 +128,10 @@ def merge(base, models, rule: str = "weighted") -> tuple[dict, np.ndarray, np.nd
 # ----------------------------------------------------------------------------- checks
 
 def _options_json(header: dict) -> dict:
-    from streamlearn.model_io import model_options
-    return {k: json.dumps(v, sort_keys=True) for k, v in model_options(header, "model").items()}
+    # the options as stored, to name the one that differs (``_config`` checks them, once the models
+    # agree on their options and columns)
+    from streamlearn.model_io import stored_options
+    return {k: json.dumps(v, sort_keys=True) for k, v in stored_options(header, "model").items()}
 
 
 def _check_same(base, models) -> list:

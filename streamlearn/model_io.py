@@ -30,15 +30,21 @@ _ALWAYS_CHECKED = (
 )
 
 
+def stored_options(header: dict, path) -> dict:
+    """The options a model file holds (older files: the legacy defaults), as they are (unchecked:
+    ``model_options`` checks them)."""
+    missing = [k for k in MODEL_OPTIONS if k not in header and k not in LEGACY_MODEL_OPTIONS]
+    if missing:
+        raise ModelError(f"corrupt model {path}: the header lacks option {missing[0]}")
+    return {k: header[k] if k in header else LEGACY_MODEL_OPTIONS[k] for k in MODEL_OPTIONS}
+
+
 def model_options(header: dict, path) -> dict:
     """The options a model file was trained with (older files: the legacy defaults), checked: they
     make a valid configuration (``train_config`` of the options alone, as ``predict`` builds it), the
     saved columns are the weight and this learner's state columns, and a multiclass state holds one
     normalizer pair per class. Any problem is a one-line ModelError "corrupt model PATH: what"."""
-    missing = [k for k in MODEL_OPTIONS if k not in header and k not in LEGACY_MODEL_OPTIONS]
-    if missing:
-        raise ModelError(f"corrupt model {path}: the header lacks option {missing[0]}")
-    opts = {k: header[k] if k in header else LEGACY_MODEL_OPTIONS[k] for k in MODEL_OPTIONS}
+    opts = stored_options(header, path)
     for name, ok, what in _ALWAYS_CHECKED:     # options train_config checks only for their learner
         if not ok(opts[name]):
             raise ModelError(f"corrupt model {path}: option {name} is {printable(repr(opts[name]))[:40]}, "

@@ -154,7 +154,7 @@ def apply(data: bytes, muts) -> bytes:
     body_changes = []
     for kind, where, value in muts:
         if kind == "set":
-            keys = sorted(header) + ["an_unknown_key"]
+            keys = sorted(header) + ["an_unknown_key", "mix"]
             key = keys[where % len(keys)]
             if key == "bits" and isinstance(value, int) and 17 <= value <= 64:
                 value = 16          # a valid larger -b only makes the table (and the test) slower
@@ -287,6 +287,9 @@ def _one(corpus, name, **changes):
     ("default", {"oaa": 2 ** 70}, "option oaa is 1180591620717411303424, not a 64-bit integer"),
     ("default", {"radius": -1.0}, "option radius is -1.0, not null or a finite number > 0"),
     ("default", {"quadratic": [1]}, "option quadratic is [1], not a list of strings"),
+    ("default", {"mix": {"workers": 0}}, "mix workers is 0, not an integer >= 1"),
+    ("default", {"mix": {"rule": "sum"}}, "mix rule is \"sum\", not weighted or uniform"),
+    ("default", {"mix": {"workers": 2, "syncs": 1, "rule": "uniform"}}, None),   # a merged model
     ("sgd", {"algo": "tg"}, None),     # a tg model without its state: refused (restore) or loaded
 ])
 def test_named_header_faults(corpus, name, changes, message):

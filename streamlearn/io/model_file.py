@@ -84,7 +84,11 @@ KNOWN_COLUMNS = ("w", "z", "g", "n", "p", "ep", "en", "ftrl_z", "ftrl_n", "theta
 #: columns that hold sums of squares or magnitudes, never negative
 NONNEGATIVE_COLUMNS = ("g", "n", "ftrl_n")
 #: header keys beside the model options (``streamlearn.config.MODEL_OPTIONS``)
-LAYOUT_KEYS = ("streamlearn", "count", "columns", "bits", "state", "column_names")
+LAYOUT_KEYS = ("streamlearn", "count", "columns", "bits", "state", "column_names", "mix")
+#: a merged model's record of its mixing (``streamlearn.mix.merge``): key -> (check, what it must be)
+MIX_KEYS = {"workers": (lambda v: _is_int(v) and 1 <= v < 1 << 31, "an integer >= 1"),
+            "syncs": (lambda v: _is_int(v) and 0 <= v < 1 << 62, "an integer >= 0"),
+            "rule": (lambda v: v in ("weighted", "uniform"), "weighted or uniform")}
 #: saved learner state that counts or sums non-negative quantities
 NONNEGATIVE_STATE = ("t", "eta", "pending", "n_learned", "norm_sum", "total_weight", "gravity_vw")
 #: how long a model read from a FIFO waits for a writer before giving up (seconds)
@@ -251,6 +255,14 @@ def check_header(header: dict, path, columns: int) -> list:
                 raise _corrupt(path, "the streamlearn version is not a string")
         elif key == "state":
             _check_state(value, path)
+        elif key == "mix":
+            if not isinstance(value, dict):
+                raise _corrupt(path, f"mix is {_show(value)}, not an object")
+            for name, item in value.items():
+                if name not in MIX_KEYS:
+                    raise _corrupt(path, f"unknown mix record {_show(name)}")
+                if not MIX_KEYS[name][0](item):
+                    raise _corrupt(path, f"mix {name} is {_show(item)}, not {MIX_KEYS[name][1]}")
         elif key not in LAYOUT_KEYS:
             raise _corrupt(path, f"unknown header key {_show(key)}")
     names = header.get("column_names", ["w"])
