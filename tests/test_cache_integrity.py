@@ -27,6 +27,8 @@ from streamlearn.io import cache as C
 
 BITS = 12
 RECORD = struct.Struct("<QQQQIIQ")
+#: multiplies the random damage of the probes (``make fuzz`` sets it; 1 here)
+SCALE = max(1, int(os.environ.get("STREAMLEARN_FUZZ_SCALE", "1")))
 
 
 def _text(n: int = 60) -> bytes:
@@ -125,7 +127,7 @@ def test_every_single_bit_flip_is_caught(built):
     missed = []
     buf = bytearray(data)
     for pos in range(len(data)):
-        for bit in (range(8) if pos in every else [pos * 5 % 8]):
+        for bit in (range(8) if pos in every or SCALE > 1 else [pos * 5 % 8]):
             buf[pos] ^= 1 << bit
             try:
                 C.verify_cache(buf, BITS)
@@ -266,14 +268,15 @@ def test_damaged_caches_are_rebuilt_from_files_and_refused_from_stdin(built, tmp
     good = cache.read_bytes()
     lay = _layout(good)
     rng = np.random.default_rng(5)
-    damaged = []
+    damaged = []    # (bytes, expected: "corrupt", "foreign" (the magic: refused), "version" (rebuilt quietly))
     for pos in [20, lay[0]["at"] + 3, lay[0]["at"] + 36, lay[1]["arrays"]["idx"][0] + 1,
-                lay[1]["arrays"]["indptr"][0] + 9, lay[-1]["at"] + 1] + rng.integers(0, len(good), 4).tolist():
+                lay[1]["arrays"]["indptr"][0] + 9, lay[-1]["at"] + 1] + rng.integers(0, len(good), 4 * SCALE).tolist():
         buf = bytearray(good)
         buf[pos] ^= 1 << int(rng.integers(8))
-        damaged.append(bytes(buf))
-    damaged += [good[:lay[1]["at"]], good[:len(good) - 3]]
-    damaged += [crafted for name, crafted, _ in _crafted(good) if "bits" not in name]
+        damaged.append((bytes(buf), "foreign" if pos < 8 else "version" if pos < 12 else "corrupt"))
+    cuts = [lay[1]["at"], len(good) - 3] + rng.integers(1, len(good), 2 * SCALE).tolist()
+    damaged += [(good[:c], "corrupt") for c in cuts]
+    damaged += [(crafted, "corrupt") for name, crafted, _ in _crafted(good) if "bits" not in name]
     # the same cache built from stdin (its options name stdin), for the refusals
     stdin_cache = tmp_path / "s.cache"
     res = CliRunner().invoke(main, ["train", "--cache-file", str(stdin_cache), "--block-size", "1200", "-b",
@@ -284,10 +287,10 @@ def test_damaged_caches_are_rebuilt_from_files_and_refused_from_stdin(built, tmp
     cases = []
     model = str(tmp_path / "m")
     common = ["--block-size", "1200", "-b", str(BITS), "-q", "ab", "--quiet", "-f", model]
-    for i, bad in enumerate(damaged):
+    for i, (bad, expect) in enumerate(damaged):
         path = str(tmp_path / f"c{i}.cache")
         cases.append({"args": ["train", "-d", str(text), "--cache-file", path, *common], "cache": path,
-                      "cache_bytes": bad.hex(), "model": model})
+                      "cache_bytes": bad.hex(), "model": model, "expect": expect})
     for i, (name, crafted, _) in enumerate(_crafted(sgood)):
         if "bits" in name:
             continue
@@ -302,10 +305,14 @@ def test_damaged_caches_are_rebuilt_from_files_and_refused_from_stdin(built, tmp
             assert res["code"] == 1 and len(errors) == 1, res
             assert f"cache file {case['cache']} is corrupt (block " in errors[0] or "header" in errors[0], errors
             assert "cannot be rebuilt from stdin" in errors[0]
+        elif case["expect"] == "foreign":
+            assert res["code"] == 1 and errors == [f"Error: {case['cache']} exists and is not a streamlearn "
+                                                   f"cache; name another --cache-file, or give --kill-cache to "
+                                                   f"overwrite it"], res
         else:
             warned = [line for line in res["stderr"].splitlines() if "rebuilding it from the input" in line]
-            assert res["code"] == 0 and len(warned) == 1, res
-            assert f"cache file {case['cache']} is corrupt (" in warned[0]
+            assert res["code"] == 0 and len(warned) == (case["expect"] == "corrupt"), res
+            assert not warned or f"cache file {case['cache']} is corrupt (" in warned[0]
             assert res["model"] == _sha(plain), case["args"]
             assert open(case["cache"], "rb").read() == good       # rebuilt
     assert sum(1 for c in cases if c.get("refuse")) >= 10
