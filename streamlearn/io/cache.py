@@ -32,7 +32,6 @@ import json
 import os
 import stat
 import struct
-import tempfile
 import zlib
 
 import numpy as np
@@ -230,7 +229,10 @@ def cache_status(path: str, options: dict) -> str:
     with f:
         if size == 0:
             return "empty"
-        found, version = _read_header(f, size, path)
+        try:
+            found, version = _read_header(f, size, path)
+        except OSError as exc:
+            raise _read_error(path, exc) from None
     if version != VERSION:
         return "other"
     return "match" if found == json.loads(json.dumps(options, sort_keys=True)) else "other"
@@ -329,6 +331,9 @@ class _Blocks:
                 raise CacheCorrupt(path, f"header: version {version}, not {VERSION}")
             if bits is not None and options["bits"] != bits:
                 raise CacheCorrupt(path, f"header: built with -b {options['bits']}, this run uses -b {bits}")
+        except OSError as exc:
+            self.f.close()
+            raise _read_error(self.path, exc) from None
         except BaseException:
             self.f.close()
             raise
@@ -403,6 +408,17 @@ def read_cache(path: str, source_name: str, start: int = 0, stop: int | None = N
 
 
 def _read_blocks(blocks: _Blocks, source_name: str, start: int, stop: int | None):
+    try:
+        yield from _checked_blocks(blocks, source_name, start, stop)
+    except OSError as exc:      # an I/O error of the device: one line too
+        raise _read_error(blocks.path, exc) from None
+
+
+def _read_error(path, exc: OSError) -> InputError:
+    return InputError(f"cannot read cache {path}: {exc.strerror or exc}")
+
+
+def _checked_blocks(blocks: _Blocks, source_name: str, start: int, stop: int | None):
     outputs = [Outputs() for _ in range(RING)]
     tag_bufs = [np.empty(0, np.uint8) for _ in range(RING)]
     count_bufs = [np.empty(0, np.int64) for _ in range(RING)]
@@ -485,5 +501,7 @@ def cache_examples(path: str) -> int:
             if rec is None:
                 return blocks.examples
             blocks.skip(*rec[:4])
+    except OSError as exc:
+        raise _read_error(blocks.path, exc) from None
     finally:
         blocks.close()
