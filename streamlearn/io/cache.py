@@ -51,6 +51,8 @@ _HAS_TAGS = 1
 _HAS_COUNTS = 2      # per-example feature counts that differ from the row lengths (feature expansion)
 _END = 4             # the end record
 _KNOWN_FLAGS = _HAS_TAGS | _HAS_COUNTS | _END
+#: the dtypes of a block's arrays as stored: labels, weights, bases, lines, indptr, idx, val
+_DTYPES = (np.float64, np.float64, np.float64, np.int64, np.int64, np.uint32, np.float32)
 #: the largest header we read (a crafted length must not make us allocate more)
 _MAX_HEADER = 1 << 24
 
@@ -102,8 +104,8 @@ class CacheWriter:
     def write(self, b: ParsedBlock) -> None:
         n = b.n
         has_tags = b.has_tags()
-        arrays = [np.ascontiguousarray(a) for a in (b.labels, b.weights, b.bases, b.lines, b.indptr, b.idx,
-                                                    b.val)]
+        arrays = [np.ascontiguousarray(a, t) for a, t in zip(
+            (b.labels, b.weights, b.bases, b.lines, b.indptr, b.idx, b.val), _DTYPES)]
         if b.counts is not None:
             arrays.append(np.ascontiguousarray(b.counts, np.int64))
         ntag = 0
