@@ -22,6 +22,7 @@ Python share models both ways, and pickling stores those bytes, never the 2^b ta
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -102,7 +103,14 @@ class Engine:
         """Predict and learn the block's examples (progressive validation); their predictions as the
         kernel gives them (binary: the clamped score; multiclass: rows of label, K scores, status)."""
         self._predictor = self._weights = None
-        return self.run.process(block)
+        preds = self.run.process(block)
+        run = self.run
+        if run.diverged is not None and not run.diverge_warned:
+            run.diverge_warned = True
+            warnings.warn(f"training diverged: predictions or weights became infinite or NaN at {run.diverged} "
+                          f"(the first example whose prediction or update was not finite); try a smaller "
+                          f"learning_rate", RuntimeWarning, stacklevel=3)
+        return preds
 
     # ------------------------------------------------------------------ the weights in force
     def finalized(self):
@@ -167,6 +175,172 @@ class Engine:
         return history.as_dict() if history is not None else {}
 
 
+# ---------------------------------------------------------------------- input checks
+# Python inputs are checked before any kernel sees them, with scikit-learn's exception types and
+# wording (scikit-learn itself is not needed): indices inside the matrix, index pointers consistent,
+# numeric dtypes, finite values that fit the float32 the learner stores (the CLI's rule for text:
+# a value beyond float32 is a fault), and sizes that agree.
+
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
+def _finite(values: np.ndarray, name: str) -> None:
+    """scikit-learn's finiteness messages ("Input X contains NaN."), and its float32 one for a finite
+    value beyond float32's range (the values are stored as float32)."""
+    if values.size == 0:
+        return
+    if values.dtype.kind in "iub":
+        big = values.dtype.itemsize >= 4 and np.abs(values.astype(np.float64)).max() > _F32_MAX
+    else:
+        with np.errstate(invalid="ignore", over="ignore"):
+            m = np.abs(values).max()
+        if m != m:
+            raise ValueError(f"Input {name} contains NaN.")
+        if m == np.inf:
+            raise ValueError(f"Input {name} contains infinity or a value too large for {np.dtype(np.float64)!r}.")
+        big = m > _F32_MAX
+    if big:
+        raise ValueError(f"Input {name} contains infinity or a value too large for {np.dtype(np.float32)!r}.")
+
+
+def _numeric(values: np.ndarray, name: str) -> np.ndarray:
+    """The values as a real numeric array (scikit-learn's wording for complex and string data)."""
+    kind = values.dtype.kind
+    if kind == "c":
+        raise ValueError("Complex data not supported")
+    if kind in "USV":
+        raise ValueError("dtype='numeric' is not compatible with arrays of bytes/strings."
+                         f"Convert your data to numeric values explicitly instead (input {name}).")
+    if kind in "fiub":
+        return values
+    try:
+        return values.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"Input {name} has dtype {values.dtype!r}, which is not numeric: {exc}") from None
+
+
+def _index_array(a, what: str, name: str) -> np.ndarray:
+    a = np.asarray(a)
+    if a.ndim != 1 or a.dtype.kind not in "iu":
+        raise ValueError(f"Input {name} has {what} of dtype {a.dtype!r} and shape {a.shape}; expected a "
+                         f"1d array of integers.")
+    return a
+
+
+def _in_range(a: np.ndarray, bound: int, what: str, name: str) -> None:
+    if a.size:
+        lo, hi = int(a.min()), int(a.max())
+        if lo < 0 or hi >= bound:
+            bad = lo if lo < 0 else hi
+            raise ValueError(f"Input {name} has {what} out of range: {bad} is not in [0, {bound}).")
+
+
+def _compressed(X, name: str, major: int, minor: int, what: str):
+    """Check a CSR (major = rows) or CSC (major = columns) matrix's arrays before scipy or a kernel
+    reads through them."""
+    indptr = _index_array(X.indptr, "an index pointer (indptr)", name)
+    indices = _index_array(X.indices, what, name)
+    data = np.asarray(X.data)
+    if data.ndim != 1:
+        raise ValueError(f"Input {name} has stored values of shape {data.shape}; expected a 1d array.")
+    if indptr.shape[0] != major + 1:
+        raise ValueError(f"Input {name} has an index pointer (indptr) of {indptr.shape[0]} entries; expected "
+                         f"{major + 1} (one more than its {major} {'rows' if X.format == 'csr' else 'columns'}).")
+    nnz = int(indptr[-1]) if major >= 0 and indptr.shape[0] else 0
+    if int(indptr[0]) != 0 or np.any(np.diff(indptr) < 0) or nnz > min(indices.shape[0], data.shape[0]):
+        raise ValueError(f"Input {name} has an invalid index pointer (indptr): it must start at 0, never "
+                         f"decrease, and end at most at the number of stored values "
+                         f"({min(indices.shape[0], data.shape[0])}).")
+    _in_range(indices[:nnz], minor, what, name)
+    return indptr, indices[:nnz], data[:nnz]
+
+
+def check_X(X, name: str = "X"):
+    """X (a SciPy sparse matrix or array in any format, or anything ``numpy.asarray`` reads as a 2d
+    numeric array) checked (module section above) and returned as a CSR matrix with float64 values,
+    int64 indices and no explicit entries past ``indptr[-1]``. Raises ValueError in scikit-learn's
+    style; nothing is read through an unchecked index."""
+    import scipy.sparse as sp
+
+    if sp.issparse(X):
+        if len(X.shape) != 2:
+            raise ValueError(f"Expected 2D input {name}, got shape {X.shape} instead.")
+        n, d = (int(v) for v in X.shape)
+        fmt = X.format
+        if fmt == "csr":
+            indptr, indices, data = _compressed(X, name, n, d, "column indices")
+        elif fmt == "csc":
+            _compressed(X, name, d, n, "row indices")
+            X = sp.csc_matrix((X.data, X.indices, X.indptr), shape=(n, d))
+        elif fmt == "coo":
+            row = _index_array(X.row if hasattr(X, "row") else X.coords[0], "row indices", name)
+            col = _index_array(X.col if hasattr(X, "col") else X.coords[1], "column indices", name)
+            if not (row.shape[0] == col.shape[0] == np.asarray(X.data).shape[0]):
+                raise ValueError(f"Input {name} has {row.shape[0]} row indices, {col.shape[0]} column indices and "
+                                 f"{np.asarray(X.data).shape[0]} stored values; they must agree.")
+            _in_range(row, n, "row indices", name)
+            _in_range(col, d, "column indices", name)
+        else:
+            try:
+                X.check_format(full_check=True) if hasattr(X, "check_format") else None
+            except ValueError as exc:
+                raise ValueError(f"Input {name} is not a valid sparse matrix: {exc}") from None
+        if fmt != "csr":
+            X = X.tocsr()
+            indptr, indices, data = _compressed(X, name, n, d, "column indices")
+        data = _numeric(data, name)
+        _finite(data, name)
+        return sp.csr_matrix((data.astype(np.float64, copy=False), indices.astype(np.int64, copy=False),
+                              indptr.astype(np.int64, copy=False)), shape=(n, d))
+    try:
+        A = np.asarray(X)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"Input {name} cannot be read as an array: {exc}") from None
+    if A.ndim != 2:
+        raise ValueError(f"Expected 2D array, got {'scalar array' if A.ndim == 0 else f'{A.ndim}D array'} instead:\n"
+                         f"array={A}.\nReshape your data either using array.reshape(-1, 1) if your data has a "
+                         f"single feature or array.reshape(1, -1) if it contains a single sample.")
+    A = _numeric(A, name)
+    _finite(A, name)
+    return sp.csr_matrix(A.astype(np.float64, copy=False))
+
+
+def check_targets(y, n: int, name: str = "y") -> np.ndarray | None:
+    """y (None: unlabeled) as float64 of n entries: numeric, 1d (a column vector is taken as 1d),
+    finite and within float32's range; a C-contiguous, writable copy."""
+    if y is None:
+        return None
+    a = np.asarray(y)
+    if a.ndim == 2 and a.shape[1] == 1:
+        a = a[:, 0]
+    if a.ndim != 1:
+        raise ValueError(f"{name} should be a 1d array, got an array of shape {a.shape} instead.")
+    if a.shape[0] != n:
+        raise ValueError(f"Found input variables with inconsistent numbers of samples: [{n}, {a.shape[0]}]")
+    a = _numeric(a, name)
+    _finite(a, name)
+    return np.array(a, np.float64, order="C")
+
+
+def check_sample_weight(sample_weight, n: int) -> np.ndarray | None:
+    """sample_weight (None: all 1; a scalar: that weight for every row) as float64 of n entries,
+    finite and non-negative (an importance weight), in scikit-learn's words."""
+    if sample_weight is None:
+        return None
+    a = np.asarray(sample_weight)
+    if a.ndim == 0:
+        a = np.full(n, a)
+    if a.ndim != 1:
+        raise ValueError("Sample weights must be 1D array or scalar")
+    if a.shape[0] != n:
+        raise ValueError(f"sample_weight.shape == {a.shape}, expected {(n,)}!")
+    a = _numeric(a, "sample_weight")
+    _finite(a, "sample_weight")
+    if a.size and a.min() < 0:
+        raise ValueError("Negative values in data passed to `sample_weight`.")
+    return np.array(a, np.float64, order="C")
+
+
 # ---------------------------------------------------------------------- inputs as blocks
 
 def column_rows(columns: np.ndarray, cfg: TrainConfig, column_offset: int = 0) -> np.ndarray:
@@ -182,9 +356,19 @@ def column_rows(columns: np.ndarray, cfg: TrainConfig, column_offset: int = 0) -
     return rows[inv]
 
 
-def csr_block(X, y, sample_weight, cfg: TrainConfig, column_offset: int = 0, source: str = "X") -> ParsedBlock:
-    """The parsed block of a CSR matrix's rows (module docstring); y None: unlabeled (NaN)."""
-    X = X.tocsr()
+def csr_block(X, y, sample_weight, cfg: TrainConfig, column_offset: int = 0, source: str = "X",
+              checked: bool = False, first_row: int = 0) -> ParsedBlock:
+    """The parsed block of a matrix's rows (module docstring); y None: unlabeled (NaN). X, y and
+    sample_weight are checked first (``check_X``, ``check_targets``, ``check_sample_weight``: a
+    ValueError names what is wrong) unless ``checked`` says that a caller did it already. The
+    examples' "lines" are their 1-based row numbers, counted from ``first_row`` (a chunk's first row
+    in the whole matrix), as messages name them."""
+    if not checked:
+        X = check_X(X)
+        y = check_targets(y, X.shape[0])
+        sample_weight = check_sample_weight(sample_weight, X.shape[0])
+    else:
+        X = X.tocsr()
     n = X.shape[0]
     data = np.asarray(X.data, np.float32)
     keep = data != 0.0
@@ -211,8 +395,9 @@ def csr_block(X, y, sample_weight, cfg: TrainConfig, column_offset: int = 0, sou
     labels = np.full(n, np.nan) if y is None else np.array(y, np.float64, order="C")
     weights = np.ones(n) if sample_weight is None else np.array(sample_weight, np.float64, order="C")
     empty = np.zeros(n, np.int64)
-    return ParsedBlock(source, labels, weights, np.zeros(n), np.arange(1, n + 1, dtype=np.int64), new_ptr, idx,
-                       val, np.zeros(0, np.uint8), empty, empty, np.zeros((0, 4), np.int64), [])
+    lines = np.arange(first_row + 1, first_row + n + 1, dtype=np.int64)
+    return ParsedBlock(source, labels, weights, np.zeros(n), lines, new_ptr, idx, val, np.zeros(0, np.uint8),
+                       empty, empty, np.zeros((0, 4), np.int64), [])
 
 
 def text_block(lines, cfg: TrainConfig, fmt: str = "vw", source: str = "lines", expander=None) -> ParsedBlock:

@@ -22,7 +22,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from streamlearn import learners
-from streamlearn.api import Engine, column_rows, csr_block, make_config
+from streamlearn.api import Engine, check_sample_weight, check_targets, check_X, column_rows, csr_block, make_config
 from streamlearn.hashing import CONSTANT_RAW_INDEX
 from streamlearn.kernels import state as S
 
@@ -102,15 +102,29 @@ class _SparseLinear(BaseEstimator):
         self.engine_ = Engine(cfg)
         self.engine_.start_pass()
 
+    def _validate(self, X, *y, reset: bool = True, **kw):
+        """scikit-learn's ``validate_data`` between streamlearn's own checks (``streamlearn.api``): a
+        sparse X's index arrays are checked before scikit-learn or SciPy read through them (neither
+        checks that indices lie inside the matrix), and afterwards every value must fit the float32
+        the learner stores. Returns the checked CSR matrix (and y)."""
+        if sp.issparse(X):
+            X = check_X(X)
+        if not y:       # X alone (prediction)
+            X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset)
+            return check_X(X)
+        X, y = validate_data(self, X, y[0], accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset,
+                             **kw)
+        return check_X(X), y
+
     def _check_X(self, X, reset: bool):
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset)
-        return X if sp.issparse(X) else sp.csr_matrix(X)
+        return self._validate(X, reset=reset)
 
     def _learn(self, X, y, sample_weight) -> None:
         eng = self.engine_
         for s in range(0, X.shape[0], CHUNK):
             sw = None if sample_weight is None else sample_weight[s:s + CHUNK]
-            eng.learn(csr_block(X[s:s + CHUNK], y[s:s + CHUNK], sw, eng.cfg, self.column_offset))
+            eng.learn(csr_block(X[s:s + CHUNK], y[s:s + CHUNK], sw, eng.cfg, self.column_offset, checked=True,
+                                first_row=s))
 
     def _objective(self, X, y, sample_weight) -> dict:
         """The CLI's --objective after a pass: the regularized objective over the training rows
@@ -120,7 +134,7 @@ class _SparseLinear(BaseEstimator):
         from streamlearn.session import allocate_table
         eng = self.engine_
         blocks = [csr_block(X[s:s + CHUNK], y[s:s + CHUNK], None if sample_weight is None else
-                            sample_weight[s:s + CHUNK], eng.cfg, self.column_offset)
+                            sample_weight[s:s + CHUNK], eng.cfg, self.column_offset, checked=True)
                   for s in range(0, X.shape[0], CHUNK)]
         eng._predictor = eng._weights = None
         return objective.evaluate(eng.cfg, eng.run, blocks, allocate_table)
@@ -143,13 +157,9 @@ class _SparseLinear(BaseEstimator):
         self._publish()
 
     def _weights(self, sample_weight, n):
-        if sample_weight is None:
+        sw = check_sample_weight(sample_weight, n)     # scikit-learn's checks and words
+        if sw is None:
             return None
-        sw = np.asarray(sample_weight, np.float64)
-        if sw.shape != (n,):
-            raise ValueError(f"sample_weight has shape {sw.shape}, expected ({n},)")
-        if np.any(sw < 0) or not np.all(np.isfinite(sw)):
-            raise ValueError("sample_weight must be finite and non-negative (an importance weight)")
         if n and not np.any(sw):
             # scikit-learn's convention (and its wording): nothing to learn from is an error
             raise ValueError("Sample weights must contain at least one non-zero number.")
@@ -217,7 +227,7 @@ class _SparseLinear(BaseEstimator):
         X = self._check_X(X, reset=False)
         out = []
         for s in range(0, X.shape[0], CHUNK):
-            preds = eng.predict(csr_block(X[s:s + CHUNK], None, None, eng.cfg, self.column_offset))
+            preds = eng.predict(csr_block(X[s:s + CHUNK], None, None, eng.cfg, self.column_offset, checked=True))
             out.append(preds[:, 1:1 + eng.cfg.classes] if eng.cfg.classes else preds)
         if out:
             return np.concatenate(out)
@@ -305,8 +315,7 @@ class SparseLinearClassifier(ClassifierMixin, _SparseLinear):
 
     def fit(self, X, y, sample_weight=None):
         """Learn from scratch (``passes`` passes over the rows, in order)."""
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True)
-        X = X if sp.issparse(X) else sp.csr_matrix(X)
+        X, y = self._validate(X, y, reset=True)
         check_classification_targets(y)
         self._set_classes(y)
         sw = self._weights(sample_weight, X.shape[0])
@@ -317,8 +326,7 @@ class SparseLinearClassifier(ClassifierMixin, _SparseLinear):
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Continue learning with more rows (one pass; ``classes`` on the first call)."""
         first = not hasattr(self, "engine_")
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], reset=first)
-        X = X if sp.issparse(X) else sp.csr_matrix(X)
+        X, y = self._validate(X, y, reset=first)
         check_classification_targets(y)
         if first:
             if classes is None:
@@ -381,22 +389,21 @@ class SparseLinearRegressor(RegressorMixin, _SparseLinear):
     """A linear regressor trained online by a streamlearn learner (module docstring)."""
 
     def fit(self, X, y, sample_weight=None):
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], reset=True,
-                             y_numeric=True)
-        X = X if sp.issparse(X) else sp.csr_matrix(X)
+        X, y = self._validate(X, y, reset=True, y_numeric=True)
+        y = check_targets(y, X.shape[0])       # labels beyond float32's range too
         sw = self._weights(sample_weight, X.shape[0])
         self._start()
-        self._fit_passes(X, np.asarray(y, np.float64), sw)
+        self._fit_passes(X, y, sw)
         return self
 
     def partial_fit(self, X, y, sample_weight=None):
         first = not hasattr(self, "engine_")
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], reset=first,
-                             y_numeric=True)
-        X = X if sp.issparse(X) else sp.csr_matrix(X)
+        X, y = self._validate(X, y, reset=first, y_numeric=True)
+        y = check_targets(y, X.shape[0])
+        sw = self._weights(sample_weight, X.shape[0])
         if first:
             self._start()
-        self._learn(X, np.asarray(y, np.float64), self._weights(sample_weight, X.shape[0]))
+        self._learn(X, y, sw)
         self._publish()
         return self
 
