@@ -65,10 +65,10 @@ class Run:
     rows_in_use: int | None = None   # a multiclass model's non-zero rows (features in use), once saved
     history: ProgressHistory | None = None   # progress rows kept as arrays (train --plot, the Python API)
     cfg: TrainConfig | None = None   # the training run's config (the history's non-zero count needs it)
-
     diverged: str | None = None      # "<file> line <n>": the first example whose prediction or update
                                      # was not finite (streamlearn.kernels.loop), once seen
     diverge_warned: bool = False     # the "training diverged" warning was printed
+
     def __post_init__(self):
         if self.kernel is None:
             self.kernel = self.learner.kernel
@@ -129,9 +129,9 @@ class Run:
             first = pos
             pos = kernel(block.indptr, block.idx, block.val, block.labels, block.weights, block.bases,
                          counts, pos, end, self.table, self.prm, self.iprm, self.st, ctr, preds)
-            if audit and K:
             if self.diverged is None and (ctr[S.C_DIVERGED] or ctr[S.C_NONFINITE]):
                 self.diverged = divergence_place(block, ctr, first, pos)
+            if audit and K:
                 lines = []
                 for k in range(K):
                     lines += [audit_prediction(preds[first, 1 + k], tags[first]), features[k]]
@@ -250,7 +250,6 @@ class Run:
             self.reporter.warn(f"{where}: {reason}; {consequence}")
 
 
-def _class_outputs(cfg, learner, raw: str | None = None) -> dict:
 def divergence_place(block: ParsedBlock, ctr: np.ndarray, first: int, stop: int) -> str:
     """Where a run's predictions or updates first stopped being finite: "<file> line <n>" of the example
     the example loop recorded (``C_DIVERGED_EX``), or, from a loop that records none (one-against-all
@@ -267,24 +266,28 @@ def check_finite(cfg: TrainConfig, run: Run) -> None:
     """Before a model is saved (and at the end of training): a table holding an infinite or NaN value
     (one compiled pass over the columns a model saves), or predictions that were not finite, is one
     warning naming the first example where it showed -- an error with --strict, and then no model is
-    written. A model never silently holds inf or NaN."""
-    from streamlearn.kernels.loop import first_nonfinite_row
+    written. Without --strict the model is written with those values as 0 (the warning says how
+    many), so that it can be read back: a model never silently holds inf or NaN, nor holds them at all."""
+    from streamlearn.kernels.loop import first_nonfinite_row, zero_nonfinite
     cols = max(1, min(learners.layout(cfg).saved, run.table.shape[1]))
     weights = first_nonfinite_row(run.table, cols) >= 0
     if not weights and run.diverged is None:
         return
-    if run.strict or not run.diverge_warned:
-        what = "weights" if weights else "predictions"
-        where = f" at {run.diverged}" if run.diverged is not None else ""
-        text = (f"training diverged: {what} became infinite or NaN{where} (the first example whose "
-                f"prediction or update was not finite); try a smaller learning rate (-l)")
-        if run.strict:
-            raise InputError(text + "; no model was written" if (cfg.final_model or cfg.readable_model
-                                                                 or cfg.invert_hash) else text)
-        run.reporter.warn(text)
+    saves = bool(cfg.final_model or cfg.readable_model or cfg.invert_hash)
+    what = "weights" if weights else "predictions"
+    where = f" at {run.diverged}" if run.diverged is not None else ""
+    text = (f"training diverged: {what} became infinite or NaN{where} (the first example whose "
+            f"prediction or update was not finite); try a smaller learning rate (-l)")
+    if run.strict:
+        raise InputError(text + "; no model was written" if saves else text)
+    zeroed = zero_nonfinite(run.table, cols) if weights else 0
+    if not run.diverge_warned:
+        run.reporter.warn(text + (f"; the model saves its {zeroed} infinite or NaN values as 0"
+                                  if zeroed and saves else ""))
         run.diverge_warned = True
 
 
+def _class_outputs(cfg, learner, raw: str | None = None) -> dict:
     """The Run fields of a multiclass run: K, how its -p lines read, the -r writer."""
     if not cfg.classes:
         return {}
@@ -539,6 +542,7 @@ def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
                         best_holdout = loss
                         no_win = 0
                         if p < cfg.passes - 1 and (cfg.final_model or cfg.readable_model):
+                            check_finite(cfg, run)
                             nonzero = save_outputs(cfg, run, snapshot=True)
                     else:
                         no_win += 1
@@ -550,6 +554,7 @@ def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
         if trace is not None:
             trace.finish()
         if not early_stop or nonzero is None:
+            check_finite(cfg, run)
             nonzero = save_outputs(cfg, run)
     finally:
         if writer is not None:
@@ -564,7 +569,6 @@ def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
     if ctr[S.C_NONFINITE] and not run.diverge_warned:
         rep.warn("some predictions were not finite (the weights diverged); try a smaller -l/--learning-rate")
     rep.summary(_summary_lines(run, cfg.loss, cfg.quantile_tau, passes_done, holdout, best_holdout,
-                            check_finite(cfg, run)
                                nonzero, cfg.bits))
     result = {"state": st, "counters": ctr, "table": table, "nonzero": nonzero, "malformed": run.malformed,
               "passes": passes_done, "best_holdout": best_holdout, "early_stop": early_stop,
@@ -576,7 +580,6 @@ def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
             plot.write(plot.progress(result["progress"]).figure, cfg.plot)
     return result
 
-            check_finite(cfg, run)
 
 def _objective(cfg: TrainConfig, run: Run, hashing: Hashing, cache_path, passes: int) -> dict:
     """Evaluate and print the objective after a pass (printed even with --quiet: it was asked for)."""

@@ -108,6 +108,20 @@ def first_nonfinite_row(table, ncol):
 
 
 @njit(cache=True, nogil=True)
+def zero_nonfinite(table, ncol):
+    """Set every infinite or NaN value in the first ``ncol`` columns to 0; returns how many there were
+    (a diverged run's model is saved with them as 0, after the warning, so that it can be read)."""
+    n = 0
+    for i in range(table.shape[0]):
+        for j in range(ncol):
+            x = table[i, j]
+            if x - x != 0.0:
+                table[i, j] = 0.0
+                n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
 def account(ctr, labeled, holdout, h, y, lval, nfeat):
     """Progress and summary counters for one example (VW's shared_data::update)."""
     if holdout:
