@@ -313,19 +313,25 @@ def load_model(path: str) -> tuple[dict, np.ndarray, np.ndarray]:
     Anything else is read as a stream (as stdin is) with the same bounds: a device such as
     /dev/zero ends at its first 8 bytes ("not a streamlearn model file"), a FIFO waits FIFO_WAIT
     seconds for a writer and then gives up; a directory or socket is refused."""
+    return parse_model(read_model_bytes(path), path)
+
+
+def read_model_bytes(path: str) -> bytearray:
+    """The bytes of a model file, read as ``load_model`` reads them (bounded by the header; streams
+    and devices as streams, a FIFO without a writer refused); parse them with ``parse_model``."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise ModelError(f"cannot read model {path}: {exc.strerror or exc}") from None
     try:
-        return _load_fd(fd, path)
+        return _read_fd(fd, path)
     except OSError as exc:
         raise ModelError(f"cannot read model {path}: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
 
 
-def _load_fd(fd: int, path) -> tuple[dict, np.ndarray, np.ndarray]:
+def _read_fd(fd: int, path) -> bytearray:
     info = os.fstat(fd)
     mode = info.st_mode
     if stat.S_ISDIR(mode):
@@ -350,7 +356,21 @@ def _load_fd(fd: int, path) -> tuple[dict, np.ndarray, np.ndarray]:
             raise _truncated(path)
         if size > expected:
             raise _longer(path)
-    data = bytearray(expected)
+    if size is None:            # a stream: memory grows only with what arrives
+        data = bytearray(prefix)
+        data += head
+        while len(data) < expected:
+            chunk = os.read(fd, min(expected - len(data), 1 << 24))
+            if not chunk:
+                raise _truncated(path)
+            data += chunk
+        if _read(fd, 1):
+            raise _longer(path)
+        return data
+    try:
+        data = bytearray(expected)
+    except MemoryError:
+        raise ModelError(f"cannot read model {path}: its {expected} bytes do not fit in memory") from None
     data[:_PREFIX.size] = prefix
     data[_PREFIX.size:_PREFIX.size + head_len] = head
     view = memoryview(data)
@@ -358,11 +378,9 @@ def _load_fd(fd: int, path) -> tuple[dict, np.ndarray, np.ndarray]:
     while pos < expected:
         n = os.readv(fd, [view[pos:min(expected, pos + (1 << 24))]])
         if n == 0:
-            raise _truncated(path)
+            raise _truncated(path)      # the file shrank while it was read
         pos += n
-    if size is None and _read(fd, 1):
-        raise _longer(path)
-    return parse_model(data, path)
+    return data
 
 
 def _check_head_len(head_len: int, size, path) -> None:
