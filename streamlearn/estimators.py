@@ -246,8 +246,9 @@ class _SparseLinear(BaseEstimator):
     @classmethod
     def load(cls, path, **params):
         """An estimator holding the model of a CLI model file (its options from the file)."""
-        with open(path, "rb") as f:
-            data = f.read()
+        from streamlearn.api import as_value_error
+        from streamlearn.io.model_file import read_model_bytes
+        data = as_value_error(read_model_bytes, str(path))    # bounded; a FIFO or device never hangs
         return cls.from_bytes(data, name=str(path), **params)
 
     @classmethod

@@ -7,8 +7,8 @@ cumulative-penalty state, fobos, --oaa 3, --predict-only-model), mutate header v
 NaN/inf, negative, huge, strings, removed and unknown keys) and array bytes, recompute the checksum,
 and check: either a one-line ModelError, or the model loads and ``predict -i`` / ``train -i`` (the
 CLI, in-process), the Python API's ``Engine.from_bytes`` and ``session.predict`` finish without any
-exception that is not a streamlearn error (no "internal error"). STREAMLEARN_FUZZ_SCALE=N multiplies
-the number of examples (``make fuzz``)."""
+exception that is not a streamlearn error (no "internal error"). The two properties carry the
+``fuzz`` marker; STREAMLEARN_FUZZ_SCALE=N multiplies their examples (``make fuzz``)."""
 
 import json
 import math
@@ -202,6 +202,7 @@ def _check_bytes(data: bytes, name: str = "m.slm"):
         return None
 
 
+@pytest.mark.fuzz
 @settings(max_examples=300 * SCALE, deadline=None, suppress_health_check=list(HealthCheck))
 @given(case=mutated())
 @example(case=("default", [("set", 0, "x")]))
@@ -226,6 +227,7 @@ def test_mutated_models_are_refused_in_one_line_or_load(corpus, case):
         assert loaded is None or "corrupt model" not in str(exc)
 
 
+@pytest.mark.fuzz
 @settings(max_examples=40 * SCALE, deadline=None, suppress_health_check=list(HealthCheck))
 @given(case=mutated())
 @example(case=("default", [("set", 0, 1.5)]))
@@ -450,3 +452,17 @@ def test_load_checked_reads_and_validates(corpus):
     folder = corpus[0]
     (header, index, rows), opts = load_checked(str(folder / "oaa.slm"))
     assert opts["oaa"] == 3 and len(header["state"]["class_norm"]) == 6
+
+
+def test_the_estimators_load_reads_bounded(corpus, tmp_path, monkeypatch):
+    from streamlearn.estimators import SparseLinearRegressor
+    zero = _node(tmp_path, "zero", 1, 5)
+    with pytest.raises(ValueError, match="zero is not a streamlearn model file$"):
+        SparseLinearRegressor.load(zero)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    monkeypatch.setattr(model_file, "FIFO_WAIT", 0.2)
+    with pytest.raises(ValueError, match="nothing wrote to the FIFO"):
+        SparseLinearRegressor.load(fifo)
+    est = SparseLinearRegressor.load(corpus[0] / "default.slm")
+    assert est.engine_.cfg.bits == 10
