@@ -70,9 +70,10 @@ def test_the_audit_to_a_full_disk_is_one_line(tmp_path, data):
 
 # --- the kernel cache when the package cannot be written ------------------------------------------
 
-#: run in a subprocess on a copy of the package: one small kernel, then what was cached where
+#: run in a subprocess on a copy of the package: one small kernel, then what was cached where; with
+#: "locators", also where a kernel's cache would go without a home, and with an insecure temp dir
 KERNEL_RUN = r"""
-import os, sys, tempfile
+import os, stat, sys, tempfile
 sys.path.insert(0, sys.argv[1])
 tempfile.tempdir = sys.argv[2]
 import numpy as np
@@ -86,6 +87,13 @@ h = hash_name(np.frombuffer(bytearray(b"abc"), np.uint8), 0, 3, 0, 0)
 real = hash_name._cache._real
 print(h, _cache._counts["compiled"], _cache._counts["loaded"], type(real).__name__,
       getattr(real, "_cache_path", None) or "-")
+if sys.argv[3:] == ["locators"]:
+    os.environ["HOME"] = os.path.join(sys.argv[2], "not-a-home")
+    open(os.environ["HOME"], "w").close()
+    private = os.path.join(sys.argv[2], f"streamlearn-{os.geteuid()}")
+    print(_cache.make_function_cache(hash_name.py_func)._cache_path, oct(stat.S_IMODE(os.stat(private).st_mode)))
+    os.chmod(private, 0o777)    # others could plant machine code there: not used
+    print(type(_cache.make_function_cache(hash_name.py_func)).__name__)
 """
 
 
@@ -101,40 +109,39 @@ def readonly_package(tmp_path_factory):
     return root
 
 
-def _kernel_run(package_root: Path, home: Path, tmp: Path):
+def _kernel_run(package_root: Path, home: Path, tmp: Path, *extra: str):
     env = dict(os.environ, HOME=str(home))
     for name in ("XDG_CACHE_HOME", "NUMBA_CACHE_DIR", "NUMBA_CACHE_LOCATOR_CLASSES"):
         env.pop(name, None)
-    res = subprocess.run([sys.executable, "-c", KERNEL_RUN, str(package_root), str(tmp)], capture_output=True,
-                         env=env, timeout=300)
+    res = subprocess.run([sys.executable, "-c", KERNEL_RUN, str(package_root), str(tmp), *extra],
+                         capture_output=True, env=env, timeout=300)
     assert res.returncode == 0, res.stderr.decode()
-    value, compiled, loaded, kind, path = res.stdout.decode().split()
-    return int(value), int(compiled), int(loaded), kind, path, res.stderr.decode()
+    out = res.stdout.decode().split("\n")
+    value, compiled, loaded, kind, path = out[0].split()
+    return (int(value), int(compiled), int(loaded), kind, path), out[1:], res.stderr.decode()
 
 
 def test_kernels_are_cached_per_user_when_the_package_is_not_writable(tmp_path, readonly_package):
+    """Per user (~/.cache/streamlearn), then a private temp dir; never a temp dir others can write."""
     home = tmp_path / "home"
     home.mkdir()
-    first = _kernel_run(readonly_package, home, tmp_path)
-    value, compiled, loaded, kind, path, _ = first
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    (value, compiled, loaded, kind, path), _, _ = _kernel_run(readonly_package, home, tmp)
     assert compiled == 1 and loaded == 0 and kind != "NullCache"
     assert Path(path).is_relative_to(home / ".cache" / "streamlearn" / "numba")
     assert any(n.endswith(".nbi") for n in os.listdir(path))
-    second = _kernel_run(readonly_package, home, tmp_path)
-    assert second[:3] == (value, 0, 1) and second[4] == path       # loaded from there, not compiled
+    got, more, err = _kernel_run(readonly_package, home, tmp, "locators")
+    assert got == (value, 0, 1, kind, path)        # loaded from there, not compiled
+    temp_path, mode = more[0].split()
+    assert Path(temp_path).is_relative_to(tmp / f"streamlearn-{os.geteuid()}") and mode == "0o700"
+    assert more[1] == "NullCache" and "compiled in every run" in err
 
 
-def test_kernels_fall_back_to_a_private_temp_dir_then_to_no_cache(tmp_path, readonly_package):
+def test_kernels_compile_without_a_cache_when_nothing_is_writable(tmp_path, readonly_package):
+    """numba alone fails here: "cannot cache function ...: no locator available"."""
     home = tmp_path / "home"
-    home.write_bytes(b"")           # no home directory to cache in
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
-    value, compiled, loaded, kind, path, _ = _kernel_run(readonly_package, home, tmp)
-    assert compiled == 1 and Path(path).is_relative_to(tmp / f"streamlearn-{os.geteuid()}")
-    assert stat.S_IMODE(os.stat(tmp / f"streamlearn-{os.geteuid()}").st_mode) == 0o700
-    # a temp dir that others could write is not trusted; with nowhere else writable, the kernel is
-    # compiled without a cache and the run still works (numba alone: "no locator available")
-    os.chmod(tmp / f"streamlearn-{os.geteuid()}", 0o777)
-    got = _kernel_run(readonly_package, home, tmp)
-    assert got[0] == value and got[3] == "NullCache"
-    assert "compiled in every run" in got[5]
+    home.write_bytes(b"")           # no home directory, no temp dir
+    got, _, err = _kernel_run(readonly_package, home, home / "tmp")
+    assert got[0] == 3017643002 and got[1:4] == (0, 0, "NullCache")     # the hash of "abc"
+    assert "compiled in every run" in err
