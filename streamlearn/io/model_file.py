@@ -14,6 +14,16 @@ Layout (little-endian)::
 Only rows whose weight is non-zero are stored, so the size grows with the number of non-zero weights,
 not with 2^b. Files are written to a temporary file in the same directory and renamed into place, so
 an interrupted run never leaves a half-written model.
+
+Reading trusts nothing: ``load_model`` reads at most what the header announces (a regular file of
+another size is refused before its body is read; devices and pipes are read as streams, a FIFO
+without a writer is given up after FIFO_WAIT seconds), and ``parse_model`` checks the checksum, every
+header key (known keys only, each of its type), the saved state, the column names, the indices
+(strictly increasing, below 2^bits) and the rows (finite) before anything uses them;
+``streamlearn.model_io.model_options`` then checks the options as a configuration. Every refusal is
+one line: "PATH is not a streamlearn model file", "model file PATH has format version N ...",
+"model file PATH is truncated", "model file PATH is corrupt (checksum mismatch)", or
+"corrupt model PATH: what".
 """
 
 from __future__ import annotations
