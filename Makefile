@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEMO   := build/demo
 
-.PHONY: all venv demo test bench repro samples clean
+.PHONY: all venv demo test bench repro samples clean fuzz soak
 
 all: test
 
@@ -29,6 +29,17 @@ demo: $(STAMP)
 # two pytest-xdist workers, one test file per worker at a time (a file's kernels compile in one process)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
+
+# issue 24: the fuzzers of the parsers, model loader and cache reader at length (about 10 minutes);
+# STREAMLEARN_FUZZ_SCALE multiplies their examples (1 in make test)
+FUZZ_SCALE ?= 20
+fuzz: $(STAMP)
+	STREAMLEARN_FUZZ_SCALE=$(FUZZ_SCALE) $(BIN)/python -m pytest -q -p no:cacheprovider --hypothesis-profile=fuzz \
+	  tests/test_fuzz.py tests/test_model_validation.py tests/test_cache_integrity.py
+
+# issue 24: 10^8 generated examples through train on stdin, peak RSS every 10^7 (bench/RESULTS.md)
+soak: $(STAMP)
+	$(BIN)/python bench/soak.py --out bench/RESULTS.md
 
 bench: $(STAMP)
 	@$(BIN)/python -c 'import matplotlib' 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[bench]'
