@@ -236,11 +236,12 @@ def test_kill_9_during_a_large_save_never_leaves_a_partial_model(tmp_path):
     killed = 0
     for trial in range(3):
         # a different model each time (a different learning rate), so "old" and "new" differ
+        before = set(os.listdir(tmp_path))
         p = subprocess.Popen(args + ["-l", str(0.1 + 0.1 * trial)], stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 120
         while p.poll() is None and time.monotonic() < deadline:
-            if any(n.startswith(".big.model.") for n in os.listdir(tmp_path)):
+            if any(n.startswith(".big.model.") for n in set(os.listdir(tmp_path)) - before):     # its save
                 time.sleep(rng.uniform(0.0, 0.06))
                 break
             time.sleep(0.001)
