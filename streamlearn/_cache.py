@@ -173,6 +173,7 @@ def check_cache(package: str = _PACKAGE) -> list[str]:
         old = None
     if old is not None and len(old) == len(hashes) and all(
             rel in old and old[rel][0] == h for rel, h in hashes.items()):
+        _memo["current"] = package     # its cached kernels match its sources (read-only use: below)
         return []
 
     modules = {_module_name(package_name, rel): rel for rel in sources}
@@ -480,8 +481,9 @@ class _LazyCache:
 # numba tries the package's ``__pycache__`` and then ``~/.cache/numba``, and when neither can be
 # written it refuses to compile the kernel at all ("cannot cache function ...: no locator available"):
 # a user who cannot write the installed package and has no writable home could not train. Our kernels
-# therefore look in turn at NUMBA_CACHE_DIR (when set), the package's ``__pycache__``, a per-user
-# directory ``$XDG_CACHE_HOME/streamlearn/numba/<version>-<sources>`` (``~/.cache`` without
+# therefore look in turn at NUMBA_CACHE_DIR (when set), the package's ``__pycache__`` (writable; or
+# read-only when it already holds the kernel and the guard found its record equal to the sources: an
+# install warmed up by its owner, ``streamlearn warm-up``), a per-user directory ``$XDG_CACHE_HOME/streamlearn/numba/<version>-<sources>`` (``~/.cache`` without
 # XDG_CACHE_HOME) and ``<tmp>/streamlearn-<uid>/numba/<version>-<sources>`` (created 0700 and used only
 # when it is ours and private: a cache holds machine code); with none writable they are compiled in
 # every process (one notice says so) instead of failing. ``<sources>`` is a digest of every source of
@@ -556,9 +558,26 @@ def _fallback_cache_class():
             _private_dir(os.path.dirname(os.path.dirname(self.root())))    # <tmp>/streamlearn-<uid>
             super().ensure_cache_path()
 
+    class ReadOnlyInTreeLocator(caching.InTreeCacheLocator):
+        """The package's own __pycache__ though it cannot be written (an install warmed up by its
+        owner), for a kernel it holds, when the guard found its record equal to the sources: loads
+        only (a save fails and is ignored)."""
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if _memo.get("current") != _PACKAGE or not os.path.abspath(py_file).startswith(_PACKAGE + os.sep):
+                return None
+            import sys
+            self = cls(py_func, py_file)
+            stem = os.path.splitext(os.path.basename(py_file))[0]         # numba's file name of the index
+            name = f"{stem}.{py_func.__qualname__}".replace("<", "").replace(">", "")
+            index = (f"{name}-{py_func.__code__.co_firstlineno}.py{sys.version_info[0]}{sys.version_info[1]}"
+                     f"{getattr(sys, 'abiflags', '')}.nbi")
+            return self if os.path.isfile(os.path.join(self._cache_path, index)) else None
+
     class Impl(caching.CompileResultCacheImpl):
-        _locator_classes = [caching.UserProvidedCacheLocator, caching.InTreeCacheLocator, UserLocator,
-                            TempLocator]
+        _locator_classes = [caching.UserProvidedCacheLocator, caching.InTreeCacheLocator, ReadOnlyInTreeLocator,
+                            UserLocator, TempLocator]
 
     class StreamlearnFunctionCache(caching.FunctionCache):
         _impl_class = Impl

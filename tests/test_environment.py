@@ -109,11 +109,11 @@ def readonly_package(tmp_path_factory):
     return root
 
 
-def _kernel_run(package_root: Path, home: Path, tmp: Path, *extra: str):
+def _kernel_run(package_root: Path, home: Path, tmp: Path, *extra: str, prefix=()):
     env = dict(os.environ, HOME=str(home))
     for name in ("XDG_CACHE_HOME", "NUMBA_CACHE_DIR", "NUMBA_CACHE_LOCATOR_CLASSES"):
         env.pop(name, None)
-    res = subprocess.run([sys.executable, "-c", KERNEL_RUN, str(package_root), str(tmp), *extra],
+    res = subprocess.run([*prefix, sys.executable, "-c", KERNEL_RUN, str(package_root), str(tmp), *extra],
                          capture_output=True, env=env, timeout=300)
     assert res.returncode == 0, res.stderr.decode()
     out = res.stdout.decode().split("\n")
@@ -145,3 +145,22 @@ def test_kernels_compile_without_a_cache_when_nothing_is_writable(tmp_path, read
     got, _, err = _kernel_run(readonly_package, home, home / "tmp")
     assert got[0] == 3017643002 and got[1:4] == (0, 0, "NullCache")     # the hash of "abc"
     assert "compiled in every run" in err
+
+
+def test_a_read_only_package_loads_its_own_warm_kernels(tmp_path):
+    """An install its owner warmed up, mounted read-only (a private mount namespace: ``unshare -m``,
+    nothing outside the test changes): the kernels are loaded from its __pycache__, not compiled again
+    into the user's cache."""
+    if shutil.which("unshare") is None or subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode:
+        pytest.skip("no private mount namespace here (unshare -m)")
+    root = tmp_path / "install"
+    shutil.copytree(PACKAGE, root / "streamlearn")
+    home = tmp_path / "home"
+    home.mkdir()
+    warm, _, _ = _kernel_run(root, home, tmp_path)        # the owner's run: kernel and guard record current
+    assert Path(warm[4]) == root / "streamlearn" / "__pycache__"
+    pkg = root / "streamlearn"
+    read_only = ["unshare", "-m", "sh", "-c", f'mount --bind -o ro "{pkg}" "{pkg}" && exec "$@"', "sh"]
+    got, _, err = _kernel_run(root, home, tmp_path, prefix=read_only)
+    assert got == (warm[0], 0, 1, warm[3], warm[4]), err
+    assert not (home / ".cache").exists()
