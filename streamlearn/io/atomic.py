@@ -233,7 +233,10 @@ class OutputFile:
             self.discard()
             raise self._error(exc) from None
         self.tmp = None
-        f.close()       # closing releases the lock, after the rename
+        try:
+            f.close()   # closing releases the lock, after the rename
+        except OSError:
+            pass        # flushed and synced above: the file in place is complete
         _fsync_directory(self.directory)
         remove_stale(self.target, self.suffix)
 
