@@ -86,12 +86,13 @@ def diverged_at(ctr, e):
 @njit(cache=True, nogil=True, inline="always")
 def written_finite(table, idx, s, f):
     """Whether the first column (the stored weight) of the rows of features s..f-1 is finite, just
-    after the example's update wrote them (the rows are in cache: a load and a multiply-add each).
-    ``w * 0`` is 0 for a finite w and NaN for an infinite or NaN one."""
-    z = 0.0
+    after the example's update wrote them: the rows are in cache, and each test (``w - w`` is 0 for a
+    finite w, NaN otherwise) is independent of the others, a branch never taken."""
     for k in range(s, f):
-        z += table[idx[k], 0] * 0.0
-    return z == 0.0
+        w = table[idx[k], 0]
+        if w - w != 0.0:
+            return False
+    return True
 
 
 @njit(cache=True, nogil=True)
