@@ -275,9 +275,9 @@ def check_finite(cfg: TrainConfig, run: Run) -> None:
         return
     saves = bool(cfg.final_model or cfg.readable_model or cfg.invert_hash)
     what = "weights" if weights else "predictions"
-    where = f" at {run.diverged}" if run.diverged is not None else ""
-    text = (f"training diverged: {what} became infinite or NaN{where} (the first example whose "
-            f"prediction or update was not finite); try a smaller learning rate (-l)")
+    where = (f" at {run.diverged} (the first example whose prediction or update was not finite)"
+             if run.diverged is not None else "")
+    text = f"training diverged: {what} became infinite or NaN{where}; try a smaller learning rate (-l)"
     if run.strict:
         raise InputError(text + "; no model was written" if saves else text)
     zeroed = zero_nonfinite(run.table, cols) if weights else 0

@@ -146,6 +146,15 @@ def test_divergence_under_strict_writes_no_model(tmp_path):
     assert not (tmp_path / "m.slm").exists()
 
 
+def test_divergence_one_against_all(tmp_path):
+    """--oaa's loop names the first example with a non-finite class score (its weights are K rows)."""
+    data, res = train_output(tmp_path, ["1 | a:1e38", "2 | a:1e38 b", "3 | b:1e38", "1 | c", "2 | c"], "--oaa", "3",
+                             "--sgd", "-l", "1e300", "-f", tmp_path / "m.slm")
+    assert (f"training diverged: weights became infinite or NaN at {data} line 2 (the first example whose "
+            f"prediction or update was not finite)") in res.output
+    assert np.all(np.isfinite(model_values(tmp_path / "m.slm")))
+
+
 def test_no_divergence_message_on_ordinary_data(tmp_path):
     lines = ["1 | a b:2", "-1 | c d:0.5", "1 | a c"] * 5
     _, res = train_output(tmp_path, lines, "-f", tmp_path / "m.slm")
