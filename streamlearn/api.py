@@ -203,6 +203,9 @@ def _finite(values: np.ndarray, name: str) -> None:
         raise ValueError(f"Input {name} contains infinity or a value too large for {np.dtype(np.float32)!r}.")
 
 
+finite_values = _finite     # for the other Python entry points (streamlearn.online)
+
+
 def _numeric(values: np.ndarray, name: str) -> np.ndarray:
     """The values as a real numeric array (scikit-learn's wording for complex and string data)."""
     kind = values.dtype.kind

@@ -33,7 +33,7 @@ import tempfile
 
 import numpy as np
 
-from streamlearn.api import Engine, make_config
+from streamlearn.api import Engine, check_targets, finite_values, make_config
 
 __all__ = ["Model", "VWHasher", "dict_line"]
 
@@ -196,10 +196,14 @@ class Model:
             ys = np.asarray(ys, np.float64)
             if ys.shape[0] != len(xs):
                 raise ValueError(f"{ys.shape[0]} labels for {len(xs)} examples")
+            ys = check_targets(ys, len(xs))     # finite, within float32 (the CLI's rule for a label)
         if weights is not None:
             weights = np.asarray(weights, np.float64)
             if weights.shape[0] != len(xs):
                 raise ValueError(f"{weights.shape[0]} weights for {len(xs)} examples")
+            finite_values(weights, "weights")
+            if weights.size and weights.min() < 0:
+                raise ValueError("Negative values in data passed to `weights`.")
         engine = self.engine
         blocks = (self._block(cx, cy, cw) for cx, cy, cw in self._chunks(xs, ys, weights))
         if len(xs) > BLOCK:

@@ -166,3 +166,21 @@ def test_checks_need_no_sklearn():
             "try:\n    check_X(X)\nexcept ValueError as e:\n    print(e)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "Input X has column indices out of range: -2 is not in [0, 3).", out.stderr
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(y=float("inf")), "Input y contains infinity or a value too large for dtype('float64')."),
+    (dict(y=1e39), "Input y contains infinity or a value too large for dtype('float32')."),
+    (dict(y=float("nan")), "Input y contains NaN."),
+    (dict(y=1.0, weight=-1.0), "Negative values in data passed to `weights`."),
+    (dict(y=1.0, weight=float("nan")), "Input weights contains NaN."),
+])
+def test_online_model_labels_and_weights(kw, message):
+    """streamlearn.Model: a y or weight given in Python follows the CLI's rules for a label and an
+    importance (finite, within float32, non-negative), checked before the kernel; the model is untouched."""
+    from streamlearn import Model
+    m = Model()
+    with pytest.raises(ValueError) as err:
+        m.learn_one("| a b", **kw)
+    assert str(err.value) == message
+    assert m.weights() == {}
