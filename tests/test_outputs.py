@@ -284,3 +284,21 @@ def test_a_closed_pipe_ends_quietly(tmp_path, data, command):
     assert first
     assert "Traceback" not in err and "Error" not in err and "internal" not in err, err
     assert p.returncode in (0, 1)
+
+
+@pytest.mark.parametrize("opt,name", OUTPUTS)
+def test_a_block_device_target_is_refused_and_kept(tmp_path, data, opt, name):
+    """A block device is a disk: written through as root, -f /dev/sdX would overwrite it, so every
+    output refuses it in one line (the node, made in a temporary directory, is never opened)."""
+    node = tmp_path / f"disk{Path(name).suffix}"
+    try:
+        os.mknod(node, stat.S_IFBLK | 0o600, os.makedev(7, 250))
+    except (PermissionError, AttributeError, OSError) as exc:
+        pytest.skip(f"cannot make a device node here ({exc})")
+    res = cli("train", "-d", data, "--quiet", opt, node, expect_ok=False)
+    assert res.exit_code == 1
+    line = _error_line(res)
+    assert str(node) in line and "block device" in line, line
+    st = os.lstat(node)
+    assert stat.S_ISBLK(st.st_mode) and os.major(st.st_rdev) == 7 and os.minor(st.st_rdev) == 250
+    assert os.listdir(tmp_path) == [node.name]

@@ -7,11 +7,12 @@ Policy, by what the target path is when the write starts (``os.stat``, following
   the old file or the complete new one, never a part. An existing file keeps its permission bits.
 * a symbolic link: the file it points to is replaced that way (the temporary file goes next to it);
   the link itself stays.
-* a character or block device, or a FIFO (``/dev/null``, ``/dev/stdout``, a named pipe): written
+* a character device or a FIFO (``/dev/null``, ``/dev/stdout``, a named pipe): written
   through, in place, never renamed over, so ``-f /dev/null`` stays the "no model" it is in a shell,
   even as root. (A FIFO blocks until someone reads it, as a shell redirection does.) Outputs that
   must be read back (the cache) refuse such targets instead (``special=False``).
-* a directory, a socket or anything else: refused with one line.
+* a block device (a disk: ``-f /dev/sda`` as root would overwrite it), a directory, a socket or
+  anything else: refused with one line.
 
 Temporary files are named after their target, ``.<name>.<pid>.<random><suffix>`` (``suffix``
 ``.part``, ``.cache`` for caches), and hold an ``flock`` while they are written. After a write to a
@@ -161,7 +162,7 @@ class OutputFile:
                 raise self._error(exc) from None
             st = None
         if st is not None and not stat.S_ISREG(st.st_mode):
-            if special and (stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
+            if special and (stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
                 try:
                     fd = os.open(path, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
                     self.f = os.fdopen(fd, "wb")

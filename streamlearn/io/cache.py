@@ -277,12 +277,13 @@ _REASONS = {
     8: "line number of example {} is not after the one before",
     9: "feature count of example {} is negative",
     10: "tag of example {} lies outside the tag bytes",
+    11: "value of feature {} is not finite",
 }
 
 
 @njit(cache=True, nogil=True)
-def _check_block(labels, weights, bases, lines, indptr, idx, nf, limit, counts, has_counts, tag_s, tag_e,
-                 ntag, has_tags):
+def _check_block(labels, weights, bases, lines, indptr, idx, val, nf, limit, counts, has_counts, tag_s,
+                 tag_e, ntag, has_tags):
     """(0, 0) when a block read from a cache is well-formed (module docstring), else (code, where)."""
     n = labels.shape[0]
     if indptr[0] != 0:
@@ -300,6 +301,10 @@ def _check_block(labels, weights, bases, lines, indptr, idx, nf, limit, counts, 
             if idx[k] > limit:
                 return 4, k
     inf = np.inf
+    for k in range(nf):
+        v = val[k]
+        if not (v > -inf and v < inf):
+            return 11, k
     for e in range(n):
         y = labels[e]
         if y == inf or y == -inf:
@@ -465,7 +470,7 @@ def _checked_blocks(blocks: _Blocks, source_name: str, start: int, stop: int | N
             if crc != want:
                 raise blocks.corrupt("checksum mismatch")
             code, where = _check_block(out.labels[:n], out.weights[:n], out.bases[:n], out.lines[:n],
-                                       out.indptr[:n + 1], out.idx[:nf], nf, limit,
+                                       out.indptr[:n + 1], out.idx[:nf], out.val[:nf], nf, limit,
                                        no_counts if counts is None else counts, counts is not None,
                                        out.tag_s[:n], out.tag_e[:n], ntag, bool(flags & _HAS_TAGS))
             if code:

@@ -20,6 +20,7 @@ import bz2
 import gzip
 import lzma
 import os
+import stat
 import sys
 import zlib
 from dataclasses import dataclass
@@ -159,10 +160,22 @@ def _fill(f, view: memoryview, name: str, step: int) -> int:
 
 
 def check_readable(paths) -> None:
-    """Fail before any work if a named input file cannot be opened."""
+    """Fail before any work if a named input file cannot be opened. A FIFO or a device is not opened
+    here (opening and closing a FIFO would end its writer, and the real open would then wait for
+    one that never comes): it is checked with stat and access, and read once, as a stream."""
     for path in paths:
-        if path != "-":
+        if path == "-":
+            continue
+        try:
+            mode = os.stat(path).st_mode
+        except OSError as exc:
+            raise InputError(f"cannot read {path}: {_reason(exc)}") from None
+        if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
             open_source(Source(path)).close()
+        elif stat.S_ISSOCK(mode):
+            raise InputError(f"cannot read {path}: it is a socket")
+        elif not os.access(path, os.R_OK):
+            raise InputError(f"cannot read {path}: Permission denied")
 
 
 def read_blocks(source: Source, block_size: int = DEFAULT_BLOCK_SIZE, ring: int = RING,

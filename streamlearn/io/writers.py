@@ -8,6 +8,8 @@ space when the example has one. One line per example, in input order.
 from __future__ import annotations
 
 import math
+import os
+import stat
 import sys
 
 import numpy as np
@@ -60,8 +62,13 @@ class PredictionWriter:
         if path == "-":
             self.f = sys.stdout.buffer
         else:
-            # a stream, written as it goes (not atomically): a regular file is truncated, a device or
-            # FIFO written through; a directory or socket is refused
+            # a stream, written as it goes (not atomically): a regular file is truncated, a character
+            # device or FIFO written through; a directory, socket or block device (a disk) is refused
+            try:
+                if stat.S_ISBLK(os.stat(path).st_mode):
+                    raise StreamlearnError(f"cannot write predictions to {path}: it is a block device")
+            except OSError:
+                pass
             try:
                 self.f = open(path, "wb")
             except OSError as exc:
