@@ -81,6 +81,9 @@ def dict_line(x: dict, y=None, weight=None) -> str:
                 if not f:
                     raise ValueError("feature name '' cannot be written in a VW line")
                 v = float(v)
+                if not abs(v) <= 3.4028234663852886e38:     # NaN, infinite or beyond float32: the
+                    raise ValueError(f"namespace {ns or ' '!r}, feature {f!r}: value {v!r} is not a finite "
+                                     f"number within float32's range (+-3.4e38)")   # CLI's fault, raised
                 items.append(f if v == 1.0 else f"{f}:{_num(v)}")
         elif isinstance(feats, (list, tuple, set, frozenset)):
             for f in feats:

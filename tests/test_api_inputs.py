@@ -184,3 +184,12 @@ def test_online_model_labels_and_weights(kw, message):
         m.learn_one("| a b", **kw)
     assert str(err.value) == message
     assert m.weights() == {}
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("nan"), 1e39, -3.5e38])
+def test_online_dict_values(value):
+    from streamlearn import Model
+    with pytest.raises(ValueError) as err:
+        Model().learn_one({"a": {"x": value}}, y=1.0)
+    assert str(err.value) == (f"namespace 'a', feature 'x': value {value!r} is not a finite number within "
+                              f"float32's range (+-3.4e38)")
