@@ -188,6 +188,8 @@ def _crafted(data: bytes):
         ("tag outside", edit(put(0, "tag_e", 1, 10**6)), "tag of example 1 lies outside"),
         ("negative weight", edit(put(0, "weights", 2, -1.0)), "importance weight of example 2"),
         ("infinite label", edit(put(1, "labels", 0, np.inf)), "label of example 0 is infinite"),
+        ("NaN value", edit(put(0, "val", 4, np.nan)), "value of feature 4 is not finite"),
+        ("infinite value", edit(put(1, "val", 0, -np.inf)), "value of feature 0 is not finite"),
         ("line 0", edit(put(0, "lines", 0, 0)), "line number of example 0"),
         ("huge n", edit(record(0, n=2**40)), "exceed the .* bytes left"),
         ("huge nf", edit(record(1, nf=2**62)), "exceed the .* bytes left"),
