@@ -23,6 +23,7 @@ from streamlearn.io.blocks import ParsedBlock, window as examples_window
 from streamlearn.io.cache import (CacheCorrupt, CacheWriter, cache_status, check_cache_path, read_cache,
                                   verify_cache)
 from streamlearn.io.model_file import load_model
+from streamlearn.io.atomic import check_target
 from streamlearn.io.reader import check_readable
 from streamlearn.io.shuffle import ShuffledExamples
 from streamlearn.io.writers import PredictionWriter, class_probabilities, format_class_values
@@ -430,6 +431,10 @@ def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
     Python API); with ``progress`` (or ``--plot``) also the progress rows as arrays, "progress"
     (``streamlearn.history.ProgressHistory.as_dict``)."""
     check_readable(cfg.sources + tuple(p for p in (cfg.objective_data, cfg.trace_data) if p))
+    for path, what in ((cfg.final_model, "model"), (cfg.readable_model, "readable model"),
+                       (cfg.invert_hash, "readable model"), (cfg.trace, "trace"), (cfg.plot, "plot")):
+        if path:
+            check_target(path, what)        # refused now, not after the training
     learner = learners.get(cfg.algo)
     hashing = hashing_of(cfg)
     holdout = cfg.holdout

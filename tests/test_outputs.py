@@ -302,3 +302,17 @@ def test_a_block_device_target_is_refused_and_kept(tmp_path, data, opt, name):
     st = os.lstat(node)
     assert stat.S_ISBLK(st.st_mode) and os.major(st.st_rdev) == 7 and os.minor(st.st_rdev) == 250
     assert os.listdir(tmp_path) == [node.name]
+
+
+@pytest.mark.parametrize("opt,name", [o for o in OUTPUTS if o[0] != "-p"])
+def test_a_target_that_will_be_refused_is_refused_before_training(tmp_path, data, opt, name):
+    """A directory, or a path in a missing directory, is refused before any example is read (not
+    after a long run, when the output is written)."""
+    folder = tmp_path / f"dir{Path(name).suffix}"
+    folder.mkdir()
+    for target in (folder, tmp_path / "no" / f"out{Path(name).suffix}"):
+        res = cli("train", "-d", data, opt, target, expect_ok=False)
+        assert res.exit_code == 1
+        line = _error_line(res)
+        assert str(target) in line, line
+        assert "number of examples" not in res.output and "average" not in res.output, res.output

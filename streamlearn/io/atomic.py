@@ -138,6 +138,28 @@ def _fsync_directory(directory: str) -> None:
         os.close(fd)
 
 
+def check_target(path: str, what: str = "", error: type = StreamlearnError, special: bool = True) -> None:
+    """Refuse, before any work is done, a target that ``OutputFile`` would refuse when the output is
+    written (a directory, a socket, a block device, a device or FIFO where ``special`` is False, a
+    missing directory), with the same one line: a long training run does not end by losing its
+    result to a typo in an output path."""
+    name = f"{what} {path}" if what else path
+    try:
+        st = os.stat(path)
+    except OSError:
+        st = None
+    if st is None:
+        directory = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(directory):
+            raise error(f"cannot write {name}: directory {directory} does not exist")
+        return
+    if stat.S_ISREG(st.st_mode):
+        return
+    if special and (stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
+        return
+    raise error(f"cannot write {name}: it is {_kind(st.st_mode)}")
+
+
 class OutputFile:
     """An output being written (module docstring): ``write`` bytes, then ``commit`` (or ``discard``).
 

@@ -62,7 +62,7 @@ def write_atomic(path: str, chunks, what: str = "", error: type = ModelError) ->
 
 def save_model(path: str, header: dict, index: np.ndarray, rows: np.ndarray) -> None:
     """Save ``rows`` (count x columns float64) for weight indices ``index`` with ``header``."""
-    write_atomic(path, model_chunks(header, index, rows))
+    write_atomic(path, model_chunks(header, index, rows), "model")
 
 
 def model_bytes(header: dict, index: np.ndarray, rows: np.ndarray) -> bytes:
