@@ -63,6 +63,9 @@ def model_options(header: dict, path) -> dict:
         if name not in mine:
             raise ModelError(f"corrupt model {path}: column {name} is not one --algo {cfg.algo} saves "
                              f"(it saves {', '.join(mine)})")
+    if list(names) not in (["w"], mine):       # what model_content writes: the weight alone, or all
+        raise ModelError(f"corrupt model {path}: columns {', '.join(map(str, names))} are neither the "
+                         f"weight alone nor all that --algo {cfg.algo} saves ({', '.join(mine)})")
     state = header.get("state", {})
     if isinstance(state, dict) and "class_norm" in state and len(state["class_norm"]) != 2 * cfg.classes:
         raise ModelError(f"corrupt model {path}: state class_norm has {len(state['class_norm'])} values, "

@@ -305,6 +305,19 @@ def test_named_header_faults(corpus, name, changes, message):
     assert message in str(err.value)
 
 
+def test_a_learner_column_dropped_is_refused(corpus):
+    """A model holds the weight alone or every column its learner saves: the default rule's w g n
+    with n dropped (columns and names agreeing, checksum valid) would resume with n restarted."""
+    header, index, rows = split(corpus[1]["default"])
+    header.update(columns=2, column_names=["w", "g"])
+    with pytest.raises(ModelError) as err:
+        validate_model(build(header, body_of(index, rows[:, :2])), "m.slm")
+    check_refusal(err.value, "m.slm")
+    assert "columns w, g are neither the weight alone nor all that --algo sgd saves (w, g, n)" in str(err.value)
+    header.update(columns=1, column_names=["w"])
+    validate_model(build(header, body_of(index, rows[:, :1])), "m.slm")     # the weights alone load
+
+
 def test_index_and_row_faults(corpus):
     header, index, rows = split(corpus[1]["default"])
     cases = {
