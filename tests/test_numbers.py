@@ -18,6 +18,7 @@ training that diverges. Decisions pinned here (README, "Malformed input" and "De
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -29,6 +30,8 @@ from streamlearn.io.blocks import FMT_LIBSVM, FMT_VW, parse_block
 from streamlearn.io.model_file import load_model
 
 RANGE = "is beyond float32's range (+-3.4e38)"
+#: the property's examples scale with STREAMLEARN_FUZZ_SCALE (make fuzz's variable), 25 by default
+SCALE = max(1, int(os.environ.get("STREAMLEARN_FUZZ_SCALE", "1")))
 
 
 def faults(text: str, fmt: int = FMT_VW):
@@ -186,7 +189,7 @@ def _num(v: float) -> str:
     return repr(float(v)) if math.isfinite(v) else ("nan" if v != v else ("inf" if v > 0 else "-inf"))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25 * SCALE, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(st.tuples(_VALUES, _VALUES, _VALUES), min_size=1, max_size=6),
        rate=st.sampled_from(["0.5", "10", "1e300"]), quad=st.booleans())
 @example(rows=[(1e38, 1e38, 1.0), (1.0, 1e38, 1.0)], rate="1e300", quad=False)
