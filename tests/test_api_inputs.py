@@ -16,6 +16,8 @@ import sys
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from streamlearn.api import check_sample_weight, check_targets, check_X, csr_block, make_config
 
@@ -193,3 +195,35 @@ def test_online_dict_values(value):
         Model().learn_one({"a": {"x": value}}, y=1.0)
     assert str(err.value) == (f"namespace 'a', feature 'x': value {value!r} is not a finite number within "
                               f"float32's range (+-3.4e38)")
+
+
+def _matrix_strategy():
+    vals = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([1e39, -3.5e38, 3e38, 0.0, 1.0]))
+    return st.tuples(
+        st.lists(st.integers(-3, 6), min_size=0, max_size=8),          # indices
+        st.lists(vals, min_size=0, max_size=8),                         # data
+        st.lists(st.integers(-1, 9), min_size=1, max_size=5),           # indptr
+        st.sampled_from(["csr", "csc"]),
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(parts=_matrix_strategy())
+def test_any_matrix_is_refused_or_trains_finite(parts):
+    """Arbitrary (often inconsistent) compressed-matrix arrays: a ValueError, or a fitted model whose
+    weights are all finite; never another exception, never a signal."""
+    indices, data, indptr, fmt = parts
+    n = max(len(indptr) - 1, 0)
+    cls = sp.csr_matrix if fmt == "csr" else sp.csc_matrix
+    shape = (n, 4) if fmt == "csr" else (4, n)
+    try:
+        X = cls((np.array(data, np.float64), np.array(indices, np.int64), np.array(indptr, np.int64)), shape=shape)
+    except (ValueError, TypeError, IndexError):
+        return          # SciPy refused to build it
+    rows = X.shape[0]
+    y = np.where(np.arange(rows) % 2 == 0, 1.0, -1.0)
+    try:
+        model = SparseLinearRegressor(bits=10).fit(X, y)
+    except ValueError:
+        return
+    assert np.all(np.isfinite(model.weights_.data))
