@@ -132,6 +132,10 @@ class Run:
                          counts, pos, end, self.table, self.prm, self.iprm, self.st, ctr, preds)
             if self.diverged is None and (ctr[S.C_DIVERGED] or ctr[S.C_NONFINITE]):
                 self.diverged = divergence_place(block, ctr, first, pos)
+                if self.strict and self.iprm is not None and self.iprm[S.I_TRAIN]:
+                    # --strict stops at once, as at a malformed line (train writes no model then)
+                    raise InputError(f"training diverged: a prediction or update became infinite or NaN at "
+                                     f"{self.diverged}; try a smaller learning rate (-l)")
             if audit and K:
                 lines = []
                 for k in range(K):

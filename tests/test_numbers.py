@@ -10,9 +10,9 @@ training that diverges. Decisions pinned here (README, "Malformed input" and "De
   predicted (with the product left out), not learned;
 * weights or predictions that become infinite or NaN while training: one warning naming the first
   example where it showed ("training diverged: ... at FILE line N ...; try a smaller learning rate
-  (-l)"); under --strict an error, and no model is written; without it the model is written with the
-  infinite or NaN values as 0 (the warning says how many), so it can be read back. A saved model never
-  holds inf or NaN.
+  (-l)"); under --strict an error at that example, and no model is written; without it the model is
+  written with the infinite or NaN values as 0 (the warning says how many), so it can be read back. A
+  saved model never holds inf or NaN.
 """
 
 from __future__ import annotations
@@ -144,8 +144,8 @@ def test_divergence_under_strict_writes_no_model(tmp_path):
                              expect_ok=False)
     assert res.exit_code == 1
     assert res.output.strip().splitlines()[-1] == (
-        f"Error: training diverged: weights became infinite or NaN at {data} line 2 (the first example whose "
-        f"prediction or update was not finite); try a smaller learning rate (-l); no model was written")
+        f"Error: training diverged: a prediction or update became infinite or NaN at {data} line 2; try a "
+        f"smaller learning rate (-l)")       # at once: the rest of the data is not read
     assert not (tmp_path / "m.slm").exists()
 
 
