@@ -190,6 +190,23 @@ def readable_content(cfg: TrainConfig, table, st, touched, in_force) -> tuple[li
     return header, rows, values
 
 
+def _finite_in_force(cfg: TrainConfig, run, in_force: np.ndarray) -> np.ndarray:
+    """The weights in force, checked: a learner that computes them when the model is finalized (eg's
+    exponentials, a projection) can overflow even when every stored column is finite. As for the table
+    (``session.check_finite``): an error under --strict, else one warning and the values saved as 0."""
+    bad = ~np.isfinite(in_force)
+    if not bad.any():
+        return in_force
+    text = (f"training diverged: {int(bad.sum())} weights in force became infinite or NaN when the "
+            f"model was finalized; try a smaller learning rate (-l)")
+    if getattr(run, "strict", False):
+        raise ModelError(text + "; no model was written")
+    reporter = getattr(run, "reporter", None)
+    if reporter is not None:
+        reporter.warn(text + "; the model saves them as 0")
+    return np.where(bad, 0.0, in_force)
+
+
 def save_outputs(cfg: TrainConfig, run, snapshot: bool = False) -> int:
     """Finalize the table and write -f / --readable-model. Returns the number of non-zero weights.
 
@@ -206,7 +223,7 @@ def save_outputs(cfg: TrainConfig, run, snapshot: bool = False) -> int:
             run.rows_in_use = rows_in_use(np.flatnonzero(table[:, 0]), cfg.class_width)
         return int(count_nonzero(table))
     touched = nonzero_rows(table, lay.saved)     # rows with a weight or saved state that is not 0
-    in_force = learners.weights_in_force(cfg, table, st, touched)
+    in_force = _finite_in_force(cfg, run, learners.weights_in_force(cfg, table, st, touched))
     index = touched[in_force != 0.0]
     if cfg.classes:
         run.rows_in_use = rows_in_use(index, cfg.class_width)

@@ -158,6 +158,30 @@ def test_divergence_one_against_all(tmp_path):
     assert np.all(np.isfinite(model_values(tmp_path / "m.slm")))
 
 
+@pytest.mark.parametrize("strict", [False, True])
+def test_weights_in_force_that_overflow_at_finalize_are_reported(tmp_path, monkeypatch, strict):
+    """Weights in force computed at save time (eg's exponentials, say) are checked too: a warning and
+    0 in the model, or under --strict an error and no model (forced here: a finite table whose
+    weights in force come out infinite)."""
+    from streamlearn import learners
+    real = learners.weights_in_force
+
+    def overflowing(*args):
+        w = np.array(real(*args), dtype=np.float64)
+        w[:2] = np.inf
+        return w
+    monkeypatch.setattr(learners, "weights_in_force", overflowing)
+    lines = ["1 | a b:2", "-1 | c d:0.5", "1 | a c"] * 5
+    args = ["--algo", "tg", "--l1", "1e-4", "-f", tmp_path / "m.slm"] + (["--strict"] if strict else [])
+    _, res = train_output(tmp_path, lines, *args, expect_ok=not strict)
+    text = "training diverged: 2 weights in force became infinite or NaN when the model was finalized"
+    assert text in res.output
+    if strict:
+        assert res.exit_code == 1 and not (tmp_path / "m.slm").exists()
+    else:
+        assert np.all(np.isfinite(model_values(tmp_path / "m.slm")))
+
+
 def test_no_divergence_message_on_ordinary_data(tmp_path):
     lines = ["1 | a b:2", "-1 | c d:0.5", "1 | a c"] * 5
     _, res = train_output(tmp_path, lines, "-f", tmp_path / "m.slm")
