@@ -42,6 +42,7 @@ import datetime as dt
 import importlib.metadata
 import json
 import os
+import re
 import platform
 import shlex
 import statistics
@@ -498,6 +499,14 @@ def write_section(out: Path, section: str, mark_start: str = MARK_START, mark_en
     tmp = out.with_name(out.name + ".tmp")
     tmp.write_text(text)
     os.replace(tmp, out)
+
+
+def write_titled_section(out: Path, title: str, body: str) -> None:
+    """``write_section`` of a section headed ``## title``, between markers made from the title (so one
+    script can keep several sections, e.g. a probe run before and after a change)."""
+    slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+    start, end = f"<!-- {slug}:start -->", f"<!-- {slug}:end -->"
+    write_section(Path(out), f"{start}\n## {title}\n\n{body.rstrip()}\n{end}\n", start, end)
 
 
 def print_summary(res: dict, out: Path) -> None:

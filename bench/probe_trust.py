@@ -48,6 +48,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_core import write_titled_section  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "samples" / "sparse.train.vw"
 COMPILING = re.compile(r"^streamlearn: (compiling|\d+ kernels? compiled)")
@@ -636,6 +639,8 @@ class Probe:
         else:
             target = d / "out.png"
         args = ["train", "-d", data or self.data, "--quiet", opt, target]
+        if opt == "--trace" and kind == "file":
+            args += ["--trace-every", "1"]      # a row per example: past the file-size limit (the default is ~200 bytes)
         r = self.run(args, preexec=preexec)
         stray = [q.name for q in d.iterdir() if q.name not in ("adir.png", "out.png")]
         shutil.rmtree(d, ignore_errors=True)
@@ -1009,22 +1014,6 @@ def details(trials, per_probe=12) -> str:
     return "\n".join(out)
 
 
-def replace_section(path: Path, title: str, body: str) -> None:
-    """Append (or replace) the section ``## title`` of a markdown file."""
-    text = path.read_text() if path.exists() else ""
-    head = f"## {title}\n"
-    section = head + "\n" + body.rstrip() + "\n"
-    if head in text:
-        start = text.index(head)
-        nxt = text.find("\n## ", start + len(head))
-        text = text[:start] + section + (text[nxt + 1:] if nxt >= 0 else "")
-        if nxt >= 0 and not section.endswith("\n\n"):
-            text = text.replace(section, section + "\n", 1)
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    path.write_text(text)
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repo", help="checkout to probe (put first on PYTHONPATH); default: the installed package")
@@ -1069,7 +1058,7 @@ def main(argv=None):
             + ("\n" + "\n".join(f"- note: {n}" for n in probe.notes) if probe.notes else "") + "\n")
     print(body)
     if args.out:
-        replace_section(Path(args.out), f"Trust probes (issue 24): {label}", body)
+        write_titled_section(Path(args.out), f"Trust probes (issue 24): {label}", body)
     bad = sum(t.outcome in ("crash", "silent") for t in trials)
     return 1 if bad else 0
 

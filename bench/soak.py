@@ -26,6 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_core import write_titled_section  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -59,19 +62,6 @@ def memory(pid: int) -> tuple[float, float]:
             elif line.startswith("VmHWM:"):
                 hwm = int(line.split()[1]) / 1024
     return rss, hwm
-
-
-def replace_section(path: Path, title: str, body: str) -> None:
-    text = path.read_text() if path.exists() else ""
-    head = f"## {title}\n"
-    section = head + "\n" + body.rstrip() + "\n"
-    if head in text:
-        start = text.index(head)
-        nxt = text.find("\n## ", start + len(head))
-        text = text[:start] + section + ("\n" + text[nxt + 1:] if nxt >= 0 else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    path.write_text(text)
 
 
 def main(argv=None) -> int:
@@ -134,7 +124,7 @@ def main(argv=None) -> int:
                 f"tags) again and again to `streamlearn train --quiet` on stdin; the train process's VmRSS and "
                 f"VmHWM from /proc at every checkpoint. {os.cpu_count()} cores.\n\n"
                 + "\n".join(table) + "\n\n" + verdict + "\n")
-        replace_section(Path(args.out), "Soak (issue 24)", body)
+        write_titled_section(Path(args.out), "Soak (issue 24)", body)
     return 0 if ok else 1
 
 

@@ -282,6 +282,7 @@ def _one(corpus, name, **changes):
     ("default", {"column_names": ["w", "g", "theta"]}, "column theta is not one --algo sgd saves"),
     ("default", {"state": {"t": math.inf}}, "state t is inf, not a finite number"),
     ("default", {"state": {"t": -3}}, "state t is -3, not >= 0"),
+    ("default", {"state": {"multiplier": -1.0}}, "state multiplier is -1.0, not >= 0"),
     ("default", {"state": {"index_mode": 7}}, "state index_mode is 7, not 0, 1 or 2"),
     ("default", {"state": {"bogus": 1}}, "unknown state 'bogus'"),
     ("default", {"state": []}, "state is [], not an object"),

@@ -100,7 +100,7 @@ MIX_KEYS = {"workers": (lambda v: _is_int(v) and 1 <= v < 1 << 31, "an integer >
             "syncs": (lambda v: _is_int(v) and 0 <= v < 1 << 62, "an integer >= 0"),
             "rule": (lambda v: v in ("weighted", "uniform"), "weighted or uniform")}
 #: saved learner state that counts or sums non-negative quantities
-NONNEGATIVE_STATE = ("t", "eta", "pending", "n_learned", "norm_sum", "total_weight", "gravity_vw")
+NONNEGATIVE_STATE = ("t", "eta", "pending", "n_learned", "norm_sum", "total_weight", "gravity_vw", "multiplier")
 #: how long a model read from a FIFO waits for a writer before giving up (seconds)
 FIFO_WAIT = 10.0
 
