@@ -34,7 +34,6 @@ import os
 import select
 import stat
 import struct
-import tempfile
 import zlib
 
 import numpy as np
@@ -45,12 +44,6 @@ from streamlearn.errors import ModelError
 MAGIC = b"SLMODEL\x00"
 FORMAT_VERSION = 1
 _PREFIX = struct.Struct("<8sII Q")
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def write_atomic(path: str, chunks, what: str = "", error: type = ModelError) -> None:
