@@ -73,7 +73,8 @@ def _run(fn, *args):
 
 def _os_error(exc: OSError) -> str:
     """One line for an OS error: the path (when it has one) and the system's reason."""
-    cause = exc.strerror or str(exc) or exc.__class__.__name__
+    from streamlearn.io.atomic import reason
+    cause = reason(exc)
     if exc.filename is not None:
         return f"cannot use {exc.filename}: {cause}"
     return f"system error: {cause}"

@@ -10,7 +10,7 @@ import numpy as np
 
 from streamlearn import learners
 from streamlearn.config import LEGACY_MODEL_OPTIONS, MODEL_OPTIONS, TrainConfig, train_config
-from streamlearn.errors import ModelError, OptionError
+from streamlearn.errors import InputError, ModelError, OptionError
 from streamlearn.io.model_file import load_model, parse_model, printable, save_model
 from streamlearn.io.writers import write_readable_model
 from streamlearn.kernels import state as S
@@ -190,10 +190,35 @@ def readable_content(cfg: TrainConfig, table, st, touched, in_force) -> tuple[li
     return header, rows, values
 
 
+def check_finite(cfg: TrainConfig, run) -> None:
+    """Before a model is saved (and at the end of training; ``save_outputs`` calls it first): a table holding an infinite or NaN value
+    (one compiled pass over the columns a model saves), or predictions that were not finite, is one
+    warning naming the first example where it showed -- an error with --strict, and then no model is
+    written. Without --strict the model is written with those values as 0 (the warning says how
+    many), so that it can be read back: a model never silently holds inf or NaN, nor holds them at all."""
+    from streamlearn.kernels.loop import first_nonfinite_row, zero_nonfinite
+    cols = max(1, min(learners.layout(cfg).saved, run.table.shape[1]))
+    weights = first_nonfinite_row(run.table, cols) >= 0
+    if not weights and run.diverged is None:
+        return
+    saves = bool(cfg.final_model or cfg.readable_model or cfg.invert_hash)
+    what = "weights" if weights else "predictions"
+    where = (f" at {run.diverged} (the first example whose prediction or update was not finite)"
+             if run.diverged is not None else "")
+    text = f"training diverged: {what} became infinite or NaN{where}; try a smaller learning rate (-l)"
+    if run.strict:
+        raise InputError(text + "; no model was written" if saves else text)
+    zeroed = zero_nonfinite(run.table, cols) if weights else 0
+    if not run.diverge_warned:
+        run.reporter.warn(text + (f"; the model saves its {zeroed} infinite or NaN values as 0"
+                                  if zeroed and saves else ""))
+        run.diverge_warned = True
+
+
 def _finite_in_force(cfg: TrainConfig, run, in_force: np.ndarray) -> np.ndarray:
     """The weights in force, checked: a learner that computes them when the model is finalized (eg's
     exponentials, a projection) can overflow even when every stored column is finite. As for the table
-    (``session.check_finite``): an error under --strict, else one warning and the values saved as 0."""
+    (``check_finite``): an error under --strict, else one warning and the values saved as 0."""
     bad = ~np.isfinite(in_force)
     if not bad.any():
         return in_force
@@ -211,7 +236,9 @@ def save_outputs(cfg: TrainConfig, run, snapshot: bool = False) -> int:
     """Finalize the table and write -f / --readable-model. Returns the number of non-zero weights.
 
     A ``snapshot`` (the best pass so far, while training goes on) of a learner with mini-batches is
-    taken from a copy, so that applying the open batch does not change the run."""
+    taken from a copy, so that applying the open batch does not change the run. Non-finite values are
+    checked first (``check_finite``)."""
+    check_finite(cfg, run)
     table, st = run.table, run.st
     if snapshot and cfg.batch_size > 1:
         table, st = table.copy(), st.copy()

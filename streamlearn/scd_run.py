@@ -28,7 +28,7 @@ from streamlearn.io.writers import PredictionWriter
 from streamlearn.kernels import state as S
 from streamlearn.model_io import restore_model, save_outputs
 from streamlearn.report import Reporter
-from streamlearn.session import Run, allocate_table, check_finite, preamble
+from streamlearn.session import Run, allocate_table, preamble
 from streamlearn.stream import hashing_of, pipelined, text_blocks
 
 
@@ -103,7 +103,6 @@ def train_scd(cfg: TrainConfig, model=None) -> dict:
         table[index, 0] = values
         if cfg.predictions:
             _predict(cfg, table, st, rep, read_cache(cache_path, source_name, bits=cfg.bits))
-        check_finite(cfg, run)      # a diverged fit is one warning (an error with --strict), never a silent inf
         nonzero = save_outputs(cfg, run)
     finally:
         try:

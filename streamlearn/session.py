@@ -267,31 +267,6 @@ def divergence_place(block: ParsedBlock, ctr: np.ndarray, first: int, stop: int)
     return f"{block.source} line {a}" if a == b else f"{block.source} lines {a}-{b}"
 
 
-def check_finite(cfg: TrainConfig, run: Run) -> None:
-    """Before a model is saved (and at the end of training): a table holding an infinite or NaN value
-    (one compiled pass over the columns a model saves), or predictions that were not finite, is one
-    warning naming the first example where it showed -- an error with --strict, and then no model is
-    written. Without --strict the model is written with those values as 0 (the warning says how
-    many), so that it can be read back: a model never silently holds inf or NaN, nor holds them at all."""
-    from streamlearn.kernels.loop import first_nonfinite_row, zero_nonfinite
-    cols = max(1, min(learners.layout(cfg).saved, run.table.shape[1]))
-    weights = first_nonfinite_row(run.table, cols) >= 0
-    if not weights and run.diverged is None:
-        return
-    saves = bool(cfg.final_model or cfg.readable_model or cfg.invert_hash)
-    what = "weights" if weights else "predictions"
-    where = (f" at {run.diverged} (the first example whose prediction or update was not finite)"
-             if run.diverged is not None else "")
-    text = f"training diverged: {what} became infinite or NaN{where}; try a smaller learning rate (-l)"
-    if run.strict:
-        raise InputError(text + "; no model was written" if saves else text)
-    zeroed = zero_nonfinite(run.table, cols) if weights else 0
-    if not run.diverge_warned:
-        run.reporter.warn(text + (f"; the model saves its {zeroed} infinite or NaN values as 0"
-                                  if zeroed and saves else ""))
-        run.diverge_warned = True
-
-
 def _class_outputs(cfg, learner, raw: str | None = None) -> dict:
     """The Run fields of a multiclass run: K, how its -p lines read, the -r writer."""
     if not cfg.classes:
@@ -551,7 +526,6 @@ def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
                         best_holdout = loss
                         no_win = 0
                         if p < cfg.passes - 1 and (cfg.final_model or cfg.readable_model):
-                            check_finite(cfg, run)
                             nonzero = save_outputs(cfg, run, snapshot=True)
                     else:
                         no_win += 1
@@ -563,7 +537,6 @@ def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
         if trace is not None:
             trace.finish()
         if not early_stop or nonzero is None:
-            check_finite(cfg, run)
             nonzero = save_outputs(cfg, run)
     finally:
         if writer is not None:

@@ -65,10 +65,11 @@ class PredictionWriter:
             # a stream, written as it goes (not atomically): a regular file is truncated, a character
             # device or FIFO written through; a directory, socket or block device (a disk) is refused
             try:
-                if stat.S_ISBLK(os.stat(path).st_mode):
-                    raise StreamlearnError(f"cannot write predictions to {path}: it is a block device")
+                mode = os.stat(path).st_mode
             except OSError:
-                pass
+                mode = 0        # absent (created below) or unreadable (open says why)
+            if stat.S_ISBLK(mode):
+                raise StreamlearnError(f"cannot write predictions to {path}: it is a block device")
             try:
                 self.f = open(path, "wb")
             except OSError as exc:

@@ -34,10 +34,10 @@ of every touched feature at once.
 import numpy as np
 from numba import njit
 
-from streamlearn.kernels.loop import account, base_start, state_view, sum_end
+from streamlearn.kernels.loop import account, base_start, diverged_at, state_view, sum_end
 from streamlearn.kernels.prefetch import prefetch_example
 from streamlearn.kernels.state import (
-    C_DIVERGED, C_DIVERGED_EX, C_DUMP, C_NONFINITE, C_PASS_EX, C_W_LABELED, C_W_UNLABELED, I_CLASS_W, I_CLASSES, I_FIXED_BOUNDS,
+    C_DUMP, C_NONFINITE, C_PASS_EX, C_W_LABELED, C_W_UNLABELED, I_CLASS_W, I_CLASSES, I_FIXED_BOUNDS,
     I_HOLDOUT, I_LOSS, I_TRAIN, N_ST, P_TAU, S_INDEX_MODE, S_MAX_LABEL, S_MIN_LABEL, S_NORM_SUM, S_T,
     S_TOTAL_W,
 )
@@ -248,9 +248,8 @@ def oaa_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table,
         learn_it, cls, h, s, f = predict_example(e, indptr, idx, val, labels, weights, bases, nfeat, table, iprm,
                                                  st, ctr, preds, cfg, view, weight, dot_start, dot_end, sums,
                                                  acc, True)
-        if ctr[C_NONFINITE] != 0.0 and ctr[C_DIVERGED] == 0.0:     # the first non-finite score
-            ctr[C_DIVERGED] = 1.0
-            ctr[C_DIVERGED_EX] = e
+        if ctr[C_NONFINITE] != 0.0:     # a non-finite score: the first one is recorded
+            diverged_at(ctr, e)
         if e + 1 < end:
             prefetch_example(table, idx, f, indptr[e + 2], W, K, mask)
         if learn_it:
@@ -277,9 +276,8 @@ def joint_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, tabl
         learn_it, cls, h, s, f = predict_example(e, indptr, idx, val, labels, weights, bases, nfeat, table, iprm,
                                                  st, ctr, preds, cfg, view, weight, dot_start, dot_end, sums,
                                                  acc, False)
-        if ctr[C_NONFINITE] != 0.0 and ctr[C_DIVERGED] == 0.0:     # the first non-finite score
-            ctr[C_DIVERGED] = 1.0
-            ctr[C_DIVERGED_EX] = e
+        if ctr[C_NONFINITE] != 0.0:     # a non-finite score: the first one is recorded
+            diverged_at(ctr, e)
         if e + 1 < end:
             prefetch_example(table, idx, f, indptr[e + 2], W, K, mask)
         if learn_it and cls >= 0:
