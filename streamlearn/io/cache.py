@@ -38,6 +38,8 @@ import numpy as np
 from numba import njit
 
 from streamlearn.errors import InputError
+from streamlearn.io.atomic import OutputFile
+from streamlearn.io.atomic import _kind as file_kind    # what a non-regular file is, for messages
 from streamlearn.io.blocks import Outputs, ParsedBlock, sub_block
 from streamlearn.io.reader import RING
 
@@ -97,7 +99,6 @@ class CacheWriter:
         self.path = path
         # a temporary ".<name>.<pid>.<random>.cache" beside the target, renamed over it by commit; a
         # device or FIFO is refused (a cache is read back); OS errors are one line naming the path
-        from streamlearn.io.atomic import OutputFile
         self.f = OutputFile(path, "cache", InputError, suffix=".cache", special=False)
         self.f.write(_header_bytes(options))
 
@@ -160,15 +161,6 @@ def _open(path):
     except BaseException:
         os.close(fd)
         raise
-
-
-def file_kind(mode: int) -> str:
-    """What a non-regular file is, for messages."""
-    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
-        if test(mode):
-            return name
-    return "not a regular file"
 
 
 def check_cache_path(path: str) -> bool:
