@@ -341,6 +341,7 @@ class _Blocks:
         self.k = 0          # blocks read
         self.examples = 0   # examples in them
         self.at = 0         # the byte offset of the current record
+        self.ended = False  # the end record was read (and checked)
 
     def corrupt(self, reason: str) -> CacheCorrupt:
         return CacheCorrupt(self.path, f"block {self.k + 1} at byte {self.at}: {reason}")
@@ -365,6 +366,7 @@ class _Blocks:
                                    f"{self.examples} in {self.k}")
             if f.tell() != self.size:
                 raise self.corrupt(f"{self.size - f.tell()} bytes after the end record")
+            self.ended = True
             return None
         if not flags & _HAS_TAGS and ntag:
             raise self.corrupt("tag bytes without the tag flag")
@@ -378,6 +380,15 @@ class _Blocks:
         self.f.seek(_skipped_bytes(n, nf, ntag, flags), os.SEEK_CUR)
         self.k += 1
         self.examples += n
+
+    def skip_rest(self) -> int:
+        """Check the records not read yet, to the end record (their arrays skipped); returns the
+        examples of the whole cache."""
+        while not self.ended:
+            rec = self.record()
+            if rec is not None:
+                self.skip(*rec[:4])
+        return self.examples
 
     def close(self) -> None:
         self.f.close()
@@ -408,7 +419,8 @@ def read_cache(path: str, source_name: str, start: int = 0, stop: int | None = N
 
 def _read_blocks(blocks: _Blocks, source_name: str, start: int, stop: int | None):
     try:
-        yield from _checked_blocks(blocks, source_name, start, stop)
+        with blocks.f:
+            yield from _checked_blocks(blocks, source_name, start, stop)
     except OSError as exc:      # an I/O error of the device: one line too
         raise _read_error(blocks.path, exc) from None
 
@@ -424,56 +436,55 @@ def _checked_blocks(blocks: _Blocks, source_name: str, start: int, stop: int | N
     no_counts = np.empty(0, np.int64)
     f = blocks.f
     limit = np.uint32(blocks.limit)
-    with f:
-        while True:
-            if stop is not None and blocks.examples >= stop:
-                return
-            rec = blocks.record()
-            if rec is None:
-                return
-            n, nf, ntag, flags, want = rec
-            pos = blocks.examples
-            if pos + n <= start:        # wholly before the window
-                blocks.skip(n, nf, ntag, flags)
-                continue
-            slot = blocks.k % RING
-            out = outputs[slot]
-            out.reserve(n, nf)
-            crc = zlib.crc32(_RECORD.pack(n, nf, ntag, flags))
-            for a in (out.labels[:n], out.weights[:n], out.bases[:n], out.lines[:n], out.indptr[:n + 1],
-                      out.idx[:nf], out.val[:nf]):
-                crc = _read_into(f, a, crc, blocks)
-            counts = None
-            if flags & _HAS_COUNTS:
-                if count_bufs[slot].size < n:
-                    count_bufs[slot] = np.empty(max(n, 2 * count_bufs[slot].size), np.int64)
-                counts = count_bufs[slot][:n]
-                crc = _read_into(f, counts, crc, blocks)
-            tag_buf = tag_bufs[slot]
-            if flags & _HAS_TAGS:
-                crc = _read_into(f, out.tag_s[:n], crc, blocks)
-                crc = _read_into(f, out.tag_e[:n], crc, blocks)
-                if tag_buf.size < ntag:
-                    tag_buf = tag_bufs[slot] = np.empty(ntag, np.uint8)
-                crc = _read_into(f, tag_buf[:ntag], crc, blocks)
-            else:
-                out.tag_s[:n] = 0
-                out.tag_e[:n] = 0
-            if crc != want:
-                raise blocks.corrupt("checksum mismatch")
-            code, where = _check_block(out.labels[:n], out.weights[:n], out.bases[:n], out.lines[:n],
-                                       out.indptr[:n + 1], out.idx[:nf], out.val[:nf], nf, limit,
-                                       no_counts if counts is None else counts, counts is not None,
-                                       out.tag_s[:n], out.tag_e[:n], ntag, bool(flags & _HAS_TAGS))
-            if code:
-                raise blocks.corrupt(_REASONS[code].format(where))
-            blocks.k += 1
-            blocks.examples += n
-            block = out.block(source_name, n, nf, 0, tag_buf)
-            block.counts = counts
-            a = max(start - pos, 0)
-            b = n if stop is None else min(stop - pos, n)
-            yield block if (a == 0 and b == n) else sub_block(block, a, b)
+    while True:
+        if stop is not None and blocks.examples >= stop:
+            return
+        rec = blocks.record()
+        if rec is None:
+            return
+        n, nf, ntag, flags, want = rec
+        pos = blocks.examples
+        if pos + n <= start:        # wholly before the window
+            blocks.skip(n, nf, ntag, flags)
+            continue
+        slot = blocks.k % RING
+        out = outputs[slot]
+        out.reserve(n, nf)
+        crc = zlib.crc32(_RECORD.pack(n, nf, ntag, flags))
+        for a in (out.labels[:n], out.weights[:n], out.bases[:n], out.lines[:n], out.indptr[:n + 1],
+                  out.idx[:nf], out.val[:nf]):
+            crc = _read_into(f, a, crc, blocks)
+        counts = None
+        if flags & _HAS_COUNTS:
+            if count_bufs[slot].size < n:
+                count_bufs[slot] = np.empty(max(n, 2 * count_bufs[slot].size), np.int64)
+            counts = count_bufs[slot][:n]
+            crc = _read_into(f, counts, crc, blocks)
+        tag_buf = tag_bufs[slot]
+        if flags & _HAS_TAGS:
+            crc = _read_into(f, out.tag_s[:n], crc, blocks)
+            crc = _read_into(f, out.tag_e[:n], crc, blocks)
+            if tag_buf.size < ntag:
+                tag_buf = tag_bufs[slot] = np.empty(ntag, np.uint8)
+            crc = _read_into(f, tag_buf[:ntag], crc, blocks)
+        else:
+            out.tag_s[:n] = 0
+            out.tag_e[:n] = 0
+        if crc != want:
+            raise blocks.corrupt("checksum mismatch")
+        code, where = _check_block(out.labels[:n], out.weights[:n], out.bases[:n], out.lines[:n],
+                                   out.indptr[:n + 1], out.idx[:nf], out.val[:nf], nf, limit,
+                                   no_counts if counts is None else counts, counts is not None,
+                                   out.tag_s[:n], out.tag_e[:n], ntag, bool(flags & _HAS_TAGS))
+        if code:
+            raise blocks.corrupt(_REASONS[code].format(where))
+        blocks.k += 1
+        blocks.examples += n
+        block = out.block(source_name, n, nf, 0, tag_buf)
+        block.counts = counts
+        a = max(start - pos, 0)
+        b = n if stop is None else min(stop - pos, n)
+        yield block if (a == 0 and b == n) else sub_block(block, a, b)
 
 
 def verify_cache(path: str, bits: int | None = None, start: int = 0, stop: int | None = None) -> int:
@@ -482,11 +493,16 @@ def verify_cache(path: str, bits: int | None = None, start: int = 0, stop: int |
     without using it. Returns the number of examples checked; raises CacheCorrupt (an InputError:
     one line naming the file and the block), NotACache or InputError. Never a signal, whatever the
     bytes: for fuzzing too."""
+    blocks = _Blocks(path, bits)
     total = 0
-    for block in read_cache(path, "cache", start, stop, bits):
-        total += block.n
-    if stop is not None:        # the records after the window, to the end record
-        cache_examples(path)
+    try:
+        for block in _checked_blocks(blocks, "cache", start, stop):
+            total += block.n
+        blocks.skip_rest()      # the records after the window, to the end record
+    except OSError as exc:
+        raise _read_error(blocks.path, exc) from None
+    finally:
+        blocks.close()
     return total
 
 
@@ -495,11 +511,7 @@ def cache_examples(path: str) -> int:
     skipped)."""
     blocks = _Blocks(path, None)
     try:
-        while True:
-            rec = blocks.record()
-            if rec is None:
-                return blocks.examples
-            blocks.skip(*rec[:4])
+        return blocks.skip_rest()
     except OSError as exc:
         raise _read_error(blocks.path, exc) from None
     finally:
