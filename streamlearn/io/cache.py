@@ -347,7 +347,8 @@ class _Blocks:
         return CacheCorrupt(self.path, f"block {self.k + 1} at byte {self.at}: {reason}")
 
     def record(self):
-        """(n, nf, ntag, flags, crc) of the next block, checked; None at a valid end record."""
+        """(n, nf, ntag, flags, record crc, block crc) of the next block, checked (the record's CRC is
+        the seed of the block's); None at a valid end record."""
         f = self.f
         self.at = f.tell()
         raw = f.read(_BLOCK.size)
@@ -374,7 +375,7 @@ class _Blocks:
         if _skipped_bytes(n, nf, ntag, flags) > rest:
             raise self.corrupt(f"its sizes ({n} examples, {nf} features, {ntag} tag bytes) exceed the "
                                f"{rest} bytes left in the file")
-        return n, nf, ntag, flags, crc
+        return n, nf, ntag, flags, rcrc, crc
 
     def skip(self, n, nf, ntag, flags) -> None:
         self.f.seek(_skipped_bytes(n, nf, ntag, flags), os.SEEK_CUR)
@@ -442,7 +443,7 @@ def _checked_blocks(blocks: _Blocks, source_name: str, start: int, stop: int | N
         rec = blocks.record()
         if rec is None:
             return
-        n, nf, ntag, flags, want = rec
+        n, nf, ntag, flags, crc, want = rec     # crc: the record's, checked, chained over the arrays
         pos = blocks.examples
         if pos + n <= start:        # wholly before the window
             blocks.skip(n, nf, ntag, flags)
@@ -450,7 +451,6 @@ def _checked_blocks(blocks: _Blocks, source_name: str, start: int, stop: int | N
         slot = blocks.k % RING
         out = outputs[slot]
         out.reserve(n, nf)
-        crc = zlib.crc32(_RECORD.pack(n, nf, ntag, flags))
         for a in (out.labels[:n], out.weights[:n], out.bases[:n], out.lines[:n], out.indptr[:n + 1],
                   out.idx[:nf], out.val[:nf]):
             crc = _read_into(f, a, crc, blocks)
