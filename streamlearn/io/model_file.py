@@ -287,8 +287,9 @@ def check_rows(index: np.ndarray, rows: np.ndarray, names: list, bits: int, path
     """Indices strictly increasing (sorted, unique) and below 2^bits; every stored value finite, the
     sums of squares and magnitudes not negative."""
     if index.shape[0]:
-        if int(index[-1]) >= 1 << bits or int(index.max()) >= 1 << bits:
-            raise _corrupt(path, f"weight index {int(index.max())} is out of range for -b {bits}")
+        top = int(index.max())
+        if top >= 1 << bits:
+            raise _corrupt(path, f"weight index {top} is out of range for -b {bits}")
         step = np.flatnonzero(index[1:] <= index[:-1])
         if step.shape[0]:
             j = int(step[0]) + 1
