@@ -139,6 +139,10 @@ class CacheWriter:
         self.f.discard()
 
 
+def _not_regular(path, mode: int) -> InputError:
+    return InputError(f"cache file {path} is {file_kind(mode)}, not a regular file; give --cache-file a file path")
+
+
 def _open(path):
     """The cache file opened for reading, and its size. A path that is not a regular file (a FIFO,
     a device, a socket, a directory) is refused without waiting for a writer. ``path`` may also be
@@ -149,12 +153,11 @@ def _open(path):
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
-        raise InputError(f"cannot read cache {path}: {exc.strerror or exc}") from None
+        raise _read_error(path, exc) from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise InputError(f"cache file {path} is {file_kind(st.st_mode)}, not a regular file; "
-                             f"give --cache-file a file path")
+            raise _not_regular(path, st.st_mode)
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
         return os.fdopen(fd, "rb"), st.st_size
@@ -174,8 +177,7 @@ def check_cache_path(path: str) -> bool:
     except OSError as exc:
         raise InputError(f"cannot use cache file {path}: {exc.strerror or exc}") from None
     if not stat.S_ISREG(st.st_mode):
-        raise InputError(f"cache file {path} is {file_kind(st.st_mode)}, not a regular file; "
-                         f"give --cache-file a file path")
+        raise _not_regular(path, st.st_mode)
     return True
 
 
