@@ -191,8 +191,8 @@ def readable_content(cfg: TrainConfig, table, st, touched, in_force) -> tuple[li
 
 
 def check_finite(cfg: TrainConfig, run) -> None:
-    """Before a model is saved (and at the end of training; ``save_outputs`` calls it first): a table holding an infinite or NaN value
-    (one compiled pass over the columns a model saves), or predictions that were not finite, is one
+    """Before a model is saved (and at the end of training; ``save_outputs`` calls it first): a table
+    holding an infinite or NaN value (one compiled pass over the columns a model saves), or predictions that were not finite, is one
     warning naming the first example where it showed -- an error with --strict, and then no model is
     written. Without --strict the model is written with those values as 0 (the warning says how
     many), so that it can be read back: a model never silently holds inf or NaN, nor holds them at all."""
