@@ -217,7 +217,8 @@ def main():
                    "(recomputed over all non-zero weights; for comparison).")
 @click.option("--batch-size", "batch_size", type=INT, default=1,
               help="l1ball, fobos, eg: average the steps of B consecutive examples into one step and "
-                   "one projection or prox.")
+                   "one projection or prox; the rate clock counts steps (step k: rate l k^-power_t "
+                   "with --initial-t 0).")
 @click.option("--passes", type=INT, default=1, help="Number of passes over the data (parsed once, cached).")
 @click.option("--holdout-period", "--holdout_period", "holdout_period", type=INT, default=10,
               help="With passes > 1, every K-th example is held out to measure loss.")

@@ -456,6 +456,9 @@ def _check_multiclass(cfg: TrainConfig) -> None:
             takers = [s.name for s in _learners().SPECS if s.oaa_kernel is not None]
             raise OptionError(f"--oaa does not apply to --algo {cfg.algo}; one-against-all runs --algo "
                               f"{_one_of(takers)}, and --loss softmax the softmax learner")
+        if cfg.batch_size > 1:
+            raise OptionError("--batch-size does not apply to --oaa: a mini-batch is one step of one "
+                              "weight vector (for multiclass mini-batches, streamlearn.batch.fit)")
         if cfg.binary:
             raise OptionError("--binary does not apply to --oaa (the prediction is a class)")
         if cfg.link != "identity":

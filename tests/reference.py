@@ -306,14 +306,17 @@ def project_l1_ball_dense(v, z):
 
 
 def plain_steps(examples, weights, preds, loss="squared", tau=0.5, eta=10.0, power_t=0.5,
-                initial_t=1.0, invariant=False):
+                initial_t=1.0, invariant=False, batch=1):
     """Progressive validation on the plain schedule (``--sgd``'s rate_t = eta0 t^-power_t), shared by
     the dense references of the learners that take it: each example is predicted with the current
     ``weights()`` (clamped to the label range seen so far) into ``preds``; for each learned example
     yields (features, scale = rate_t * h, u) where the gradient step is u * x (the importance-invariant
-    step with ``invariant``), u = 0 when the loss is 0 (no update, as VW)."""
+    step with ``invariant``), u = 0 when the loss is 0 (no update, as VW). The clock t adds h per
+    learned example; with mini-batches (batch > 1) it adds 1 per step instead, at the first learned
+    example of each group of ``batch``, so every example of step k has t = initial_t + k."""
     eta0 = eta * initial_t ** power_t if initial_t > 0 else eta
     t = initial_t
+    learned = 0
     lo = hi = 0.0
     if loss == "logistic":
         lo, hi = -50.0, 50.0
@@ -326,7 +329,11 @@ def plain_steps(examples, weights, preds, loss="squared", tau=0.5, eta=10.0, pow
         preds.append(p)
         if y is None or h <= 0:
             continue
-        t += h
+        if batch == 1:
+            t += h
+        elif learned % batch == 0:
+            t += 1.0
+        learned += 1
         scale = eta0 * h * t ** -power_t
         u = 0.0
         if (y * p < 24 * math.log(2) if loss == "logistic" else loss_value(loss, p, y, tau, lo, hi) > 0):
@@ -346,7 +353,7 @@ def eager_l1ball(examples, dim, z, batch=1, **schedule):
     pending = np.zeros(dim)
     in_batch = 0
     preds = []
-    for feats, _, u in plain_steps(examples, lambda: w, preds, **schedule):
+    for feats, _, u in plain_steps(examples, lambda: w, preds, batch=batch, **schedule):
         if u != 0:
             for i, v in feats:
                 (pending if batch > 1 else w)[i] += u * v
@@ -393,7 +400,7 @@ def eager_fobos(examples, dim, reg, lam, lam2=0.0, batch=1, **schedule):
     in_batch = 0
     scales = 0.0
     preds = []
-    for feats, scale, u in plain_steps(examples, lambda: w, preds, **schedule):
+    for feats, scale, u in plain_steps(examples, lambda: w, preds, batch=batch, **schedule):
         for i, v in feats:
             (pending if batch > 1 else w)[i] += u * v
         if batch == 1:

@@ -46,7 +46,7 @@ def eager_eg(examples, dim, z, loss="squared", tau=0.5, eta=10.0, power_t=0.5, i
     in_batch = 0
     preds = []
     for feats, _, u in plain_steps(examples, weights, preds, loss=loss, tau=tau, eta=eta,
-                                   power_t=power_t, initial_t=initial_t):
+                                   power_t=power_t, initial_t=initial_t, batch=batch):
         if u != 0:                                       # -eta_t g_i = u x_i
             if batch > 1:
                 for i, v in feats:
