@@ -33,10 +33,9 @@ import numpy as np
 
 from numba import njit
 
-from streamlearn.kernels.gd import step_scale
 from streamlearn.kernels.loop import example_loop
 from streamlearn.kernels.losses import loss_dloss, loss_positive
-from streamlearn.kernels.minibatch import batch_step_scale, pend_example
+from streamlearn.kernels.minibatch import clock_step_scale, pend_example
 from streamlearn.kernels.spec import Layout, LearnerSpec
 from streamlearn.kernels.state import (
     A_EG, I_BATCH, P_POWER_T, P_RADIUS, S_BATCH_EX, S_BATCH_ROWS, S_EG_D, S_EG_M, S_EG_SINCE,
@@ -175,10 +174,7 @@ def eg_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
     """The multiplicative step of eq. (13) (Section 7) on the example's features, O(k); with
     mini-batches the step is pended and a full batch applied."""
     z, batch, power_t = cfg
-    if batch > 1:
-        t, scale = batch_step_scale(st, h, power_t)
-    else:
-        t, scale = step_scale(st, h, power_t, False)
+    t, scale = clock_step_scale(st, h, power_t, False, batch)
     if loss_positive(code, p, y, tau, st[S_MIN_LABEL], st[S_MAX_LABEL]):
         u = -loss_dloss(code, p, y, tau) * scale      # -eta_t g_i = u x_i
         if u != 0.0 and math.isfinite(u):

@@ -66,10 +66,10 @@ import numpy as np
 from numba import njit
 
 from streamlearn.errors import OptionError
-from streamlearn.kernels.gd import gradient_step, rule_layout, rule_saved, rule_settings, step_scale
+from streamlearn.kernels.gd import gradient_step, rule_layout, rule_saved, rule_settings
 from streamlearn.kernels.loop import base_start, example_loop, state_view, sum_end
 from streamlearn.kernels.multiclass import oaa_loop
-from streamlearn.kernels.minibatch import batch_step_scale, pend_example
+from streamlearn.kernels.minibatch import clock_step_scale, pend_example
 from streamlearn.kernels.nonzero_list import LIST, POS, list_add, list_rebuild
 from streamlearn.kernels.projection import pivot_seed, theta_pivot
 from streamlearn.kernels.spec import Layout, LearnerSpec, l1_regularizer
@@ -396,10 +396,7 @@ def fobos_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
     eta_{t+1/2} = eta_t (Section 3); with mini-batches the step is pended and a full batch applied."""
     adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, reg, clast, clast2, batch = cfg
     per_feature = adaptive or normalized
-    if batch > 1:     # plain schedule only (fobos_plain_only): the clock counts steps
-        t, scale = batch_step_scale(st, h, power_t)
-    else:
-        t, scale = step_scale(st, h, power_t, adaptive)
+    t, scale = clock_step_scale(st, h, power_t, adaptive, batch)   # batches: plain only (fobos_plain_only)
     u = gradient_step(idx, val, s, f, table, st, code, p, y, tau, h, scale, adaptive, normalized,
                       invariant, sqrt_rate, power_t, cg, cn, -1, g0, -1)
     step = scale * st[S_MULT] if normalized else scale

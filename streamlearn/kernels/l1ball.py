@@ -17,7 +17,7 @@ grow with 2^b.
 
 Mini-batches (``--batch-size B``): the B examples' steps are summed per coordinate and averaged, then
 applied as one step followed by one projection; predictions inside a batch use the weights at its
-start, and the rate clock counts steps (``minibatch.batch_step_scale``: step k has eta0 k^-power_t
+start, and the rate clock counts steps (``minibatch.clock_step_scale``: step k has eta0 k^-power_t
 with ``--initial-t 0``). A batch still open when the model is saved is applied then (``flush``).
 """
 
@@ -27,10 +27,9 @@ import numpy as np
 
 from numba import njit
 
-from streamlearn.kernels.gd import step_scale
 from streamlearn.kernels.loop import base_start, example_loop, squared_norm, sum_end
 from streamlearn.kernels.projection import pivot_seed
-from streamlearn.kernels.minibatch import batch_step_scale, pend_example
+from streamlearn.kernels.minibatch import clock_step_scale, pend_example
 from streamlearn.kernels.losses import loss_dloss, loss_positive, loss_update
 from streamlearn.kernels.online_projection import (
     heap_capacity, heap_entries, index_rows, new_heap, project, project_nonzero, read_weight,
@@ -106,10 +105,7 @@ def l1ball_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
     """The gradient step of eq. (2), then the projection onto the L1 ball (Section 2); with
     mini-batches the step is pended and a full batch applied and projected once."""
     invariant, z, method, seed, batch, power_t, H = cfg
-    if batch > 1:
-        t, scale = batch_step_scale(st, h, power_t)
-    else:
-        t, scale = step_scale(st, h, power_t, False)
+    t, scale = clock_step_scale(st, h, power_t, False, batch)
     if loss_positive(code, p, y, tau, st[S_MIN_LABEL], st[S_MAX_LABEL]):
         if invariant:
             u = loss_update(code, p, y, tau, scale, squared_norm(val, s, f))

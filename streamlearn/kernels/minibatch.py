@@ -2,7 +2,7 @@
 each row's summed pending step sits in a table column, and the rows with one are listed in another
 (the first ``st[S_BATCH_ROWS]`` rows of that column), so applying a batch costs O(its non-zeros).
 
-The rate clock of a mini-batch run counts steps (``batch_step_scale``): step k of B examples is one
+The rate clock of a mini-batch run counts steps (``clock_step_scale``): step k of B examples is one
 step of the papers' batch methods (Duchi et al. 2008, Section 2, eq. 2 with the gradient of the
 batch; Duchi & Singer 2009, Section 3, eqs. 2-3), taken with rate_k = eta0 t_k^-power_t where
 t_k = initial_t + k. Every example of the step uses that rate, scaled by its own importance weight
@@ -13,14 +13,19 @@ import math
 
 from numba import njit
 
+from streamlearn.kernels.gd import step_scale
 from streamlearn.kernels.state import S_BATCH_EX, S_BATCH_ROWS, S_ETA, S_T
 
 
 @njit(cache=True, nogil=True, inline="always")
-def batch_step_scale(st, h, power_t):
-    """(t, scale) of a learned example inside a mini-batch on the plain schedule: the clock advances
-    by 1 when the example opens a step (no example of the batch learned yet) and stays there for the
-    rest of the step, so scale = eta0 h t_k^-power_t for each example of step k."""
+def clock_step_scale(st, h, power_t, adaptive, batch):
+    """(t, scale) of a learned example of importance h, for the learners that take mini-batches.
+    One example at a time (batch 1) it is VW's clock, ``gd.step_scale``. Inside a mini-batch (plain
+    schedule only) the clock advances by 1 when the example opens a step (no example of the batch
+    learned yet) and stays there for the rest of the step, so scale = eta0 h t_k^-power_t for each
+    example of step k."""
+    if batch <= 1:
+        return step_scale(st, h, power_t, adaptive)
     t = st[S_T]
     if st[S_BATCH_EX] == 0.0:
         t += 1.0
