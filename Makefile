@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEMO   := build/demo
 
-.PHONY: all venv demo test bench repro samples clean fuzz soak
+.PHONY: all venv demo test bench repro samples clean fuzz soak golden structure
 
 all: test
 
@@ -39,6 +39,13 @@ fuzz: $(STAMP)
 	  tests/test_api_inputs.py
 
 # issue 24: 10^8 generated examples through train on stdin, peak RSS every 10^7 (bench/RESULTS.md)
+# byte-identical models and predictions against tools/golden.json (recorded before the restructuring)
+golden: $(STAMP)
+	$(BIN)/python tools/golden.py --check tools/golden.json
+
+structure:
+	python3 tools/structure.py
+
 soak: $(STAMP)
 	$(BIN)/python bench/soak.py --out bench/RESULTS.md
 
