@@ -496,7 +496,7 @@ def _sources_key() -> str:
     """``<version>-<digest of every .py file of the package>`` (computed once per process)."""
     key = _memo.get("sources")
     if key is None:
-        from streamlearn import __version__
+        from streamlearn._version import __version__
         h = hashlib.sha256()
         try:
             for rel, data in sorted(_read_sources(_PACKAGE).items()):

@@ -37,7 +37,8 @@ from streamlearn.kernels import state as S
 from streamlearn.kernels.table import nonzero_rows
 from streamlearn.model_io import model_content, model_options, restore_model
 from streamlearn.report import Reporter
-from streamlearn.session import Run, _class_outputs, allocate_table
+from streamlearn.learners import allocate_table
+from streamlearn.session import Run, _class_outputs
 
 
 def as_value_error(fn, *args, **kwargs):

@@ -15,7 +15,7 @@ import traceback
 import click
 from click.core import ParameterSource
 
-from streamlearn import __version__
+from streamlearn._version import __version__
 from streamlearn._cache import install_lazy_caches
 
 install_lazy_caches()   # before config/learners import the kernels: numba caches built on first call
@@ -408,7 +408,7 @@ def warm_up():
     few examples. Idempotent: with the kernels cached it only loads them."""
     from streamlearn import warmup
 
-    _run(warmup.warm_up)
+    _run(warmup.warm_up, lambda argv: main.main(argv, standalone_mode=False))
 
 
 if __name__ == "__main__":

@@ -131,7 +131,7 @@ class _SparseLinear(BaseEstimator):
         (``streamlearn.objective.evaluate``: average loss + the learner's regularizer, ||w||_1,
         non-zero weights, data accesses so far)."""
         from streamlearn import objective
-        from streamlearn.session import allocate_table
+        from streamlearn.learners import allocate_table
         eng = self.engine_
         blocks = [csr_block(X[s:s + CHUNK], y[s:s + CHUNK], None if sample_weight is None else
                             sample_weight[s:s + CHUNK], eng.cfg, self.column_offset, checked=True)

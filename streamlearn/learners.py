@@ -9,9 +9,12 @@ module (kernel + spec) plus one line in ``SPECS``.
 from __future__ import annotations
 
 import math
+import mmap
+import os
 
 import numpy as np
 
+from streamlearn.errors import OptionError
 from streamlearn.kernels import eg, fobos, ftrl, gd, l1ball, multiclass, pegasos, scd, smidas, softmax
 from streamlearn.kernels import state as S
 from streamlearn.kernels.losses import LOGISTIC, LOGISTIC_BOUND, LOSSES
@@ -217,3 +220,25 @@ def block_kernel(cfg, spec: LearnerSpec | None = None):
     if cfg.classes and not spec.joint:
         return spec.oaa_kernel
     return spec.kernel
+
+
+def allocate_table(bits: int, columns: int) -> np.ndarray:
+    """A zeroed (2^bits, columns) float64 table in an anonymous memory map.
+
+    The pages are zero until written and only written pages are resident. (numpy would advise huge
+    pages for an array this large, and then the first write anywhere in a 2 MiB stretch makes all of
+    it resident: a few examples at -b 24 would cost ~200 MiB.)"""
+    need = (1 << bits) * columns * 8
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        total = None
+    if total is not None and need > total:
+        raise OptionError(f"-b {bits} needs {need / 2**30:.1f} GiB for the weight table, more than "
+                          f"this machine's {total / 2**30:.1f} GiB; use a smaller -b")
+    try:
+        buf = mmap.mmap(-1, need, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    except (OSError, MemoryError, OverflowError):
+        raise OptionError(f"-b {bits} needs {need / 2**30:.1f} GiB for the weight table, which could "
+                          f"not be allocated; use a smaller -b") from None
+    return np.frombuffer(buf, dtype=np.float64).reshape(1 << bits, columns)

@@ -28,7 +28,8 @@ from streamlearn.io.writers import PredictionWriter
 from streamlearn.kernels import state as S
 from streamlearn.model_io import restore_model, save_outputs
 from streamlearn.report import Reporter
-from streamlearn.session import Run, allocate_table, preamble
+from streamlearn.learners import allocate_table
+from streamlearn.session import Run, preamble
 from streamlearn.stream import hashing_of, pipelined, text_blocks
 
 

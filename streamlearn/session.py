@@ -7,7 +7,6 @@ cache, holdout and early termination, objective reporting, summary. Model files 
 from __future__ import annotations
 
 import math
-import mmap
 import os
 import tempfile
 import time
@@ -16,6 +15,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from streamlearn import learners, objective
+from streamlearn.learners import allocate_table  # noqa: F401 (also imported from here by tests and bench)
 from streamlearn.history import ProgressHistory, nonzero_in_force
 from streamlearn.config import PredictConfig, TrainConfig, train_config
 from streamlearn.errors import InputError, OptionError
@@ -277,26 +277,6 @@ def _class_outputs(cfg, learner, raw: str | None = None) -> dict:
                 raw_writer=PredictionWriter(raw) if raw else None)
 
 
-def allocate_table(bits: int, columns: int) -> np.ndarray:
-    """A zeroed (2^bits, columns) float64 table in an anonymous memory map.
-
-    The pages are zero until written and only written pages are resident. (numpy would advise huge
-    pages for an array this large, and then the first write anywhere in a 2 MiB stretch makes all of
-    it resident: a few examples at -b 24 would cost ~200 MiB.)"""
-    need = (1 << bits) * columns * 8
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        total = None
-    if total is not None and need > total:
-        raise OptionError(f"-b {bits} needs {need / 2**30:.1f} GiB for the weight table, more than "
-                          f"this machine's {total / 2**30:.1f} GiB; use a smaller -b")
-    try:
-        buf = mmap.mmap(-1, need, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    except (OSError, MemoryError, OverflowError):
-        raise OptionError(f"-b {bits} needs {need / 2**30:.1f} GiB for the weight table, which could "
-                          f"not be allocated; use a smaller -b") from None
-    return np.frombuffer(buf, dtype=np.float64).reshape(1 << bits, columns)
 
 
 def prepare_train(explicit: dict) -> tuple[TrainConfig, tuple | None]:

@@ -108,7 +108,7 @@ class Trace:
         """Loss, 0/1 error and objective of the weights in force (``rows``, ``w``) on the
         --trace-data examples."""
         from streamlearn import objective
-        from streamlearn.session import allocate_table
+        from streamlearn.learners import allocate_table
         cfg, run = self.cfg, self.run
         table = allocate_table(cfg.bits, 1)
         table[rows, 0] = w

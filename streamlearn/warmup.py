@@ -50,9 +50,10 @@ def _examples(path: str, fmt: str, classes: int, n: int = 40) -> None:
                         + " |b " + " ".join(f"g{k}:0.5" for k in feats[3:]) + "\n")
 
 
-def warm_up(out=None) -> int:
-    """Run every warm-up run; print one line per run on ``out`` (stderr) and a summary. Returns the
-    number of kernels compiled (0 when all were cached)."""
+def warm_up(run_argv, out=None) -> int:
+    """Run every warm-up run through ``run_argv`` (a function that runs one command line, given as a
+    list, as ``streamlearn`` would: the CLI passes its own); print one line per run on ``out``
+    (stderr) and a summary. Returns the number of kernels compiled (0 when all were cached)."""
     from streamlearn import _cache
 
     _cache.install_kernel_loader()
@@ -64,7 +65,7 @@ def warm_up(out=None) -> int:
     saved = dict(_cache._progress)
     _cache._progress.update(announced=True, t0=start_all, stream=out, open=False)
     try:
-        compiled = _runs(out)
+        compiled = _runs(out, run_argv)
     finally:
         _cache._progress.clear()
         _cache._progress.update(saved)
@@ -73,9 +74,8 @@ def warm_up(out=None) -> int:
     return compiled
 
 
-def _runs(out) -> int:
+def _runs(out, run_argv) -> int:
     from streamlearn import _cache
-    from streamlearn.cli import main
 
     compiled0 = _cache.compile_count()
     with tempfile.TemporaryDirectory(prefix="streamlearn-warmup-") as tmp:
@@ -88,12 +88,11 @@ def _runs(out) -> int:
             model, preds = os.path.join(tmp, "m.slm"), os.path.join(tmp, "p.txt")
             before, t0 = _cache.compile_count(), time.perf_counter()
             print(f"  {what}: ", end="", file=out, flush=True)
-            main.main(["train", "-d", data, "--quiet", "-b", "12", "-f", model, *options],
-                      standalone_mode=False)
+            run_argv(["train", "-d", data, "--quiet", "-b", "12", "-f", model, *options])
             predict = ["predict", "-d", data, "--quiet", "-i", model, "-p", preds]
-            main.main(predict, standalone_mode=False)
+            run_argv(predict)
             if multiclass:
-                main.main(predict + ["--probabilities"], standalone_mode=False)
+                run_argv(predict + ["--probabilities"])
             n = _cache.compile_count() - before
             state = f"{n} kernel{'s' if n != 1 else ''} compiled" if n else "cached"
             print(f"{' ' if n else ''}{state} ({time.perf_counter() - t0:.1f} s)", file=out, flush=True)

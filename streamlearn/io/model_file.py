@@ -38,7 +38,7 @@ import zlib
 
 import numpy as np
 
-from streamlearn import __version__
+from streamlearn._version import __version__
 from streamlearn.errors import ModelError
 
 MAGIC = b"SLMODEL\x00"
