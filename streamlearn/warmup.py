@@ -31,6 +31,7 @@ RUNS = (
     ("scd", ["--algo", "scd", "--l1", "1e-3", "--passes", "2"]),
     ("ftrl", ["--algo", "ftrl", "--l1", "0.5", "--l2", "0.1"]),
     ("gravity", ["--algo", "gravity", "--l1", "1e-4"]),
+    ("pegasos", ["--algo", "pegasos", "--l2", "0.01"]),
     ("libsvm input", ["--format", "libsvm", "--l1", "1e-4"]),
     ("--oaa", ["--oaa", "3", "--l1", "1e-4"]),
     ("--oaa --sgd", ["--oaa", "3", "--sgd"]),
