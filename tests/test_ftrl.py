@@ -207,3 +207,14 @@ def test_ftrl_options_select_ftrl(tmp_path):
     data = write_lines(tmp_path / "t.vw", vw_dataset(5, seed=1))
     res = cli("train", "-d", data, "--ftrl_alpha", "0.1", "--l2", "1")
     assert "learner = ftrl (FTRL-Proximal: alpha = 0.1, beta = 1, l1 = 0, l2 = 1)" in res.output
+
+
+@pytest.mark.parametrize("flag,name", [("--ftrl_alpha", "--ftrl-alpha"), ("--ftrl_beta", "--ftrl-beta"),
+                                       ("--l1", "--l1"), ("--l2", "--l2")])
+def test_options_beyond_float32_are_refused(flag, name):
+    """ftrl reads its options as float32 (VW's): a finite double beyond float32's range would become
+    infinite there (a crafted model with ftrl_alpha = 1e308 divided by zero in after_load)."""
+    res = cli("train", "--algo", "ftrl", flag, "1e308", "--quiet", expect_ok=False, input="1 |a b\n")
+    assert res.exit_code == 1
+    assert res.stderr.splitlines()[-1] == (f"Error: {name} must be at most 3.402823e+38, the largest float32: "
+                                           "ftrl computes in float32 as VW does (got 1e+308)")

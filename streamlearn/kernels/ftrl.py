@@ -54,6 +54,7 @@ BETA = 1.0
 
 
 F32 = np.float32
+FLT_MAX = float(np.finfo(np.float32).max)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -180,6 +181,13 @@ def check(cfg, flag) -> None:
         v = getattr(cfg, name)
         if not (v >= 0 and math.isfinite(v)):
             raise OptionError(f"{flag[name]} must be a finite number >= 0 (got {v:g})")
+    for name in ("ftrl_alpha", "ftrl_beta", "l1", "l2"):     # read as VW's float32 (``settings``)
+        v = getattr(cfg, name)
+        with np.errstate(over="ignore"):
+            overflows = not math.isfinite(f32(v))
+        if overflows:
+            raise OptionError(f"{flag[name]} must be at most {FLT_MAX:.7g}, the largest float32: ftrl "
+                              f"computes in float32 as VW does (got {v:g})")
     for name in ("learning_rate", "power_t", "initial_t", "decay_learning_rate"):
         if name in cfg.explicit:
             raise OptionError(f"{flag[name]} does not apply to --algo ftrl: each coordinate's rate is "
