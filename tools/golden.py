@@ -26,21 +26,16 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "data" / "samples"
 
-#: options that make each learner valid, as the contract tests use them
-LEARNERS = {
-    "sgd": [],
-    "tg": ["--algo", "tg", "--l1", "1e-4"],
-    "l1ball": ["--algo", "l1ball", "--radius", "5"],
-    "fobos": ["--algo", "fobos", "--l1", "1e-4"],
-    "eg": ["--algo", "eg", "--radius", "5"],
-    "smidas": ["--algo", "smidas", "--l1", "1e-4"],
-    "rounding": ["--algo", "rounding", "--threshold", "1e-3", "--period", "5"],
-    "subgradient": ["--algo", "subgradient", "--l1", "1e-4"],
-    "scd": ["--algo", "scd", "--l1", "1e-3", "--passes", "3"],
-    "ftrl": ["--algo", "ftrl", "--l1", "0.5", "--l2", "0.1"],
-    "gravity": ["--algo", "gravity", "--l1", "1e-4"],
-    "pegasos": ["--algo", "pegasos", "--l2", "0.01"],
-}
+def learners() -> dict:
+    """Options that make each binary learner valid: warm-up's run of each (``streamlearn.warmup.RUNS``),
+    sgd with none."""
+    from streamlearn.warmup import RUNS
+
+    out = {"sgd": []}
+    for _, opts in RUNS:
+        if opts[:1] == ["--algo"] and "--oaa" not in opts:
+            out[opts[1]] = list(opts)
+    return out
 
 #: variations run on top of every learner that accepts them (a refused combination is recorded too)
 FLAVOURS = {
@@ -72,9 +67,10 @@ def multiclass_file(src: Path, dst: Path) -> Path:
 
 def cases(tmp: Path):
     """(name, training file, test file, options) of every run."""
+    sys.path.insert(0, str(REPO))
     sparse_tr, sparse_te = SAMPLES / "sparse.train.vw", SAMPLES / "sparse.test.vw"
     gauss_tr, gauss_te = SAMPLES / "gauss.train.vw", SAMPLES / "gauss.test.vw"
-    for algo, opts in LEARNERS.items():
+    for algo, opts in learners().items():
         for flavour, extra in FLAVOURS.items():
             yield f"{algo}/{flavour}/sparse", sparse_tr, sparse_te, opts + extra
         yield f"{algo}/logistic/gauss", gauss_tr, gauss_te, opts + FLAVOURS["logistic"]
