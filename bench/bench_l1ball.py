@@ -86,7 +86,7 @@ def kernel_time(path: Path, bits: int, projection: str, radius: float, pretouch:
 
     import numpy as np
 
-    from streamlearn import learners, session, stream
+    from streamlearn import learners, stream
     from streamlearn.config import train_config
     from streamlearn.kernels import state as S
 
@@ -102,7 +102,7 @@ def kernel_time(path: Path, bits: int, projection: str, radius: float, pretouch:
     st = learners.make_state(cfg, prm)
     ctr = learners.make_counters()
     ctr[S.C_DUMP] = float("inf")
-    table = session.allocate_table(bits, learners.layout(cfg).columns)
+    table = learners.allocate_table(bits, learners.layout(cfg).columns)
     if pretouch:
         table[:] = 0.0
     now = time.thread_time if clock == "cpu" else time.perf_counter

@@ -3,7 +3,7 @@ table memory, and how far the float32 run's predictions, loss and weights move f
 
 The same compiled learners run on both (numba compiles them once per table type), over the same
 parsed blocks of the core benchmark file (learning alone: no parsing, no I/O, no start-up). The table
-is an anonymous memory map in both cases, as ``streamlearn.session.allocate_table`` makes it. Each
+is an anonymous memory map in both cases, as ``streamlearn.learners.allocate_table`` makes it. Each
 case alternates the two types, ``--runs`` times each, and reports the fastest and median.
 
 Usage: ``python bench/bench_table_dtype.py [--lines N] [--runs R] [--out bench/RESULTS.md]``

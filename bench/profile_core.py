@@ -60,7 +60,7 @@ def parse_blocks(path: Path, cfg):
 def learn_time(cfg, blocks) -> float:
     from streamlearn import learners
     from streamlearn.kernels import state as S
-    from streamlearn.session import allocate_table
+    from streamlearn.learners import allocate_table
     prm, iprm = learners.make_settings(cfg, train=True)
     table = allocate_table(cfg.bits, learners.layout(cfg).columns)
     st = learners.make_state(cfg, prm)

@@ -1,6 +1,6 @@
 """streamlearn: a Vowpal-Wabbit-style streaming learner for sparse online learning with L1 sparsity."""
 
-from streamlearn._version import __version__  # noqa: E402,F401
+from streamlearn._version import __version__  # noqa: F401 (the package's version)
 
 from streamlearn._cache import check_cache as _check_cache  # noqa: E402
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from streamlearn import learners, objective
-from streamlearn.learners import allocate_table  # noqa: F401 (also imported from here by tests and bench)
+from streamlearn.learners import allocate_table
 from streamlearn.history import ProgressHistory, nonzero_in_force
 from streamlearn.config import PredictConfig, TrainConfig, train_config
 from streamlearn.errors import InputError, OptionError
@@ -275,8 +275,6 @@ def _class_outputs(cfg, learner, raw: str | None = None) -> dict:
     raw = raw if raw is not None else getattr(cfg, "raw_predictions", None)
     return dict(classes=cfg.classes, softmax=learner.joint, output=output,
                 raw_writer=PredictionWriter(raw) if raw else None)
-
-
 
 
 def prepare_train(explicit: dict) -> tuple[TrainConfig, tuple | None]:

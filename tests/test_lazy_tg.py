@@ -295,7 +295,7 @@ def test_rate_column_holds_every_used_rows_rate(tmp_path, opts):
     from streamlearn import learners
     from streamlearn.config import train_config
     from streamlearn.kernels.table import fill_rates, nonzero_rows, rate_decay
-    from streamlearn.session import allocate_table
+    from streamlearn.learners import allocate_table
     from streamlearn.stream import hashing_of, text_blocks
     rng = np.random.default_rng(3)
     data = tmp_path / "d.vw"

@@ -37,10 +37,7 @@ def test_structure_finds_a_cycle():
 
 
 def test_golden_runs_cover_every_learner(tmp_path):
-    golden = load("golden")
-    named = {c[0].split("/")[0] for c in golden.cases(tmp_path)}
-    algos = set()
-    for name, _, _, opts in golden.cases(tmp_path):
-        algos.add(opts[opts.index("--algo") + 1] if "--algo" in opts else "sgd")
+    cases = list(load("golden").cases(tmp_path))
+    algos = {opts[opts.index("--algo") + 1] if "--algo" in opts else "sgd" for _, _, _, opts in cases}
     assert set(ALGO_NAMES) <= algos, set(ALGO_NAMES) - algos
-    assert "softmax-l1" in named
+    assert "softmax-l1" in {name for name, _, _, _ in cases}

@@ -67,7 +67,6 @@ def multiclass_file(src: Path, dst: Path) -> Path:
 
 def cases(tmp: Path):
     """(name, training file, test file, options) of every run."""
-    sys.path.insert(0, str(REPO))
     sparse_tr, sparse_te = SAMPLES / "sparse.train.vw", SAMPLES / "sparse.test.vw"
     gauss_tr, gauss_te = SAMPLES / "gauss.train.vw", SAMPLES / "gauss.test.vw"
     for algo, opts in learners().items():

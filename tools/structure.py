@@ -19,6 +19,7 @@ import ast
 import re
 import sys
 from collections import defaultdict
+from functools import lru_cache
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -40,13 +41,19 @@ def modules() -> dict[str, Path]:
     return out
 
 
+@lru_cache(maxsize=None)
+def parsed(path: Path) -> ast.Module:
+    """A file's syntax tree (each file is parsed once per report)."""
+    return ast.parse(path.read_text())
+
+
 def code_lines(path: Path) -> int:
     return sum(1 for line in path.read_text().splitlines() if line.strip() and not line.strip().startswith("#"))
 
 
 def functions(mods):
     for name, path in mods.items():
-        tree = ast.parse(path.read_text())
+        tree = parsed(path)
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 yield node.end_lineno - node.lineno + 1, f"{name}.{node.name}", node.lineno
@@ -55,7 +62,7 @@ def functions(mods):
 def class_fields(mods, wanted):
     out = {}
     for name, path in mods.items():
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, ast.ClassDef) and node.name in wanted:
                 fields = [n for n in node.body if isinstance(n, ast.AnnAssign)]
                 out[f"{name}.{node.name}"] = len(fields)
@@ -74,7 +81,7 @@ def imports(mods):
         return target
 
     for name, path in mods.items():
-        tree = ast.parse(path.read_text())
+        tree = parsed(path)
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
         in_func = {id(m) for f in funcs for m in ast.walk(f)}
@@ -152,7 +159,7 @@ def report() -> str:
     test_names = {p.stem for p in tests}
     importing = []
     for p in tests:
-        tree = ast.parse(p.read_text())
+        tree = parsed(p)
         names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         names |= {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
         if names & {t for t in test_names if t.startswith("test_")}:
