@@ -9,11 +9,10 @@ import math
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
+from helpers import cli
 from kernel_helpers import kernel_arrays, run_block
 from streamlearn import learners
-from streamlearn.cli import main
 from streamlearn.config import train_config
 from streamlearn.io.model_file import load_model
 
@@ -126,12 +125,6 @@ def test_the_old_clock_would_fail_this_test():
     assert not np.allclose(w_steps, w_examples, rtol=1e-6, atol=1e-6)
 
 
-def ok(*args):
-    res = CliRunner().invoke(main, [str(a) for a in args])
-    assert res.exit_code == 0, res.output
-    return res
-
-
 @pytest.mark.parametrize("algo,opts", [("fobos", ["--l1", "1e-4"]), ("eg", ["--radius", "20"]),
                                        ("l1ball", ["--radius", "20"])])
 def test_resume_continues_the_step_clock(tmp_path, algo, opts):
@@ -144,9 +137,9 @@ def test_resume_continues_the_step_clock(tmp_path, algo, opts):
     both.write_text("".join(text))
     common = ["--algo", algo, *opts, "--loss", "logistic", "-l", "0.5", "--batch-size", "7", "--quiet"]
     m1, m2, m3 = tmp_path / "1.slm", tmp_path / "2.slm", tmp_path / "3.slm"
-    ok("train", "-d", a, "-f", m1, *common)
-    ok("train", "-d", b, "-i", m1, "-f", m2, "--quiet")
-    ok("train", "-d", both, "-f", m3, *common)
+    cli("train", "-d", a, "-f", m1, *common)
+    cli("train", "-d", b, "-i", m1, "-f", m2, "--quiet")
+    cli("train", "-d", both, "-f", m3, *common)
     (h1, _, _), (h2, i2, r2), (h3, i3, r3) = load_model(str(m1)), load_model(str(m2)), load_model(str(m3))
     assert h1["state"]["t"] == 1.0 + 700 / 7          # initial_t 1 (the plain schedule's default) + 100 steps
     assert h2["state"]["t"] == h3["state"]["t"] == 1.0 + math.ceil(len(text) / 7)   # the last step is partial
@@ -154,8 +147,8 @@ def test_resume_continues_the_step_clock(tmp_path, algo, opts):
 
 
 def test_oaa_refuses_minibatches():
-    res = CliRunner().invoke(main, ["train", "--algo", "fobos", "--l1", "0.01", "--oaa", "3", "--batch-size", "4"],
-                             input="1 |a b\n")
+    res = cli("train", "--algo", "fobos", "--l1", "0.01", "--oaa", "3", "--batch-size", "4", expect_ok=False,
+              input="1 |a b\n")
     assert res.exit_code == 1
     assert res.stderr.splitlines()[-1] == ("Error: --batch-size does not apply to --oaa: a mini-batch is one step "
                                            "of one weight vector (for multiclass mini-batches, streamlearn.batch.fit)")
