@@ -39,15 +39,15 @@ fuzz: $(STAMP)
 	  tests/test_api_inputs.py
 
 # issue 24: 10^8 generated examples through train on stdin, peak RSS every 10^7 (bench/RESULTS.md)
-# byte-identical models and predictions against tools/golden.json (recorded before the restructuring)
+soak: $(STAMP)
+	$(BIN)/python bench/soak.py --out bench/RESULTS.md
+
+# issue 26: byte-identical models and predictions against tools/golden.json; the structure's figures
 golden: $(STAMP)
 	$(BIN)/python tools/golden.py --check tools/golden.json
 
 structure:
 	python3 tools/structure.py
-
-soak: $(STAMP)
-	$(BIN)/python bench/soak.py --out bench/RESULTS.md
 
 bench: $(STAMP)
 	@$(BIN)/python -c 'import matplotlib' 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[bench]'
