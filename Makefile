@@ -42,9 +42,11 @@ fuzz: $(STAMP)
 soak: $(STAMP)
 	$(BIN)/python bench/soak.py --out bench/RESULTS.md
 
-# issue 26: byte-identical models and predictions against tools/golden.json; the structure's figures
+# issue 26: byte-identical models and predictions against tools/golden.json, the option interface against
+# tools/interface.json; the structure's figures
 golden: $(STAMP)
 	$(BIN)/python tools/golden.py --check tools/golden.json
+	$(BIN)/python tools/interface.py --check tools/interface.json
 
 structure:
 	python3 tools/structure.py
