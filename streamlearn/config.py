@@ -10,42 +10,43 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, make_dataclass
 
+from streamlearn import options as _options
 from streamlearn.errors import OptionError
 from streamlearn.io.reader import DEFAULT_BLOCK_SIZE
+from streamlearn.options import (  # noqa: F401  (the names of the choices, for the CLI and tests)
+    FEATURE_EXPANSION, FORMAT_NAMES, HASH_NAMES, HEADER_ORDER, LINK_NAMES, LOSS_NAMES, REQUIRED, default_threads,
+)
 
-LOSS_NAMES = ("squared", "logistic", "hinge", "quantile", "softmax")
-# ALGO_NAMES, REG_NAMES, PROJECTION_NAMES and CD_ORDERS come from the learners' specs (module
-# __getattr__ below)
-LINK_NAMES = ("identity", "logistic")
-FORMAT_NAMES = ("auto", "vw", "libsvm")
-HASH_NAMES = ("strings", "all")
 MAX_BITS = 32
+
+from streamlearn import learners as _registry  # noqa: E402  (the learners' specs and their options)
+
+#: every option of a training run, declared once (``streamlearn.options``; a learner's own in its module)
+OPTIONS = _options.train_options(_registry.SPECS)
+OPTION = {o.name: o for o in OPTIONS}
 
 #: options that decide feature indices: a model and the data fed to it must agree on them
 HASHING_OPTIONS = ("bits", "noconstant", "hash", "hash_seed")
-#: options stored in a model file (hashing, prediction and learner settings)
-MODEL_OPTIONS = HASHING_OPTIONS + (
-    "loss", "quantile_tau", "link", "binary", "algo", "adaptive", "normalized", "invariant",
-    "learning_rate", "power_t", "initial_t", "decay_learning_rate", "l1", "threshold", "period",
-    "cumulative_penalty", "radius", "projection", "batch_size", "reg", "l2", "lam", "p_norm",
-    "ftrl_alpha", "ftrl_beta", "oaa", "indexing", "l2_ball",
-)
+#: options every model file stores, in the file's order (the file format: ``options.HEADER_ORDER``)
+MODEL_OPTIONS = HEADER_ORDER
+#: options a model file stores only when they differ from their default (declared ``stored="if_used"``)
+IF_USED_OPTIONS = tuple(o.name for o in OPTIONS if o.stored == "if_used")
+#: every option a model file may hold
+STORED_OPTIONS = MODEL_OPTIONS + IF_USED_OPTIONS
 #: feature-expansion options (VW's -q, --cubic, --interactions, n-grams, --ignore, ...): they decide
 #: the features, so a model stores them and data fed to it is expanded the same way
-FEATURE_OPTIONS = ("quadratic", "cubic", "interactions", "leave_duplicate_interactions", "permutations",
-                   "ngram", "skips", "ignore", "ignore_linear", "keep", "redefine")
-MODEL_OPTIONS = MODEL_OPTIONS + FEATURE_OPTIONS
+FEATURE_OPTIONS = tuple(o.name for o in FEATURE_EXPANSION)
 #: the update-rule flags (VW's): giving any of them turns on exactly the properties given
 RULE_FLAGS = ("sgd", "adaptive", "normalized", "invariant")
 #: model options a model written before they existed lacks (it used plain SGD)
-LEGACY_MODEL_OPTIONS = {"adaptive": False, "normalized": False, "invariant": False,
-                        "cumulative_penalty": False, "radius": None, "projection": "tree",
-                        "batch_size": 1, "reg": "l1", "l2": 0.0, "lam": 0.0, "p_norm": None,
-                        "ftrl_alpha": 0.5, "ftrl_beta": 1.0, "oaa": 0, "indexing": None, "l2_ball": None,
-                        **{name: False if name in ("leave_duplicate_interactions", "permutations") else ()
-                           for name in FEATURE_OPTIONS}}
+LEGACY_MODEL_OPTIONS = {o.name: o.legacy for o in OPTIONS if o.stored == "always" and o.legacy is not REQUIRED}
+#: how each option is spelled on the command line, for messages
+FLAG = {o.name: o.spelling for o in OPTIONS}
+#: flags that mean ``--algo`` a learner (VW's ``--ftrl``): option -> learner
+LEARNER_FLAGS = {o.name: o.selects for o in OPTIONS if o.selects}
+
 #: options of the regularized learners, checked first (sgd takes none of them)
 TG_OPTIONS = ("l1", "threshold", "period", "cumulative_penalty")
 #: the learner options in the order they are checked, by stage: each belongs to the learners whose
@@ -54,6 +55,9 @@ TG_OPTIONS = ("l1", "threshold", "period", "cumulative_penalty")
 OPTION_STAGES = (("regularization", TG_OPTIONS), ("p_norm", ("p_norm",)),
                  ("reg", ("reg", "l2", "lam", "l2_ball")),
                  ("radius", ("radius", "projection")), ("ftrl", ("ftrl_alpha", "ftrl_beta")))
+#: then every other option a learner declares (``LearnerSpec.declares``), in declaration order
+OPTION_STAGES += (("own", tuple(o.name for spec in _registry.SPECS for o in spec.declares
+                                if o.config and not any(o.name in names for _, names in OPTION_STAGES))),)
 #: options that do not apply to the batch learner scd (no step size, no holdout, no sampling)
 SCD_REFUSES = ("learning_rate", "power_t", "initial_t", "decay_learning_rate", "holdout_period",
                "holdout_off", "early_terminate", "shuffle", "invariant", "sgd", "plot", "trace",
@@ -95,6 +99,25 @@ def _one_of(names) -> str:
     return f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else names[0]
 
 
+def algo_help() -> str:
+    """``--algo``'s help, from the learners' specs: each learner in a few words, then how a learner is
+    chosen when --algo is not given (``_resolve_algo``)."""
+    specs = _learners().SPECS
+    names = _one_of([f"{s.name} ({s.summary})" if s.summary else s.name for s in specs])
+    picks = [f"{s.name} when {_one_of([FLAG[n] for n in s.selected_by])} is given" for s in specs if s.selected_by]
+    bare = [f"{s.name} for {_one_of([FLAG[n] for n in s.default_for])} alone (with no rule flag or rate option)"
+            for s in specs if s.default_for]
+    return (f"Learner: {names}. Default: {'; '.join(bare)}; else {'; '.join(picks)} (the later one when "
+            f"several are); with -i, the model's learner if it takes the options given; else sgd.")
+
+
+def option_choices(option) -> tuple | None:
+    """The names a choice option accepts (those the learners define come from their specs)."""
+    if option.choices == _options.FROM_LEARNERS:
+        return _algo_names() if option.name == "algo" else _reg_choices(None)
+    return option.choices
+
+
 def _needs(option: str) -> OptionError:
     return OptionError(f"{FLAG.get(option, '--' + option.replace('_', '-'))} needs --algo "
                        f"{_one_of(_takers(option))}")
@@ -124,117 +147,8 @@ class _Options:
     batch_size: int
     l2_ball: float | None = None
 
-#: how each option is spelled on the command line, for messages
-FLAG = {
-    "bits": "-b/--bits", "noconstant": "--noconstant", "hash": "--hash", "hash_seed": "--hash-seed",
-    "loss": "--loss", "quantile_tau": "--quantile-tau", "link": "--link", "binary": "--binary",
-    "algo": "--algo", "learning_rate": "-l/--learning-rate", "power_t": "--power-t",
-    "initial_t": "--initial-t", "decay_learning_rate": "--decay-learning-rate", "l1": "--l1",
-    "threshold": "--threshold", "period": "--period", "cumulative_penalty": "--cumulative-penalty",
-    "passes": "--passes", "radius": "--radius", "projection": "--projection",
-    "batch_size": "--batch-size", "reg": "--reg", "l2": "--l2", "lam": "--lambda", "p_norm": "--p-norm",
-    "l2_ball": "--l2-ball", "holdout_period": "--holdout-period", "holdout_off": "--holdout-off",
-    "early_terminate": "--early-terminate", "block_size": "--block-size", "threads": "--threads", "sgd": "--sgd",
-    "adaptive": "--adaptive", "normalized": "--normalized", "invariant": "--invariant",
-    "predict_only_model": "--predict-only-model",
-    "quadratic": "-q/--quadratic", "cubic": "--cubic", "interactions": "--interactions",
-    "leave_duplicate_interactions": "--leave_duplicate_interactions", "permutations": "--permutations",
-    "ngram": "--ngram", "skips": "--skips", "ignore": "--ignore", "ignore_linear": "--ignore_linear",
-    "keep": "--keep", "redefine": "--redefine", "testonly": "-t/--testonly", "invert_hash": "--invert_hash",
-    "audit": "--audit", "ftrl_alpha": "--ftrl-alpha", "ftrl_beta": "--ftrl-beta",
-    "trace": "--trace", "trace_every": "--trace-every", "trace_data": "--trace-data",
-    "oaa": "--oaa", "indexing": "--indexing", "probabilities": "--probabilities", "scores": "--scores",
-    "raw_predictions": "-r/--raw-predictions", "link": "--link",
-}
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    sources: tuple = ("-",)
-    format: str = "auto"
-    bits: int = 18
-    noconstant: bool = False
-    hash: str = "strings"
-    hash_seed: int = 0
-    loss: str = "squared"
-    quantile_tau: float = 0.5
-    link: str = "identity"
-    binary: bool = False
-    algo: str = "sgd"
-    adaptive: bool = True
-    normalized: bool = True
-    invariant: bool = True
-    learning_rate: float = 0.5
-    power_t: float = 0.5
-    initial_t: float = 0.0
-    decay_learning_rate: float = 1.0
-    l1: float = 0.0
-    threshold: float = math.inf
-    period: int = 1
-    cumulative_penalty: bool = False
-    radius: float | None = None
-    projection: str = "tree"
-    batch_size: int = 1
-    reg: str = "l1"
-    l2: float = 0.0
-    lam: float = 0.0
-    l2_ball: float | None = None    # --l2-ball R: fobos l2sq, pegasos (None: pegasos's 1/sqrt(l2), fobos none)
-    p_norm: float | None = None
-    ftrl_alpha: float = 0.5
-    ftrl_beta: float = 1.0
-    oaa: int = 0
-    indexing: int | None = None
-    probabilities: bool = False
-    scores: bool = False
-    raw_predictions: str | None = None
-    passes: int = 1
-    holdout_period: int = 10
-    holdout_off: bool = False
-    early_terminate: int = 3
-    cache_file: str | None = None
-    kill_cache: bool = False
-    final_model: str | None = None
-    predict_only_model: bool = False
-    initial_model: str | None = None
-    predictions: str | None = None
-    readable_model: str | None = None
-    plot: str | None = None         # --plot FILE.png: the progress plot (streamlearn.plot.progress)
-    trace: str | None = None        # --trace FILE: a row every --trace-every examples (streamlearn.trace)
-    trace_every: int = 1000
-    trace_data: str | None = None   # --trace-data FILE: test loss/error and objective in every trace row
-    objective: bool = False
-    objective_data: str | None = None
-    shuffle: bool = False
-    random_seed: int = 0
-    cd_order: str = "random"
-    cd_step: str = "newton"
-    max_memory: str | None = None
-    quadratic: tuple = ()
-    cubic: tuple = ()
-    interactions: tuple = ()
-    leave_duplicate_interactions: bool = False
-    permutations: bool = False
-    ngram: tuple = ()
-    skips: tuple = ()
-    ignore: tuple = ()
-    ignore_linear: tuple = ()
-    keep: tuple = ()
-    redefine: tuple = ()
-    testonly: bool = False
-    invert_hash: str | None = None
-    audit: bool = False
-    quiet: bool = False
-    strict: bool = False
-    block_size: int = DEFAULT_BLOCK_SIZE
-    #: a Dask task's part of its shard (``streamlearn.dask`` sets them; no CLI option): the one
-    #: source's line-aligned byte range (start, end[, number of the line at start]), and the window
-    #: (start, stop) of its examples that this run trains on (a ``--sync-every`` period)
-    shard_range: tuple | None = None
-    shard_window: tuple | None = None
-    #: parse threads (default_threads(): the cores less one for the learner)
-    threads: int = field(default_factory=lambda: default_threads())
-    #: options the user gave explicitly (defaults that depend on them, checks, -i merging)
-    explicit: frozenset = field(default_factory=frozenset)
+class _TrainConfigMethods:
+    """What a run configuration derives from its options (``TrainConfig``'s methods)."""
 
     @property
     def per_feature(self) -> bool:
@@ -254,7 +168,14 @@ class TrainConfig:
         return self.holdout_period
 
     def model_options(self) -> dict:
-        return {name: getattr(self, name) for name in MODEL_OPTIONS}
+        """The options a model file stores: every "always" one, in the file's order, then each
+        "if_used" one the learner takes whose value is not its default."""
+        out = {name: getattr(self, name) for name in MODEL_OPTIONS}
+        takes = _registry.get(self.algo).options
+        for name in IF_USED_OPTIONS:
+            if name in takes and getattr(self, name) != OPTION[name].default_value():
+                out[name] = getattr(self, name)
+        return out
 
     @property
     def classes(self) -> int:
@@ -279,6 +200,29 @@ class TrainConfig:
         return FeatureSpec.from_options(**{name: getattr(self, name) for name in FEATURE_OPTIONS})
 
 
+def _field(o):
+    value = o.default
+    if callable(value):
+        return o.name, o.annotation, field(default_factory=value)
+    return o.name, o.annotation, value
+
+
+#: a training run's configuration: one field per option (``OPTIONS`` that are not command-line
+#: conveniences), then what the library sets: a Dask task's part of its shard (``streamlearn.dask``
+#: sets them; no CLI option): the one source's line-aligned byte range (start, end[, number of the line
+#: at start]), and the window (start, stop) of its examples that this run trains on (a
+#: ``--sync-every`` period); and the options the user gave explicitly (defaults that depend on them,
+#: checks, -i merging)
+TrainConfig = make_dataclass(
+    "TrainConfig",
+    [_field(o) for o in OPTIONS if o.config]
+    + [("shard_range", "tuple | None", None), ("shard_window", "tuple | None", None),
+       ("explicit", "frozenset", field(default_factory=frozenset))],
+    bases=(_TrainConfigMethods,), frozen=True)
+TrainConfig.__module__ = __name__
+TrainConfig.__doc__ = "A training run's options, checked (``train_config``)."
+
+
 @dataclass(frozen=True)
 class PredictConfig:
     initial_model: str
@@ -293,17 +237,6 @@ class PredictConfig:
     strict: bool = False
     block_size: int = DEFAULT_BLOCK_SIZE
     threads: int = field(default_factory=lambda: default_threads())
-
-
-def default_threads() -> int:
-    """Parse threads by default: the cores this process may use less one, kept for the learner on
-    the main thread; at least 1. On two cores that is 1: the one parse thread already overlaps the
-    learner, and a second would only take the learner's core (streamlearn.stream)."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    return max(1, cores - 1)
 
 
 def _fmt(v) -> str:
@@ -373,10 +306,6 @@ def _check_train(cfg: TrainConfig) -> None:
     _check_learner_options(cfg)
     if _spec(cfg.algo).batch:
         _check_scd(cfg)
-    else:
-        for name in ("cd_order", "cd_step", "max_memory"):
-            if name in cfg.explicit and name not in _spec(cfg.algo).options:
-                raise _needs(name)
     if cfg.shuffle and cfg.passes < 2:
         raise OptionError("--shuffle needs --passes 2 or more (the first pass reads the input in order)")
     if not 0 <= cfg.random_seed < 2 ** 32:
@@ -528,6 +457,13 @@ def _check_learner_options(cfg: TrainConfig) -> None:
             raise _needs(given[0])
         if stage == "p_norm" and cfg.p_norm is not None and not (cfg.p_norm >= 2 and math.isfinite(cfg.p_norm)):
             raise OptionError(f"--p-norm must be a finite number >= 2 (got {_fmt(cfg.p_norm)})")
+        if stage == "own":
+            for name in names:
+                option = OPTION[name]
+                if option.check is not None and name in spec.options:
+                    why = option.check(getattr(cfg, name))
+                    if why is not None:
+                        raise OptionError(f"{FLAG[name]} must be {why} (got {_fmt(getattr(cfg, name))})")
         if stage == "radius" and "radius" in spec.options:
             if cfg.radius is None:
                 raise OptionError(f"--algo {cfg.algo} needs --radius Z (the L1 norm the weights may reach)")
@@ -631,9 +567,16 @@ def _resolve_rule(values: dict, explicit: dict) -> None:
 def train_config(explicit: dict, model_options: dict | None = None) -> TrainConfig:
     """Build and check a TrainConfig from the explicitly given options (and a -i model's options)."""
     known = {f.name for f in fields(TrainConfig)} | {"sgd"}
-    unknown = set(explicit) - known
+    unknown = set(explicit) - known - set(LEARNER_FLAGS)
     if unknown:
         raise OptionError(f"unknown option {sorted(unknown)[0]}")
+    explicit = dict(explicit)
+    for name, learner in LEARNER_FLAGS.items():
+        if explicit.pop(name, False):
+            if explicit.get("algo", learner) != learner:
+                raise OptionError(f"{FLAG[name]} means --algo {learner}; it cannot be combined with "
+                                  f"--algo {explicit['algo']}")
+            explicit["algo"] = learner
     values = {}
     explicit = {k: tuple(v) if k in FEATURE_OPTIONS and isinstance(v, list) else v
                 for k, v in explicit.items()}
@@ -647,6 +590,10 @@ def train_config(explicit: dict, model_options: dict | None = None) -> TrainConf
         values.update({k: v for k, v in model_options.items() if k in known and k != "sgd"})
     values.update(explicit)
     _resolve_algo(values, explicit)
+    spec = _spec(values.get("algo"))
+    for name, value in (spec.defaults.items() if spec is not None else ()):
+        if name not in explicit and (model_options is None or model_options.get("algo") != spec.name):
+            values[name] = value       # the learner's own default of a shared option
     _resolve_reg(values, explicit)
     _resolve_rule(values, explicit)
     cfg = TrainConfig(**values, explicit=frozenset(explicit))

@@ -76,12 +76,13 @@ _OWN = ("passes", "sources", "initial_model", "final_model", "shard_range", "sha
 #: spells them: per-run outputs that have no meaning for a task on a shard; the workers' own parse
 #: caches; --shuffle (each task reads its shard once, in order); a weights-only model, which would
 #: drop every round's adaptive state
-UNSUPPORTED = {"predictions": "-p/--predictions", "raw_predictions": "-r/--raw-predictions",
-               "readable_model": "--readable-model", "invert_hash": "--invert-hash", "plot": "--plot",
-               "trace": "--trace", "trace_data": "--trace-data", "cache": "-c/--cache",
-               "cache_file": "--cache-file", "audit": "-a/--audit", "objective": "--objective",
-               "objective_data": "--objective-data", "testonly": "-t/--testonly", "shuffle": "--shuffle",
-               "predict_only_model": "--predict-only-model"}
+def _unsupported() -> dict:
+    """What a Dask run refuses (``Option.dask`` False), spelled as the messages spell it."""
+    from streamlearn.config import OPTIONS
+    return {o.name: o.spelling for o in OPTIONS if not o.dask}
+
+
+UNSUPPORTED = _unsupported()
 
 
 class ShardError(ValueError):
@@ -312,8 +313,8 @@ def _task(shard: Shard, options: dict, model: bytes | None, window: tuple | None
 
 def _run_options(options: dict) -> dict:
     """The options a resumed round gives its tasks: those a model file does not keep."""
-    from streamlearn.config import MODEL_OPTIONS
-    return {k: v for k, v in options.items() if k not in MODEL_OPTIONS and k not in ("algo", "sgd")}
+    from streamlearn.config import STORED_OPTIONS
+    return {k: v for k, v in options.items() if k not in STORED_OPTIONS and k not in ("algo", "sgd")}
 
 
 def _positive(name: str, value, cli: bool) -> None:

@@ -14,6 +14,8 @@ matrices, and pickling keeps the model file's bytes, never the 2^b table.
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -21,16 +23,32 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from streamlearn import config as _config
 from streamlearn import learners
 from streamlearn.api import Engine, check_sample_weight, check_targets, check_X, column_rows, csr_block, make_config
 from streamlearn.hashing import CONSTANT_RAW_INDEX
 from streamlearn.kernels import state as S
+from streamlearn.options import NOT_A_PARAMETER
 
-#: the estimator parameters that are CLI options (the rest are the estimator's own)
-OPTIONS = ("loss", "algo", "l1", "l2", "lam", "reg", "bits", "sgd", "adaptive", "normalized", "invariant",
-           "learning_rate", "power_t", "initial_t", "decay_learning_rate", "radius", "projection", "period",
-           "threshold", "cumulative_penalty", "batch_size", "quantile_tau", "ftrl_alpha", "ftrl_beta", "p_norm",
-           "noconstant", "hash", "hash_seed", "oaa", "holdout_off", "random_seed")
+#: the estimator parameters that are CLI options, declared with them (``Option.estimator``: the
+#: parameter's default, None meaning the CLI's), and the estimator's own
+OPTIONS = tuple(o.name for o in _config.OPTIONS if o.estimator is not NOT_A_PARAMETER)
+OWN = {"passes": 1, "shuffle": False, "column_offset": 0, "objective": False}
+PARAMETERS = {**{o.name: o.estimator for o in _config.OPTIONS if o.estimator is not NOT_A_PARAMETER}, **OWN}
+
+
+def _init(self, **params):
+    """Store the parameters as given (scikit-learn's convention: no checks, no derived state)."""
+    unknown = set(params) - set(PARAMETERS)
+    if unknown:
+        raise TypeError(f"{type(self).__name__} got an unexpected parameter {sorted(unknown)[0]!r}")
+    for name, default in PARAMETERS.items():
+        setattr(self, name, params.get(name, default))
+
+
+_init.__signature__ = inspect.Signature(
+    [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    + [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default) for name, default in PARAMETERS.items()])
 
 CHUNK = 1 << 16     # rows handed to the learner at a time (any chunking gives the same model)
 
@@ -40,47 +58,7 @@ class _SparseLinear(BaseEstimator):
 
     _default_loss = "squared"
 
-    def __init__(self, loss=None, algo=None, l1=None, l2=None, lam=None, reg=None, bits=18, sgd=False,
-                 adaptive=None, normalized=None, invariant=None, learning_rate=None, power_t=None,
-                 initial_t=None, decay_learning_rate=None, radius=None, projection=None, period=None,
-                 threshold=None, cumulative_penalty=None, batch_size=None, quantile_tau=None, ftrl_alpha=None,
-                 ftrl_beta=None, p_norm=None, noconstant=False, hash=None, hash_seed=None, oaa=None,
-                 holdout_off=True, random_seed=0, passes=1, shuffle=False, column_offset=0, objective=False):
-        self.loss = loss
-        self.algo = algo
-        self.l1 = l1
-        self.l2 = l2
-        self.lam = lam
-        self.reg = reg
-        self.bits = bits
-        self.sgd = sgd
-        self.adaptive = adaptive
-        self.normalized = normalized
-        self.invariant = invariant
-        self.learning_rate = learning_rate
-        self.power_t = power_t
-        self.initial_t = initial_t
-        self.decay_learning_rate = decay_learning_rate
-        self.radius = radius
-        self.projection = projection
-        self.period = period
-        self.threshold = threshold
-        self.cumulative_penalty = cumulative_penalty
-        self.batch_size = batch_size
-        self.quantile_tau = quantile_tau
-        self.ftrl_alpha = ftrl_alpha
-        self.ftrl_beta = ftrl_beta
-        self.p_norm = p_norm
-        self.noconstant = noconstant
-        self.hash = hash
-        self.hash_seed = hash_seed
-        self.oaa = oaa
-        self.holdout_off = holdout_off
-        self.random_seed = random_seed
-        self.passes = passes
-        self.shuffle = shuffle
-        self.column_offset = column_offset
-        self.objective = objective
+    __init__ = _init
 
     # ------------------------------------------------------------------ set-up
     def _options(self, classes: int = 0) -> dict:

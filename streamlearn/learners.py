@@ -37,6 +37,22 @@ SPECS = (
     pegasos.PEGASOS,
 )
 LEARNERS = {spec.name: spec for spec in SPECS}
+
+
+def _check_registry(specs) -> None:
+    """Each learner's name and code are its own, and it takes the options it declares."""
+    for attr in ("name", "code"):
+        values = [getattr(s, attr) for s in specs]
+        twice = sorted({str(v) for v in values if values.count(v) > 1})
+        if twice:
+            raise ValueError(f"learners share a {attr}: {', '.join(twice)}")
+    for spec in specs:
+        for option in spec.declares:
+            if option.config and option.name not in spec.options:
+                raise ValueError(f"learner {spec.name} declares --{option.name} but does not list it in its options")
+
+
+_check_registry(SPECS)
 Learner = LearnerSpec
 smidas_p = smidas.smidas_p
 

@@ -9,7 +9,9 @@ import math
 import numpy as np
 
 from streamlearn import learners
-from streamlearn.config import LEGACY_MODEL_OPTIONS, MODEL_OPTIONS, TrainConfig, train_config
+from streamlearn.config import (
+    IF_USED_OPTIONS, LEGACY_MODEL_OPTIONS, MODEL_OPTIONS, OPTION, TrainConfig, train_config,
+)
 from streamlearn.errors import InputError, ModelError, OptionError
 from streamlearn.io.model_file import load_model, parse_model, printable, save_model
 from streamlearn.io.writers import write_readable_model
@@ -36,7 +38,10 @@ def stored_options(header: dict, path) -> dict:
     missing = [k for k in MODEL_OPTIONS if k not in header and k not in LEGACY_MODEL_OPTIONS]
     if missing:
         raise ModelError(f"corrupt model {path}: the header lacks option {missing[0]}")
-    return {k: header[k] if k in header else LEGACY_MODEL_OPTIONS[k] for k in MODEL_OPTIONS}
+    out = {k: header[k] if k in header else LEGACY_MODEL_OPTIONS[k] for k in MODEL_OPTIONS}
+    for k in IF_USED_OPTIONS:       # stored only when the learner takes it and it is not the default
+        out[k] = header[k] if k in header else OPTION[k].default_value()
+    return out
 
 
 def model_options(header: dict, path) -> dict:
@@ -98,8 +103,7 @@ def _fmt_opt(v) -> str:
 
 def options_string(opts: dict) -> str:
     parts = []
-    for name in MODEL_OPTIONS:
-        v = opts[name]
+    for name, v in opts.items():
         flag = {"bits": "-b", "lam": "--lambda"}.get(name, "--" + name.replace("_", "-"))
         if isinstance(v, bool):
             if v:

@@ -108,8 +108,9 @@ def main(argv=None) -> int:
         bad += 1
         if isinstance(a, dict) and isinstance(b, dict):
             for key in sorted(set(a) | set(b)):
-                if a.get(key) != b.get(key):
-                    print(f"{table}[{key}]: recorded {a.get(key)!r}\n{' ' * len(table)}  now      {b.get(key)!r}")
+                if key not in a or key not in b or a[key] != b[key]:
+                    print(f"{table}[{key}]: recorded {a.get(key, '(absent)')!r}\n"
+                          f"{' ' * len(table)}  now      {b.get(key, '(absent)')!r}")
         else:
             print(f"{table}: recorded {a!r}\n{' ' * len(table)}  now      {b!r}")
     print(f"{len(then) - bad} of {len(then)} tables as recorded" if bad else f"all {len(then)} tables as recorded")

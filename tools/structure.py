@@ -59,13 +59,35 @@ def functions(mods):
                 yield node.end_lineno - node.lineno + 1, f"{name}.{node.name}", node.lineno
 
 
+def option_declarations(mods) -> int:
+    """``Option`` declarations (``Option(...)`` or the options module's ``_o(...)``) that become
+    configuration fields (not ``config=False``)."""
+    count = 0
+    for path in mods.values():
+        for node in ast.walk(parsed(path)):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("Option", "_o")
+                    and node.args and isinstance(node.args[0], ast.Constant)
+                    and not any(k.arg == "config" and isinstance(k.value, ast.Constant) and k.value.value is False
+                                for k in node.keywords)):
+                count += 1
+    return count
+
+
 def class_fields(mods, wanted):
+    """object -> its number of fields: a class's annotated fields; a class made by ``make_dataclass``
+    (``TrainConfig``, generated from the option declarations) its literal fields plus one per
+    declaration."""
     out = {}
     for name, path in mods.items():
         for node in ast.walk(parsed(path)):
             if isinstance(node, ast.ClassDef) and node.name in wanted:
                 fields = [n for n in node.body if isinstance(n, ast.AnnAssign)]
                 out[f"{name}.{node.name}"] = len(fields)
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "make_dataclass"
+                    and node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value in wanted):
+                literal = sum(isinstance(e, ast.Tuple) for a in node.args[1:] for e in ast.walk(a)
+                              if isinstance(e, ast.Tuple) and len(e.elts) == 3)
+                out[f"{name}.{node.args[0].value}"] = literal + option_declarations(mods)
     return out
 
 

@@ -86,7 +86,7 @@ MAX_HEADER = 1 << 24
 KNOWN_COLUMNS = ("w", "z", "g", "n", "p", "ep", "en", "ftrl_z", "ftrl_n", "theta")
 #: columns that hold sums of squares or magnitudes, never negative
 NONNEGATIVE_COLUMNS = ("g", "n", "ftrl_n")
-#: header keys beside the model options (``streamlearn.config.MODEL_OPTIONS``)
+#: header keys beside the model options (``streamlearn.config.STORED_OPTIONS``)
 LAYOUT_KEYS = ("streamlearn", "count", "columns", "bits", "state", "column_names", "mix")
 #: a merged model's record of its mixing (``streamlearn.mix.merge``): key -> (check, what it must be)
 MIX_KEYS = {"workers": (lambda v: _is_int(v) and 1 <= v < 1 << 31, "an integer >= 1"),
@@ -189,9 +189,9 @@ def _option_types() -> dict:
     """Each model option's declared type (``TrainConfig``'s annotation: "int", "float | None", ...)."""
     from dataclasses import fields
 
-    from streamlearn.config import MODEL_OPTIONS, TrainConfig
+    from streamlearn.config import STORED_OPTIONS, TrainConfig
     types = {f.name: str(f.type) for f in fields(TrainConfig)}
-    return {name: types[name] for name in MODEL_OPTIONS}
+    return {name: types[name] for name in STORED_OPTIONS}
 
 
 def _check_option(name: str, kind: str, value, path) -> None:

@@ -230,7 +230,7 @@ def _settings(cfg, prm, iprm) -> None:
 
 
 EG = LearnerSpec(
-    name="eg", code=A_EG, kernel=learn_eg_block, finalize=finalize, after_load=after_load,
+    name="eg", summary="exponentiated gradient", code=A_EG, kernel=learn_eg_block, finalize=finalize, after_load=after_load,
     describe=lambda c: (f"eg (exponentiated gradient, w+ and w-, {c.rule()}: radius = {c.radius:g}, "
                         f"batch size = {c.batch_size})"),
     # log-weights of w+ and w-; with mini-batches the pending step and row list

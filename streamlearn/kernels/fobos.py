@@ -561,7 +561,7 @@ def fobos_plain_only(cfg):
 
 
 FOBOS = LearnerSpec(
-    name="fobos", code=A_FOBOS, kernel=learn_fobos_block, oaa_kernel=oaa_fobos_block, finalize=finalize,
+    name="fobos", summary="forward-backward splitting", code=A_FOBOS, kernel=learn_fobos_block, oaa_kernel=oaa_fobos_block, finalize=finalize,
     after_load=after_load,
     describe=lambda c: (f"fobos (forward-backward splitting, {c.rule()}: reg = {c.reg}, "
                         + ", ".join(f"{n} = {getattr(c, n):g}" for n in REG_STRENGTHS[c.reg])
@@ -596,7 +596,7 @@ def _subgradient_in_force(cfg, table, st, rows):
 
 
 SUBGRADIENT = LearnerSpec(
-    name="subgradient", code=A_SUBGRADIENT, kernel=learn_fobos_block, finalize=finalize,
+    name="subgradient", summary="L1-regularized subgradient", code=A_SUBGRADIENT, kernel=learn_fobos_block, finalize=finalize,
     after_load=after_load,
     describe=lambda c: (f"subgradient (L1-regularized subgradient, {c.rule()}: l1 = {c.l1:g}"
                         + (f", rounded at |w| < {c.threshold:g} at the end" if math.isfinite(c.threshold)

@@ -43,6 +43,18 @@ from streamlearn.kernels.multiclass import oaa_loop
 from streamlearn.kernels.losses import loss_dloss_f32
 from streamlearn.kernels.spec import Layout, LearnerSpec
 from streamlearn.kernels.state import A_FTRL, P_FTRL_ALPHA, P_FTRL_BETA, P_L1, P_L2, S_NLEARN, S_T
+from streamlearn.options import Option
+
+#: ftrl's own options (besides the shared --l1 and --l2)
+OPTIONS = (
+    Option("ftrl", ("--ftrl",), "flag", False, config=False, selects="ftrl", section="ftrl",
+           help="VW's spelling of --algo ftrl."),
+    Option("ftrl_alpha", ("--ftrl-alpha", "--ftrl_alpha"), "float", 0.5, stored="always", legacy=0.5,
+           estimator=None, section="ftrl",
+           help="ftrl: alpha of each coordinate's rate alpha / (beta + sqrt(sum of its squared gradients))."),
+    Option("ftrl_beta", ("--ftrl-beta", "--ftrl_beta"), "float", 1.0, stored="always", legacy=1.0,
+           estimator=None, section="ftrl", help="ftrl: beta of that rate."),
+)
 
 W = 0          # the weight in force
 Z = 1          # z_i
@@ -197,7 +209,7 @@ def check(cfg, flag) -> None:
 LAYOUT = Layout(("w", "ftrl_z", "ftrl_n"), 3)
 
 FTRL = LearnerSpec(
-    name="ftrl", code=A_FTRL, kernel=learn_ftrl_block, oaa_kernel=oaa_ftrl_block, after_load=after_load,
+    name="ftrl", summary="FTRL-Proximal", declares=OPTIONS, code=A_FTRL, kernel=learn_ftrl_block, oaa_kernel=oaa_ftrl_block, after_load=after_load,
     settings=settings,
     describe=lambda c: (f"ftrl (FTRL-Proximal: alpha = {f32(c.ftrl_alpha):g}, beta = {f32(c.ftrl_beta):g}, "
                         f"l1 = {f32(c.l1):g}, l2 = {f32(c.l2):g})"),

@@ -474,7 +474,7 @@ def _rounding_check(cfg, flag) -> None:
 
 
 SGD = LearnerSpec(
-    name="sgd", code=A_SGD, kernel=learn_sgd_block, oaa_kernel=oaa_sgd_block,
+    name="sgd", summary="no regularization", code=A_SGD, kernel=learn_sgd_block, oaa_kernel=oaa_sgd_block,
     describe=lambda c: f"sgd (gradient descent, {c.rule()})",
     layout=lambda c: rule_layout(c, rate=True),
     saved=lambda c: rule_saved(c, rule_layout(c)),
@@ -482,7 +482,7 @@ SGD = LearnerSpec(
 )
 
 TG = LearnerSpec(
-    name="tg", code=A_TG, kernel=learn_tg_block, oaa_kernel=oaa_tg_block, finalize=finalize_tg,
+    name="tg", summary="truncated gradient", code=A_TG, kernel=learn_tg_block, oaa_kernel=oaa_tg_block, finalize=finalize_tg,
     describe=lambda c: (f"tg (truncated gradient, {c.rule()}: l1 = {c.l1:g}, "
                         + ("cumulative penalty" if c.cumulative_penalty else f"threshold = {c.threshold:g}")
                         + f", period = {c.period})"),
@@ -499,7 +499,7 @@ TG = LearnerSpec(
 )
 
 ROUNDING = LearnerSpec(
-    name="rounding", code=A_ROUNDING, kernel=learn_rounding_block, oaa_kernel=oaa_rounding_block,
+    name="rounding", summary="SGD with coefficient rounding", code=A_ROUNDING, kernel=learn_rounding_block, oaa_kernel=oaa_rounding_block,
     finalize=finalize_rounding,
     describe=lambda c: (f"rounding (SGD, then every {c.period} steps weights with |w| < "
                         f"{c.threshold:g} set to 0, {c.rule()})"),
@@ -519,7 +519,7 @@ def _gravity_check(cfg, flag) -> None:
 
 
 GRAVITY = LearnerSpec(
-    name="gravity", code=A_GRAVITY, kernel=learn_gravity_block, oaa_kernel=oaa_gravity_block,
+    name="gravity", summary="VW's own --l1: one global gravity", code=A_GRAVITY, kernel=learn_gravity_block, oaa_kernel=oaa_gravity_block,
     describe=lambda c: f"gravity (VW's --l1: one global gravity, {c.rule()}: l1 = {c.l1:g})",
     layout=lambda c: rule_layout(c, rate=True),
     in_force=lambda c, table, st, rows: gravity_in_force(table, rows, st[S_GRAVITY_VW]),

@@ -41,6 +41,7 @@ from streamlearn.kernels.state import (
     PROJ_TREE, S_BATCH_EX, S_BATCH_ROWS, S_HSIZE, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN, S_T, S_THETA,
 )
 from streamlearn.kernels.table import count_nonzero
+from streamlearn.options import Option
 
 CW = 0      # stored weight
 CACC = 1    # mini-batch: pending step of the row
@@ -198,6 +199,14 @@ def after_load(table, prm, iprm, st):
 
 PROJECTIONS = {"tree": PROJ_TREE, "linear": PROJ_LINEAR, "sort": PROJ_SORT}
 
+#: l1ball's own option (besides the shared --radius and --batch-size)
+OPTIONS = (
+    Option("projection", ("--projection",), "choice", "tree", choices=tuple(PROJECTIONS), stored="always",
+           legacy="tree", estimator=None, section="l1ball",
+           help="L1-ball projection method: tree (O(k log n) per example), linear or sort "
+                "(recomputed over all non-zero weights; for comparison)."),
+)
+
 
 def _settings(cfg, prm, iprm) -> None:
     prm[P_RADIUS] = cfg.radius
@@ -205,7 +214,7 @@ def _settings(cfg, prm, iprm) -> None:
 
 
 L1BALL = LearnerSpec(
-    name="l1ball", code=A_L1BALL, kernel=learn_l1ball_block, finalize=finalize, after_load=after_load,
+    name="l1ball", summary="projected SGD onto the L1 ball", declares=OPTIONS, code=A_L1BALL, kernel=learn_l1ball_block, finalize=finalize, after_load=after_load,
     describe=lambda c: (f"l1ball (projected SGD onto the L1 ball, {c.rule()}: radius = {c.radius:g}, "
                         f"projection = {c.projection}, batch size = {c.batch_size})"),
     # the stored weight (the heap is outside the table); with mini-batches the pending step and row list

@@ -134,7 +134,7 @@ def _regularizer(cfg, w):
 
 
 PEGASOS = LearnerSpec(
-    name="pegasos", code=A_PEGASOS, kernel=learn_pegasos_block, finalize=finalize, after_load=after_load,
+    name="pegasos", summary="Pegasos, --l2", code=A_PEGASOS, kernel=learn_pegasos_block, finalize=finalize, after_load=after_load,
     describe=lambda c: ("pegasos (steps 1/(lambda t), "
                         + ("projection onto ||w|| <= 1/sqrt(lambda)" if c.l2_ball is None
                            else f"projection onto ||w|| <= {c.l2_ball:g}" if math.isfinite(c.l2_ball)

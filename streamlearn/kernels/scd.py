@@ -70,6 +70,7 @@ from streamlearn.kernels.gd import learn_sgd_block
 from streamlearn.kernels.losses import LOGISTIC, SQUARED, loss_dloss, loss_value
 from streamlearn.kernels.spec import Layout, LearnerSpec, l1_regularizer
 from streamlearn.kernels.state import A_SCD
+from streamlearn.options import Option
 
 RANDOM = 0   # coordinates drawn uniformly at random (Algorithm 1 / 2)
 CYCLIC = 1   # coordinates 0+, 0-, 1+, 1-, ... in turn
@@ -458,6 +459,21 @@ def scd_objective(labels, hn, z, w, lam, code):
 
 # ----------------------------------------------------------------------------- spec
 
+#: scd's own options (besides the shared --l1)
+CD_ORDERS = ("random", "cyclic", "greedy")
+CD_STEPS = ("column", "paper", "newton")
+OPTIONS = (
+    Option("cd_order", ("--cd-order",), "choice", "random", choices=CD_ORDERS, section="scd",
+           help="scd: coordinates picked uniformly at random (the paper) or in turn."),
+    Option("cd_step", ("--cd-step",), "choice", "newton", choices=CD_STEPS, section="scd",
+           help="scd: step of a coordinate: newton = Newton step with line search (CDN, converges on "
+                "text); column = Algorithm 1 with the coordinate's smoothness constant beta * mean x^2; "
+                "paper = Algorithm 1 with beta * max(1, max x^2) (the paper's, for the reproductions)."),
+    Option("max_memory", ("--max-memory",), "text", None, metavar="SIZE", section="scd",
+           help="scd: refuse to load data needing more memory than SIZE (e.g. 2G). Default: 70% of RAM."),
+)
+
+
 # a batch method, run by streamlearn.scd_run (the solver: streamlearn.scd); the table holds the
 # weights, filled in after the fit, which predict with the plain kernel
 def _check(cfg, flag) -> None:
@@ -467,13 +483,13 @@ def _check(cfg, flag) -> None:
 
 
 SCD = LearnerSpec(
-    name="scd", code=A_SCD, kernel=learn_sgd_block, check=_check,
+    name="scd", summary="stochastic coordinate descent, batch", declares=OPTIONS, code=A_SCD, kernel=learn_sgd_block, check=_check,
     describe=lambda c: (f"scd (stochastic coordinate descent, a batch method: l1 = {c.l1:g}, "
                         f"{c.passes} epochs, {c.cd_order} coordinates, {c.cd_step} step)"),
     layout=lambda c: Layout(("w",), 1),
     regularizer=l1_regularizer,
     options=("l1", "cd_order", "cd_step", "max_memory"),
-    choices={"cd_order": ("random", "cyclic", "greedy"), "cd_step": ("column", "paper", "newton")},
+    choices={"cd_order": CD_ORDERS, "cd_step": CD_STEPS},
     plain_only=lambda c: "its coordinate steps are exact minimizations, with no step size",
     batch=True,
 )

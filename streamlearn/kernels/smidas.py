@@ -31,8 +31,15 @@ from streamlearn.kernels.loop import base_start, example_loop, sum_end
 from streamlearn.kernels.losses import loss_dloss, loss_positive
 from streamlearn.kernels.nonzero_list import LIST, POS, list_add, list_rebuild
 from streamlearn.kernels.spec import Layout, LearnerSpec, l1_regularizer
+from streamlearn.options import Option
 from streamlearn.kernels.state import (
     A_SMIDAS, P_L1, P_PNORM, P_POWER_T, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN, S_NNZ, S_T, S_XI1, S_XIMAX,
+)
+
+#: smidas's own option (besides the shared --l1)
+OPTIONS = (
+    Option("p_norm", ("--p-norm",), "float", None, stored="always", legacy=None, estimator=None, section="smidas",
+           help="smidas: p of the p-norm link (default 2 ln d, d = 2^b)."),
 )
 
 TH = 0      # theta_j
@@ -172,7 +179,7 @@ def _settings(cfg, prm, iprm) -> None:
 
 
 SMIDAS = LearnerSpec(
-    name="smidas", code=A_SMIDAS, kernel=learn_smidas_block, finalize=finalize, after_load=after_load,
+    name="smidas", summary="stochastic mirror descent made sparse", declares=OPTIONS, code=A_SMIDAS, kernel=learn_smidas_block, finalize=finalize, after_load=after_load,
     describe=lambda c: (f"smidas (stochastic mirror descent made sparse, {c.rule()}: l1 = {c.l1:g}, "
                         f"p = {smidas_p(c):g})"),
     layout=lambda c: Layout(("theta", "pos", "list"), 1),   # theta, the list of the non-zero ones

@@ -436,7 +436,7 @@ def softmax_plain_only(cfg):
 
 
 SOFTMAX = LearnerSpec(
-    name="softmax", code=A_SOFTMAX, kernel=learn_softmax_block, joint=True, finalize=finalize,
+    name="softmax", summary="multinomial logistic with --oaa K --loss softmax", code=A_SOFTMAX, kernel=learn_softmax_block, joint=True, finalize=finalize,
     describe=lambda c: (f"softmax (multinomial logistic regression, {c.oaa} classes, {c.rule()}: "
                         f"reg = {c.reg}, " + ", ".join(f"{n} = {getattr(c, n):g}" for n in REG_STRENGTHS[c.reg])
                         + ")"),

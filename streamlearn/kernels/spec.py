@@ -72,6 +72,14 @@ class LearnerSpec:
     #: the compiled block kernel: (indptr, idx, val, labels, weights, bases, nfeat, start, end,
     #: table, prm, iprm, st, ctr, preds) -> next example (``streamlearn.kernels.loop``)
     kernel: Callable
+    #: what the learner is, in a few words (``--algo``'s help: "tg (truncated gradient)")
+    summary: str = ""
+    #: the learner's own options (``streamlearn.options.Option``), declared next to the code that
+    #: reads them; ``options`` lists them with the shared ones the learner takes
+    declares: tuple = ()
+    #: option -> this learner's default where it differs from the option's (VW's --coin takes
+    #: --ftrl_alpha and --ftrl_beta with defaults of its own)
+    defaults: dict = field(default_factory=dict)
     finalize: Callable | None = None    # (table, prm, iprm, st): catch every weight up before saving
     after_load: Callable | None = None  # (table, prm, iprm, st): rebuild what the -i weights imply
     #: cfg, prm, iprm -> None: the learner's own settings (the common ones are set by the registry)
