@@ -340,7 +340,6 @@ FINAL_OPTIONS = (
     _o("testonly", ("-t", "--testonly"), "flag", False, dask=False,
        help="Do not learn: predict (and report the loss) only; with -i, evaluate a model.", section=FILES),
     _o("invert_hash", ("--invert-hash", "--invert_hash"), "text", None, metavar="PATH", dask=False,
-       msg="--invert_hash",
        help="Write the readable model with the name of the first feature seen at each weight.", section=FILES),
     _o("audit", ("--audit", "-a"), "flag", False, dask=False,
        help="Print every example's prediction and its features (name:index:value:weight) on stdout.",
