@@ -261,20 +261,26 @@ def test_import_streamlearn_is_light():
     assert out.stdout.split() == ["False", "False"]
 
 
-# ---------------------------------------------------------------------- README examples
+# ---------------------------------------------------------------------- README and docs/ examples
 
-def readme_python_blocks():
-    text = (ROOT / "README.md").read_text()
-    section = text.split("\n## From Python\n", 1)[1]
-    section = re.split(r"\n## ", section, maxsplit=1)[0]      # with its Plots subsection
-    return re.findall(r"```python\n(.*?)```", section, flags=re.S)
+def python_blocks(page):
+    return re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S)
 
 
-def test_readme_from_python_examples_run(tmp_path, monkeypatch):
-    blocks = readme_python_blocks()
-    assert len(blocks) >= 4
+#: README.md and every page under docs/ with Python blocks; each page's blocks run in order in one namespace
+DOC_PAGES = [page for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))] if python_blocks(page)]
+
+
+def test_doc_pages_with_python_found():
+    names = {str(page.relative_to(ROOT)) for page in DOC_PAGES}
+    assert {"README.md", "docs/python.md", "docs/batch.md", "docs/distributed.md"} <= names
+    assert sum(len(python_blocks(page)) for page in DOC_PAGES) >= 12
+
+
+@pytest.mark.parametrize("page", DOC_PAGES, ids=lambda page: str(page.relative_to(ROOT)))
+def test_doc_python_examples_run(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PATH", str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
     namespace = {}
-    for block in blocks:
-        exec(compile(block, "README.md", "exec"), namespace)
+    for block in python_blocks(page):
+        exec(compile(block, str(page.relative_to(ROOT)), "exec"), namespace)

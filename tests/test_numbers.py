@@ -1,5 +1,6 @@
 """Numbers that do not fit (issue 24): values beyond float32, interaction products that overflow, and
-training that diverges. Decisions pinned here (README, "Malformed input" and "Deliberate differences"):
+training that diverges. Decisions pinned here (docs/features.md, "Malformed input"; docs/vw.md, "Deliberate
+differences"):
 
 * a label, importance weight, base or feature value that is not finite, or is finite but beyond
   float32's range once read (1e39; a feature value times its namespace value), is a fault of its

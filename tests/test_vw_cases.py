@@ -9,9 +9,9 @@ readable-model cases, the same weights with the same per-feature G and N, each t
 
 Out of scope, with the reason:
   t030, s01, s02, s03, s06, s08   VW's --l1 is a global gravity; streamlearn's --l1 is per-feature
-                                  lazy truncated gradient by design (README, "Deliberate differences")
+                                  lazy truncated gradient by design (docs/vw.md, "Deliberate differences")
   t531, t725                      hinge on regression labels / logistic on 0-1 labels: streamlearn maps
-                                  labels to -1/+1 (README, "Deliberate differences")
+                                  labels to -1/+1 (docs/vw.md, "Deliberate differences")
   t035                            --constant (initial constant weight) is not an option
   t575                            -t without a model (streamlearn predict needs a model)
   t130                            poisson loss is not provided
