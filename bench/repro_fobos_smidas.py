@@ -201,7 +201,7 @@ def data_stats(path: Path, bits: int = 18) -> dict:
     * ``d``: the data's own dimension, the weights the data can touch = the non-empty hashed columns
       (the plan's "features seen", the constant included), not 2^b; ``p`` = 2 ln d (Algorithm 3's
       p = 2 ln(d)), passed to SMIDAS as ``--p-norm``. (streamlearn's default is 2 ln 2^b.)
-    * SCD's paper step (``--cd-step paper``, ``kernels.scd.column_betas``) bounds column c's curvature by
+    * SCD's paper step (``--cd-step paper``, ``learners.scd.column_betas``) bounds column c's curvature by
       beta_c = beta * max(1, max_i x_ic^2), beta = 1/4 for logistic (Eq. 9); the column's real
       curvature is sum_i L''(z_i) x_ic^2 / m <= sum_i x_ic^2 / (4m) (``column_smoothness``, with equality
       at w = 0, where L'' = 1/4 for every example). ``ratio`` = the second over the first per column:
@@ -209,7 +209,7 @@ def data_stats(path: Path, bits: int = 18) -> dict:
       w = 0). Quantiles over the columns (the constant's column excluded), each weighted equally, as
       SCD draws columns uniformly."""
     from streamlearn.csr import load_csr
-    from streamlearn.kernels import scd as K
+    from streamlearn.learners import scd as K
     from streamlearn.kernels.losses import LOGISTIC
     X, _, _ = load_csr(str(path), format="libsvm", bits=bits)
     X = X.tocsr()
@@ -608,7 +608,7 @@ def detcd_curve(path, lam: float, budget: float, chunk: int = 2):
     one greedy step reads all the entries (the full gradient), so an epoch of it is d' times the budget:
     the kernel is driven step by step instead (the same kernel and step rule as the CLI)."""
     from streamlearn.csr import load_csr
-    from streamlearn.kernels import scd as K
+    from streamlearn.learners import scd as K
     from streamlearn.kernels.losses import LOGISTIC
     X, y, _ = load_csr(str(path), format="libsvm", bits=18)
     X = X.tocsr()

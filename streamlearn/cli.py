@@ -79,6 +79,17 @@ class _Sectioned(click.Command):
         for title, rows in groups.items():
             with formatter.section(title):
                 formatter.write_dl(rows)
+        with formatter.section("The options each --algo takes"):
+            formatter.write_dl([(spec.name, _takes(spec)) for spec in config._learners().SPECS])
+
+
+def _takes(spec) -> str:
+    """A learner's options for --help: their long flags, with the learner's own defaults."""
+    out = []
+    for name in spec.options:
+        flag = next(f for f in config.OPTION[name].flags if f.startswith("--")).split("/")[0]
+        out.append(f"{flag} (default {config._fmt(spec.defaults[name])})" if name in spec.defaults else flag)
+    return ", ".join(out) or "none"
 
 
 def _given(ctx: click.Context, values: dict) -> dict:

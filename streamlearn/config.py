@@ -590,12 +590,12 @@ def train_config(explicit: dict, model_options: dict | None = None) -> TrainConf
         values.update({k: v for k, v in model_options.items() if k in known and k != "sgd"})
     values.update(explicit)
     _resolve_algo(values, explicit)
+    _resolve_reg(values, explicit)
+    _resolve_rule(values, explicit)
     spec = _spec(values.get("algo"))
     for name, value in (spec.defaults.items() if spec is not None else ()):
         if name not in explicit and (model_options is None or model_options.get("algo") != spec.name):
-            values[name] = value       # the learner's own default of a shared option
-    _resolve_reg(values, explicit)
-    _resolve_rule(values, explicit)
+            values[name] = value       # the learner's own default of an option it shares, unless given
     cfg = TrainConfig(**values, explicit=frozenset(explicit))
     _check_train(cfg)
     return cfg

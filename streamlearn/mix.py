@@ -233,9 +233,9 @@ def _in_force(cfg, col, out, state) -> None:
     """The weights in force "w" of the merged state, by the learner's own function, where the state
     determines them (a raw weight and its penalty, smidas's theta, ftrl's z and n)."""
     from streamlearn import learners
-    from streamlearn.kernels import ftrl, smidas
+    from streamlearn.learners import ftrl, smidas
     from streamlearn.kernels import state as S
-    from streamlearn.kernels.gd import gravity_in_force
+    from streamlearn.learners.gravity import gravity_in_force
     from streamlearn.kernels.table import effective_weights
     if "w" not in col:
         return

@@ -1,7 +1,7 @@
 """Stochastic coordinate descent (Shalev-Shwartz & Tewari 2009, Section 2, Algorithms 1 and 2) over
 examples held in memory: the driver's parsed blocks are gathered into one column-oriented (CSC)
 matrix, then each epoch runs d' coordinate steps (d' = the non-empty hashed columns) of the compiled
-kernel ``streamlearn.kernels.scd.scd_epochs``. See that module for the algorithm, the loss
+kernel ``streamlearn.learners.scd.scd_epochs``. See that module for the algorithm, the loss
 conventions (streamlearn's squared loss (p - y)^2 has beta = 2: the paper's 1/2 (a - y)^2 with
 lambda doubled; logistic has beta = 1/4), the step forms (``step``: "column", each coordinate's own
 smoothness constant beta * (1/m) sum_i x_ij^2, the default; "paper", beta * max(1, max_i x_ij^2); both
@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from streamlearn.kernels import scd as K
+from streamlearn.learners import scd as K
 from streamlearn.kernels.losses import LOGISTIC, LOSSES
 
 ORDERS = {"random": K.RANDOM, "cyclic": K.CYCLIC, "greedy": K.GREEDY}
@@ -104,7 +104,7 @@ def fit_scd(blocks, bits: int, loss: str, lam: float, epochs: int, order, seed: 
     across epochs; deterministic). ``step``: "column" / 1 (per-column beta_c = beta * sum_i hn_i
     x_ic^2, the coordinate's smoothness constant; the default), "paper" / 0 (beta * max(1, max_i
     x_ic^2)) or "newton" / 2 (CDN's Newton step with a line search, over the d' columns); see
-    ``streamlearn.kernels.scd``. ``on_epoch(epoch, w_index, w_values, accesses)`` is called after
+    ``streamlearn.learners.scd``. ``on_epoch(epoch, w_index, w_values, accesses)`` is called after
     each epoch (1-based) with the non-zero effective weights so far and the feature entries read so
     far (each step reads its column's entries). ``init`` = (hashed columns, weights) starts from those
     weights (``-i``): a weight v becomes w_c = max(v, 0), w_{c+d'} = max(-v, 0); weights of columns

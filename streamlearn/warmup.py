@@ -14,29 +14,22 @@ import sys
 import tempfile
 import time
 
-#: (what, train options) of the runs; every one is then predicted with
+from streamlearn import learners
+
+#: (what, train options) of the runs; every one is then predicted with: the update rules and the input
+#: features, every learner with its example options (``LearnerSpec.example``), then multiclass
 RUNS = (
     ("default rule", []),
     ("default rule, --l1", ["--l1", "1e-4"]),
     ("--sgd", ["--sgd"]),
     ("--sgd --l1", ["--sgd", "--l1", "1e-4"]),
     ("-q interactions", ["-q", "ab", "--l1", "1e-4"]),
-    ("tg", ["--algo", "tg", "--l1", "1e-4"]),
-    ("l1ball", ["--algo", "l1ball", "--radius", "5"]),
-    ("fobos", ["--algo", "fobos", "--l1", "1e-4"]),
-    ("eg", ["--algo", "eg", "--radius", "5"]),
-    ("smidas", ["--algo", "smidas", "--l1", "1e-4"]),
-    ("rounding", ["--algo", "rounding", "--threshold", "1e-3", "--period", "5"]),
-    ("subgradient", ["--algo", "subgradient", "--l1", "1e-4"]),
-    ("scd", ["--algo", "scd", "--l1", "1e-3", "--passes", "2"]),
-    ("ftrl", ["--algo", "ftrl", "--l1", "0.5", "--l2", "0.1"]),
-    ("gravity", ["--algo", "gravity", "--l1", "1e-4"]),
-    ("pegasos", ["--algo", "pegasos", "--l2", "0.01"]),
+) + tuple((spec.name, ["--algo", spec.name, *spec.example]) for spec in learners.SPECS
+          if spec.name != "sgd" and not spec.joint) + (
     ("libsvm input", ["--format", "libsvm", "--l1", "1e-4"]),
     ("--oaa", ["--oaa", "3", "--l1", "1e-4"]),
     ("--oaa --sgd", ["--oaa", "3", "--sgd"]),
-    ("softmax", ["--oaa", "3", "--algo", "softmax", "--loss", "softmax"]),
-)
+) + tuple((spec.name, ["--algo", spec.name, *spec.example]) for spec in learners.SPECS if spec.joint)
 
 
 def _examples(path: str, fmt: str, classes: int, n: int = 40) -> None:

@@ -27,21 +27,9 @@ from streamlearn import learners
 from streamlearn.config import ALGO_NAMES
 from streamlearn.io.model_file import load_model, save_model
 
-#: options that make each learner valid (logistic loss is added to all)
-OPTIONS = {
-    "sgd": [],
-    "tg": ["--algo", "tg", "--l1", "1e-4"],
-    "l1ball": ["--algo", "l1ball", "--radius", "5"],
-    "fobos": ["--algo", "fobos", "--l1", "1e-4"],
-    "eg": ["--algo", "eg", "--radius", "5"],
-    "smidas": ["--algo", "smidas", "--l1", "1e-4"],
-    "rounding": ["--algo", "rounding", "--threshold", "1e-3", "--period", "5"],
-    "subgradient": ["--algo", "subgradient", "--l1", "1e-4"],
-    "scd": ["--algo", "scd", "--l1", "1e-3", "--passes", "3"],
-    "ftrl": ["--algo", "ftrl", "--l1", "0.5", "--l2", "0.1"],
-    "gravity": ["--algo", "gravity", "--l1", "1e-4"],
-    "pegasos": ["--algo", "pegasos", "--l2", "0.01"],
-}
+#: options that make each learner valid (logistic loss is added to all): its spec's example
+OPTIONS = {spec.name: ["--algo", spec.name, *spec.example] if spec.name != "sgd" else []
+           for spec in learners.SPECS if not spec.joint}
 
 #: (check, learner) -> why the check does not apply
 SKIPS = {
@@ -63,7 +51,7 @@ DERIVED_W = {
 
 #: learners that compute in float32 (as VW does) and the tolerance the feature-order check allows them:
 #: the summation order of an example's score changes its last float32 bit
-FLOAT32 = {"ftrl": 1e-4}
+FLOAT32 = {spec.name: 1e-4 for spec in learners.SPECS if spec.float32}
 
 N_TRAIN, N_TEST, SPLIT = 300, 80, 150   # SPLIT: a multiple of rounding's --period 5
 #: the binary learners (a learner with a multiclass loss has its contract in test_multiclass.py)

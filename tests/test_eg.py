@@ -17,7 +17,7 @@ from reference_eg import eager_eg
 from streamlearn import learners
 from streamlearn.cli import main
 from streamlearn.config import train_config
-from streamlearn.kernels import eg
+from streamlearn.learners import eg
 from streamlearn.kernels import state as S
 from kernel_helpers import kernel_arrays, run_block
 from test_lazy_tg import streams

@@ -8,6 +8,7 @@ import random
 import numpy as np
 import pytest
 
+from streamlearn import learners
 from streamlearn.config import ALGO_NAMES
 from streamlearn.io.model_file import load_model
 import helpers
@@ -163,14 +164,9 @@ def test_libsvm_input_expands_the_default_namespace(tmp_path):
     assert [e.rsplit(":", 3)[0] for e in first] == ["1", "2", "Constant", "1*1", "1*2", "2*2"]
 
 
-@pytest.mark.parametrize("algo", [a for a in ALGO_NAMES if a != "softmax"])
+@pytest.mark.parametrize("algo", [a for a in ALGO_NAMES if not learners.get(a).joint])
 def test_every_learner_takes_expanded_features(data, tmp_path, algo):
-    opts = {"sgd": [], "tg": ["--algo", "tg", "--l1", "1e-4"], "fobos": ["--algo", "fobos", "--l1", "1e-4"],
-            "l1ball": ["--radius", "5"], "eg": ["--algo", "eg", "--radius", "5"],
-            "smidas": ["--algo", "smidas", "--l1", "1e-4"], "rounding": ["--algo", "rounding", "--threshold", "1e-3"],
-            "subgradient": ["--algo", "subgradient", "--l1", "1e-4"], "scd": ["--algo", "scd", "--l1", "1e-3"],
-            "ftrl": ["--algo", "ftrl", "--l1", "0.5"], "gravity": ["--algo", "gravity", "--l1", "1e-4"],
-            "pegasos": ["--algo", "pegasos", "--l2", "0.01"]}[algo]
+    opts = ["--algo", algo, *learners.get(algo).example]
     m = tmp_path / "m.slm"
     r = ok("train", "-d", data, "-q", "ui", "--loss", "logistic", "-f", m, *opts)
     assert "non-zero weights" in r.stderr

@@ -13,7 +13,7 @@ from reference import eager_fobos, eager_gd, fobos_prox_dense
 from streamlearn.cli import main
 from streamlearn.config import train_config
 from streamlearn.io.model_file import load_model
-from streamlearn.kernels import fobos
+from streamlearn.learners import fobos
 from streamlearn.kernels import state as S
 from test_lazy_tg import close, run_kernel, streams
 

@@ -12,7 +12,7 @@ from reference import T1, eager_gd, eager_linear, to_csr
 from streamlearn import learners
 from streamlearn.config import train_config
 from streamlearn.kernels import state as S
-from streamlearn.kernels.gd import finalize_tg
+from streamlearn.learners.tg import finalize_tg
 from streamlearn.kernels.table import catch_up, truncate
 from kernel_helpers import kernel_arrays, run_block
 

@@ -202,7 +202,7 @@ def test_l1ball_average_stays_in_the_ball():
 def test_smidas_averages_theta_then_maps_it():
     rng = np.random.default_rng(5)
     opts = {"algo": "smidas", "l1": 1e-4}
-    p = learners.smidas_p(train_config({"bits": BITS, "quiet": True, **opts}))
+    p = learners.smidas.smidas_p(train_config({"bits": BITS, "quiet": True, **opts}))
     models = random_models(rng, ["w", "theta"], lambda r, n: np.column_stack([np.zeros(n), r.normal(size=n)]),
                            opts)
     merged = merge(None, models, "weighted")

@@ -142,12 +142,13 @@ def test_scan_of_the_real_package():
     modules = {_cache._module_name("streamlearn", rel): rel for rel in sources}
     for rel, data in sources.items():
         files[rel] = _cache.scan_imports(data, rel, modules, "streamlearn")
-    assert "kernels/table.py" in files["kernels/gd.py"]
-    assert "kernels/losses.py" in files["kernels/gd.py"]
-    assert "kernels/gd.py" in files["kernels/fobos.py"]
+    assert "kernels/table.py" in files["kernels/rules.py"]
+    assert "kernels/losses.py" in files["kernels/rules.py"]
+    assert "kernels/rules.py" in files["learners/fobos.py"]
+    assert "learners/fobos.py" in files["learners/subgradient.py"]
     assert "hashing.py" in files["io/vw.py"]
     assert "io/parsing.py" in files["io/vw.py"]
-    assert "kernels/scd.py" in files["scd.py"]  # from streamlearn.kernels import scd as K
+    assert "learners/scd.py" in files["scd.py"]  # from streamlearn.learners import scd as K
 
 
 @pytest.fixture
@@ -156,7 +157,7 @@ def package_copy(tmp_path):
     shutil.copytree(PACKAGE, dst, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     kernels = sorted(str(p.relative_to(dst)).replace(os.sep, "/") for p in dst.rglob("*.py")
                      if "cache=True" in p.read_text())
-    assert "kernels/gd.py" in kernels and "hashing.py" in kernels
+    assert "kernels/rules.py" in kernels and "learners/ftrl.py" in kernels and "hashing.py" in kernels
     _cache.check_cache(str(dst))
     return dst, kernels
 

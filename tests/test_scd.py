@@ -14,7 +14,7 @@ import sklearn
 from sklearn.linear_model import Lasso, LogisticRegression
 
 from streamlearn import scd
-from streamlearn.kernels import scd as K
+from streamlearn.learners import scd as K
 from streamlearn.kernels.losses import LOGISTIC, LOSSES, SQUARED
 
 

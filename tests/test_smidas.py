@@ -34,14 +34,14 @@ def test_smidas_equals_dense_algorithm_3(data, loss, lam, eta, p_norm, power_t):
     extra = {"p_norm": p_norm} if p_norm is not None else {}
     preds, w = run_kernel(examples, bits, splits, loss=loss, algo="smidas", l1=lam, learning_rate=eta,
                           power_t=power_t, **extra)
-    p = p_norm if p_norm is not None else learners.smidas_p(train_config({"algo": "smidas", "bits": bits}))
+    p = p_norm if p_norm is not None else learners.smidas.smidas_p(train_config({"algo": "smidas", "bits": bits}))
     ref_preds, ref_w = eager_smidas(examples, 1 << bits, lam, p, loss=loss, eta=eta, power_t=power_t)
     assert close(preds, ref_preds), (preds, ref_preds)
     assert close(w, ref_w), (w, ref_w)
 
 
 def test_default_p_is_twice_the_log_of_the_dimension():
-    assert math.isclose(learners.smidas_p(train_config({"algo": "smidas", "bits": 18})), 2 * math.log(2 ** 18))
+    assert math.isclose(learners.smidas.smidas_p(train_config({"algo": "smidas", "bits": 18})), 2 * math.log(2 ** 18))
 
 
 def test_p2_is_fobos_l1_on_the_plain_schedule():

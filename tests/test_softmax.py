@@ -1,4 +1,4 @@
-"""The softmax learner (streamlearn.kernels.softmax): each row prox against a slow reference, the
+"""The softmax learner (streamlearn.learners.softmax): each row prox against a slow reference, the
 composition property that makes the lazy catch-up exact (Duchi & Singer 2009, Proposition 4), and
 the compiled kernel against a dense, eager NumPy softmax regression -- step by step for every
 regularizer under the plain schedule and the per-row rates, and on random sparse streams whose rows
@@ -17,7 +17,7 @@ from reference import X2_MIN, X_MIN, FLT_MAX, feature_rate
 from streamlearn import learners
 from streamlearn.config import train_config
 from streamlearn.errors import OptionError
-from streamlearn.kernels import softmax
+from streamlearn.learners import softmax
 from streamlearn.kernels import state as S
 from streamlearn.kernels.multiclass import class_width
 

@@ -137,12 +137,15 @@ def main_(argv=None) -> int:
         print(f"{len(got)} runs recorded in {args.write}")
         return 0
     want = json.loads(Path(args.check).read_text())
-    bad = [name for name in sorted(set(want) | set(got)) if want.get(name) != got.get(name)]
+    # a run that is not recorded (a new learner's) is new, not a difference: record it with --write
+    new = sorted(set(got) - set(want))
+    bad = [name for name in sorted(want) if want[name] != got.get(name)]
     for name in bad:
-        w, g = want.get(name, {}), got.get(name, {})
+        w, g = want[name], got.get(name, {})
         diff = sorted(k for k in set(w) | set(g) if w.get(k) != g.get(k))
-        print(f"DIFFERS {name}: {', '.join(diff)}")
-    print(f"{len(got) - len(bad)} of {len(got)} runs byte-identical" + ("" if not bad else f"; {len(bad)} differ"))
+        print(f"DIFFERS {name}: {', '.join(diff) if name in got else 'no longer run'}")
+    print(f"{len(want) - len(bad)} of {len(want)} runs byte-identical" + ("" if not bad else f"; {len(bad)} differ")
+          + (f"; {len(new)} new runs not recorded ({', '.join(new)})" if new else ""))
     return 1 if bad else 0
 
 

@@ -82,10 +82,20 @@ def model_chunks(header: dict, index: np.ndarray, rows: np.ndarray) -> list:
 
 #: the largest JSON header a model file may announce (a real one is a few KiB)
 MAX_HEADER = 1 << 24
-#: the columns a model file may store (``streamlearn.model_io`` checks them against the learner)
+#: the columns a model file may store (``streamlearn.model_io`` checks them against the learner), with
+#: those of the learners that declare their own (``LearnerSpec.columns``: ``known_columns()``)
 KNOWN_COLUMNS = ("w", "z", "g", "n", "p", "ep", "en", "ftrl_z", "ftrl_n", "theta")
 #: columns that hold sums of squares or magnitudes, never negative
 NONNEGATIVE_COLUMNS = ("g", "n", "ftrl_n")
+
+
+def known_columns() -> tuple[tuple, tuple]:
+    """(every column a model file may store, those never negative): the ones above and each
+    learner's own (``LearnerSpec.columns``: name -> never negative)."""
+    from streamlearn.learners import SPECS
+    own = {name: nonneg for spec in SPECS for name, nonneg in spec.columns}
+    known = KNOWN_COLUMNS + tuple(n for n in own if n not in KNOWN_COLUMNS)
+    return known, NONNEGATIVE_COLUMNS + tuple(n for n, nonneg in own.items() if nonneg)
 #: header keys beside the model options (``streamlearn.config.STORED_OPTIONS``)
 LAYOUT_KEYS = ("streamlearn", "count", "columns", "bits", "state", "column_names", "mix")
 #: a merged model's record of its mixing (``streamlearn.mix.merge``): key -> (check, what it must be)
@@ -176,8 +186,9 @@ def _sizes(header: dict, path) -> tuple[int, int, int]:
         raise _corrupt(path, f"bits is {bits}, not between 1 and {MAX_BITS}")
     if not 0 <= count <= 1 << bits:
         raise _corrupt(path, f"count is {count}, not between 0 and 2^bits = {1 << bits}")
-    if not 1 <= columns <= len(KNOWN_COLUMNS):
-        raise _corrupt(path, f"columns is {columns}, not between 1 and {len(KNOWN_COLUMNS)}")
+    most = len(known_columns()[0])
+    if not 1 <= columns <= most:
+        raise _corrupt(path, f"columns is {columns}, not between 1 and {most}")
     return count, columns, bits
 
 
@@ -272,7 +283,7 @@ def check_header(header: dict, path, columns: int) -> list:
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise _corrupt(path, "column_names is not a list of strings")
     for name in names:
-        if name not in KNOWN_COLUMNS:
+        if name not in known_columns()[0]:
             raise _corrupt(path, f"unknown column {_show(name)}")
     if len(set(names)) != len(names):
         raise _corrupt(path, "a column name appears twice")
@@ -300,8 +311,9 @@ def check_rows(index: np.ndarray, rows: np.ndarray, names: list, bits: int, path
         j, c = (int(v) for v in np.argwhere(bad)[0])
         raise _corrupt(path, f"column {names[c]} of weight index {int(index[j])} is {rows[j, c]!r}, "
                              f"not a finite number")
+    nonnegative = known_columns()[1]
     for c, name in enumerate(names):
-        if name in NONNEGATIVE_COLUMNS:
+        if name in nonnegative:
             neg = np.flatnonzero(rows[:, c] < 0)
             if neg.shape[0]:
                 j = int(neg[0])

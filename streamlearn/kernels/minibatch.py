@@ -13,7 +13,7 @@ import math
 
 from numba import njit
 
-from streamlearn.kernels.gd import step_scale
+from streamlearn.kernels.rules import step_scale
 from streamlearn.kernels.state import S_BATCH_EX, S_BATCH_ROWS, S_ETA, S_T
 
 

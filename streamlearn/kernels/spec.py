@@ -1,6 +1,6 @@
 """What the rest of the code asks about a learner, declared once per learner next to its kernel
-(at the end of each learner module: ``gd.SGD``, ``gd.TG``, ``fobos.FOBOS``, ...;
-``streamlearn.learners.SPECS`` lists them).
+(at the end of each learner module: ``LEARNER`` in ``streamlearn/learners/<name>.py``;
+``streamlearn.learners.SPECS`` finds them).
 
 A spec holds plain Python functions of the run configuration ``cfg`` (a ``TrainConfig``) and the
 compiled kernels. Everything else -- option checks, the table layout, the settings arrays, the
@@ -72,6 +72,20 @@ class LearnerSpec:
     #: the compiled block kernel: (indptr, idx, val, labels, weights, bases, nfeat, start, end,
     #: table, prm, iprm, st, ctr, preds) -> next example (``streamlearn.kernels.loop``)
     kernel: Callable
+    #: the learner's place among the learners (``--algo``'s list; of two learners an option selects,
+    #: the later one wins)
+    order: int = 100
+    #: options that make a small run of the learner valid (after ``--algo NAME``): the warm-up's run,
+    #: the contract tests' and the golden runs' options
+    example: tuple = ()
+    #: table columns of its own a model of the learner may store, beyond the update rule's and the
+    #: older learners' (``streamlearn.io.model_file.KNOWN_COLUMNS``): (name, never negative) pairs
+    columns: tuple = ()
+    #: the learner computes in float32, as VW does (an example's score then depends on the order of
+    #: its features in the last float32 bit: the contract tests allow 1e-4 there)
+    float32: bool = False
+    #: the paper (or VW's behaviour) it implements, for the docs' table of learners
+    paper: str = ""
     #: what the learner is, in a few words (``--algo``'s help: "tg (truncated gradient)")
     summary: str = ""
     #: the learner's own options (``streamlearn.options.Option``), declared next to the code that

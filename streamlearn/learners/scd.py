@@ -66,7 +66,7 @@ from numba import njit
 
 from streamlearn.errors import OptionError
 
-from streamlearn.kernels.gd import learn_sgd_block
+from streamlearn.kernels.rules import learn_sgd_block
 from streamlearn.kernels.losses import LOGISTIC, SQUARED, loss_dloss, loss_value
 from streamlearn.kernels.spec import Layout, LearnerSpec, l1_regularizer
 from streamlearn.kernels.state import A_SCD
@@ -482,8 +482,10 @@ def _check(cfg, flag) -> None:
                           "or paper (the default newton step has no such bound)")
 
 
-SCD = LearnerSpec(
-    name="scd", summary="stochastic coordinate descent, batch", declares=OPTIONS, code=A_SCD, kernel=learn_sgd_block, check=_check,
+LEARNER = LearnerSpec(
+    name="scd", order=8, summary="stochastic coordinate descent, batch", paper="Shalev-Shwartz & Tewari 2009; Yuan et al. 2010",
+    example=("--l1", "1e-3", "--passes", "2"), declares=OPTIONS,
+    code=A_SCD, kernel=learn_sgd_block, check=_check,
     describe=lambda c: (f"scd (stochastic coordinate descent, a batch method: l1 = {c.l1:g}, "
                         f"{c.passes} epochs, {c.cd_order} coordinates, {c.cd_step} step)"),
     layout=lambda c: Layout(("w",), 1),

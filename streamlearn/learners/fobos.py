@@ -66,7 +66,7 @@ import numpy as np
 from numba import njit
 
 from streamlearn.errors import OptionError
-from streamlearn.kernels.gd import gradient_step, rule_layout, rule_saved, rule_settings
+from streamlearn.kernels.rules import gradient_step, rule_layout, rule_saved, rule_settings
 from streamlearn.kernels.loop import base_start, example_loop, state_view, sum_end
 from streamlearn.kernels.multiclass import oaa_loop
 from streamlearn.kernels.minibatch import clock_step_scale, pend_example
@@ -560,8 +560,10 @@ def fobos_plain_only(cfg):
     return None
 
 
-FOBOS = LearnerSpec(
-    name="fobos", summary="forward-backward splitting", code=A_FOBOS, kernel=learn_fobos_block, oaa_kernel=oaa_fobos_block, finalize=finalize,
+LEARNER = LearnerSpec(
+    name="fobos", order=3, summary="forward-backward splitting", paper="Duchi & Singer 2009",
+    example=("--l1", "1e-4"),
+    code=A_FOBOS, kernel=learn_fobos_block, oaa_kernel=oaa_fobos_block, finalize=finalize,
     after_load=after_load,
     describe=lambda c: (f"fobos (forward-backward splitting, {c.rule()}: reg = {c.reg}, "
                         + ", ".join(f"{n} = {getattr(c, n):g}" for n in REG_STRENGTHS[c.reg])
@@ -580,32 +582,4 @@ FOBOS = LearnerSpec(
     check=fobos_check,
     check_stage="reg",
     plain_only=fobos_plain_only,
-)
-
-
-def _subgradient_settings(cfg, prm, iprm) -> None:
-    iprm[I_REG] = REG_SUBGRADIENT
-
-
-def _subgradient_in_force(cfg, table, st, rows):
-    """The weight column, with |w| < theta rounded to 0 at the end of training (Section 3.2)."""
-    w = table[rows, W]
-    if math.isfinite(cfg.threshold):
-        w[np.abs(w) < cfg.threshold] = 0.0
-    return w
-
-
-SUBGRADIENT = LearnerSpec(
-    name="subgradient", summary="L1-regularized subgradient", code=A_SUBGRADIENT, kernel=learn_fobos_block, finalize=finalize,
-    after_load=after_load,
-    describe=lambda c: (f"subgradient (L1-regularized subgradient, {c.rule()}: l1 = {c.l1:g}"
-                        + (f", rounded at |w| < {c.threshold:g} at the end" if math.isfinite(c.threshold)
-                           else "") + ")"),
-    layout=lambda c: Layout(("w", "pos", "list"), 1),     # the weight, the list of the non-zero ones
-    settings=_subgradient_settings,
-    in_force=_subgradient_in_force,
-    regularizer=l1_regularizer,
-    slots=("S_NNZ",),
-    options=("l1", "threshold"),
-    plain_only=lambda c: "it is the truncated-gradient paper's plain-SGD baseline",
 )

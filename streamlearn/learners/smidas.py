@@ -26,7 +26,7 @@ import math
 import numpy as np
 from numba import njit
 
-from streamlearn.kernels.gd import step_scale
+from streamlearn.kernels.rules import step_scale
 from streamlearn.kernels.loop import base_start, example_loop, sum_end
 from streamlearn.kernels.losses import loss_dloss, loss_positive
 from streamlearn.kernels.nonzero_list import LIST, POS, list_add, list_rebuild
@@ -178,8 +178,10 @@ def _settings(cfg, prm, iprm) -> None:
     prm[P_PNORM] = smidas_p(cfg)
 
 
-SMIDAS = LearnerSpec(
-    name="smidas", summary="stochastic mirror descent made sparse", declares=OPTIONS, code=A_SMIDAS, kernel=learn_smidas_block, finalize=finalize, after_load=after_load,
+LEARNER = LearnerSpec(
+    name="smidas", order=5, summary="stochastic mirror descent made sparse", paper="Shalev-Shwartz & Tewari 2009",
+    example=("--l1", "1e-4"), declares=OPTIONS,
+    code=A_SMIDAS, kernel=learn_smidas_block, finalize=finalize, after_load=after_load,
     describe=lambda c: (f"smidas (stochastic mirror descent made sparse, {c.rule()}: l1 = {c.l1:g}, "
                         f"p = {smidas_p(c):g})"),
     layout=lambda c: Layout(("theta", "pos", "list"), 1),   # theta, the list of the non-zero ones

@@ -229,8 +229,10 @@ def _settings(cfg, prm, iprm) -> None:
     prm[P_RADIUS] = cfg.radius
 
 
-EG = LearnerSpec(
-    name="eg", summary="exponentiated gradient", code=A_EG, kernel=learn_eg_block, finalize=finalize, after_load=after_load,
+LEARNER = LearnerSpec(
+    name="eg", order=4, summary="exponentiated gradient", paper="Duchi, Shalev-Shwartz, Singer & Chandra 2008",
+    example=("--radius", "5"),
+    code=A_EG, kernel=learn_eg_block, finalize=finalize, after_load=after_load,
     describe=lambda c: (f"eg (exponentiated gradient, w+ and w-, {c.rule()}: radius = {c.radius:g}, "
                         f"batch size = {c.batch_size})"),
     # log-weights of w+ and w-; with mini-batches the pending step and row list

@@ -14,7 +14,7 @@ moves its row by
 
     w[row + k] -= scale * m * r_row * d_k * x          (k = 0..K-1)
 
-``scale`` and ``m`` as in ``streamlearn.kernels.gd`` (``step_scale``: eta * h, times t^-power_t
+``scale`` and ``m`` as in ``streamlearn.kernels.rules`` (``step_scale``: eta * h, times t^-power_t
 without adaptive rates; m the global normalizer of --normalized, 1 otherwise) and ``r_row`` the
 row's own rate: ONE rate per row (per feature), ``rate_decay(G_row + g0, N_row)`` with
 
@@ -79,8 +79,8 @@ import numpy as np
 from numba import njit
 
 from streamlearn.errors import OptionError
-from streamlearn.kernels.fobos import check_strengths, fobos_regularizer
-from streamlearn.kernels.gd import X2_MAX, X2_MIN, X_MIN, rule_layout, rule_saved, rule_settings, step_scale
+from streamlearn.learners.fobos import check_strengths, fobos_regularizer
+from streamlearn.kernels.rules import X2_MAX, X2_MIN, X_MIN, rule_layout, rule_saved, rule_settings, step_scale
 from streamlearn.kernels.multiclass import joint_loop
 from streamlearn.kernels.loop import base_start, sum_end
 from streamlearn.kernels.spec import Layout, LearnerSpec
@@ -435,8 +435,10 @@ def softmax_plain_only(cfg):
     return None
 
 
-SOFTMAX = LearnerSpec(
-    name="softmax", summary="multinomial logistic with --oaa K --loss softmax", code=A_SOFTMAX, kernel=learn_softmax_block, joint=True, finalize=finalize,
+LEARNER = LearnerSpec(
+    name="softmax", order=10, summary="multinomial logistic with --oaa K --loss softmax", paper="Duchi & Singer 2009",
+    example=("--oaa", "3", "--loss", "softmax"),
+    code=A_SOFTMAX, kernel=learn_softmax_block, joint=True, finalize=finalize,
     describe=lambda c: (f"softmax (multinomial logistic regression, {c.oaa} classes, {c.rule()}: "
                         f"reg = {c.reg}, " + ", ".join(f"{n} = {getattr(c, n):g}" for n in REG_STRENGTHS[c.reg])
                         + ")"),

@@ -1,41 +1,47 @@
-"""Learner registry: the learners' specs (``streamlearn.kernels.spec.LearnerSpec``, each declared next
-to its kernel), and what a run derives from a configuration through them: the table layout, the
-settings arrays, the state and counter arrays, the saved state.
+"""The learners, found rather than listed: every module of this package is one learner, its kernel
+and its spec (``streamlearn.kernels.spec.LearnerSpec``) ending in ``LEARNER = LearnerSpec(...)``, with
+its own options declared beside it. This package discovers them (``SPECS``, sorted by
+``LearnerSpec.order``) and derives what a run needs from a configuration through them: the table
+layout, the settings arrays, the state and counter arrays, the saved state.
 
-The session, model I/O, objective and config only talk to this interface, so adding a learner is its
-module (kernel + spec) plus one line in ``SPECS``.
+The session, model I/O, objective and config only talk to this interface, so adding a learner is one
+module in this package: its command-line options, estimator parameters, warm-up run and contract
+tests follow from its spec.
 """
 
 from __future__ import annotations
 
+import importlib
 import math
 import mmap
 import os
+import pkgutil
 
 import numpy as np
 
 from streamlearn.errors import OptionError
-from streamlearn.kernels import eg, fobos, ftrl, gd, l1ball, multiclass, pegasos, scd, smidas, softmax
+from streamlearn.kernels import multiclass
 from streamlearn.kernels import state as S
 from streamlearn.kernels.losses import LOGISTIC, LOGISTIC_BOUND, LOSSES
 from streamlearn.kernels.spec import Layout, LearnerSpec
 from streamlearn.kernels.table import fill_rates
 
-SPECS = (
-    gd.SGD,
-    gd.TG,
-    l1ball.L1BALL,
-    fobos.FOBOS,
-    eg.EG,
-    smidas.SMIDAS,
-    gd.ROUNDING,
-    fobos.SUBGRADIENT,
-    scd.SCD,
-    ftrl.FTRL,
-    softmax.SOFTMAX,
-    gd.GRAVITY,
-    pegasos.PEGASOS,
-)
+def _discover() -> tuple:
+    """Every learner module of this package (a module whose name starts with _ is a helper), sorted
+    by ``order``."""
+    specs = []
+    for info in pkgutil.iter_modules(__path__):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        spec = getattr(module, "LEARNER", None)
+        if spec is None:
+            raise ValueError(f"learner module {module.__name__} defines no LEARNER")
+        specs.append(spec)
+    return tuple(sorted(specs, key=lambda spec: (spec.order, spec.name)))
+
+
+SPECS = _discover()
 LEARNERS = {spec.name: spec for spec in SPECS}
 
 
@@ -54,7 +60,6 @@ def _check_registry(specs) -> None:
 
 _check_registry(SPECS)
 Learner = LearnerSpec
-smidas_p = smidas.smidas_p
 
 
 def get(name: str) -> LearnerSpec:
@@ -64,7 +69,7 @@ def get(name: str) -> LearnerSpec:
 def predictor() -> LearnerSpec:
     """The learner whose kernel predicts with a saved model (its weights are in force, so the plain
     linear kernel in prediction-only mode)."""
-    return gd.SGD
+    return LEARNERS["sgd"]
 
 
 def predict_kernel(cfg):

@@ -213,8 +213,10 @@ def _settings(cfg, prm, iprm) -> None:
     iprm[I_PROJECTION] = PROJECTIONS[cfg.projection]
 
 
-L1BALL = LearnerSpec(
-    name="l1ball", summary="projected SGD onto the L1 ball", declares=OPTIONS, code=A_L1BALL, kernel=learn_l1ball_block, finalize=finalize, after_load=after_load,
+LEARNER = LearnerSpec(
+    name="l1ball", order=2, summary="projected SGD onto the L1 ball", paper="Duchi, Shalev-Shwartz, Singer & Chandra 2008",
+    example=("--radius", "5"), declares=OPTIONS,
+    code=A_L1BALL, kernel=learn_l1ball_block, finalize=finalize, after_load=after_load,
     describe=lambda c: (f"l1ball (projected SGD onto the L1 ball, {c.rule()}: radius = {c.radius:g}, "
                         f"projection = {c.projection}, batch size = {c.batch_size})"),
     # the stored weight (the heap is outside the table); with mini-batches the pending step and row list

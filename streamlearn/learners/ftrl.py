@@ -208,8 +208,10 @@ def check(cfg, flag) -> None:
 
 LAYOUT = Layout(("w", "ftrl_z", "ftrl_n"), 3)
 
-FTRL = LearnerSpec(
-    name="ftrl", summary="FTRL-Proximal", declares=OPTIONS, code=A_FTRL, kernel=learn_ftrl_block, oaa_kernel=oaa_ftrl_block, after_load=after_load,
+LEARNER = LearnerSpec(
+    name="ftrl", order=9, summary="FTRL-Proximal", paper="McMahan et al. 2013",
+    example=("--l1", "0.5", "--l2", "0.1"), declares=OPTIONS, float32=True,
+    code=A_FTRL, kernel=learn_ftrl_block, oaa_kernel=oaa_ftrl_block, after_load=after_load,
     settings=settings,
     describe=lambda c: (f"ftrl (FTRL-Proximal: alpha = {f32(c.ftrl_alpha):g}, beta = {f32(c.ftrl_beta):g}, "
                         f"l1 = {f32(c.l1):g}, l2 = {f32(c.l2):g})"),

@@ -133,8 +133,10 @@ def _regularizer(cfg, w):
     return cfg.l2 / 2 * float(np.dot(w, w)), f"{cfg.l2:g}/2 ||w||_2^2"
 
 
-PEGASOS = LearnerSpec(
-    name="pegasos", summary="Pegasos, --l2", code=A_PEGASOS, kernel=learn_pegasos_block, finalize=finalize, after_load=after_load,
+LEARNER = LearnerSpec(
+    name="pegasos", order=12, summary="Pegasos, --l2", paper="Shalev-Shwartz, Singer & Srebro 2007",
+    example=("--l2", "0.01"),
+    code=A_PEGASOS, kernel=learn_pegasos_block, finalize=finalize, after_load=after_load,
     describe=lambda c: ("pegasos (steps 1/(lambda t), "
                         + ("projection onto ||w|| <= 1/sqrt(lambda)" if c.l2_ball is None
                            else f"projection onto ||w|| <= {c.l2_ball:g}" if math.isfinite(c.l2_ball)

@@ -1,0 +1,247 @@
+"""Gradient descent with VW's update rules, plain or with lazy truncated gradient, over one block of
+examples (progressive validation: each example is predicted, scored, then learned).
+
+The update rule (vw-spec.md §1c, VW's gd.cc) combines three independent properties:
+
+* adaptive (``--adaptive``): each weight keeps G_i, the sum of h * dloss^2 * x_i^2 over its updates
+  (AdaGrad; Duchi, Hazan & Singer 2011), and its step is scaled by G_i^(-power_t);
+* normalized (``--normalized``): each weight keeps N_i, the largest |x_i| seen; its step is scaled by
+  N_i^-1 (adaptive) or N_i^-2, the weight is rescaled by N_old/N_new when N grows, and every step is
+  multiplied by the global normalizer m = sqrt(T/S) (T = sum of h, S = sum of h * sum_i (x_i/N_i)^2);
+* invariant (``--invariant``): the step size u along x comes from the importance-aware closed form
+  (Karampatziakis & Langford 2011; ``loss_update``) instead of -dloss * scale.
+
+With r_i = G_i^-1/2 N_i^-1 (or the general forms), scale = eta * h (adaptive) or eta * h * t^-power_t
+(not adaptive; t = initial_t + weighted learned examples, and eta is multiplied by initial_t^power_t
+when neither adaptive nor normalized is on, as VW does), and ppu = m * sum_i x_i^2 r_i, one update is
+
+    u = loss_update(p, y, scale, ppu)   (invariant)   or   u = -dloss(p, y) * scale
+    w_i <- w_i + u * m * x_i * r_i
+
+made only when the loss of the example is positive. With none of the three (``--sgd``) this is
+plain SGD, w_i <- w_i - eta0 t^-power_t h dloss x_i.
+
+The plain kernel (``learn_sgd_block``, one-against-all ``oaa_sgd_block``) learns with the rule and no
+regularization; every saved model predicts with it. The learners that use the rule (sgd, tg, rounding,
+gravity, fobos, smidas, softmax, ...) import its pieces from here.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+from streamlearn.kernels.loop import base_start, example_loop, squared_norm, state_view, sum_end
+from streamlearn.kernels.losses import loss_dloss, loss_positive, loss_update
+from streamlearn.kernels.multiclass import oaa_loop
+from streamlearn.kernels.spec import Layout
+from streamlearn.kernels.state import (
+    I_ADAPTIVE, I_COL_G, I_COL_LAST, I_COL_N, I_COL_PEN, I_COL_RATE, I_INVARIANT, I_NORMALIZED, I_PERIOD,
+    P_G0, P_L1, P_POWER_T, P_THRESHOLD, S_ETA, S_MAX_LABEL, S_MIN_LABEL, S_MULT, S_NLEARN, S_NORM_SUM, S_T,
+    S_TOTAL_W,
+)
+from streamlearn.kernels.table import W, feature_rate, normalizer_rescale, rate_decay, update_normalizer
+
+
+@njit(cache=True, nogil=True)
+def rule_settings(prm, iprm):
+    """The update rule's settings (see the module docstring): (adaptive, normalized, invariant,
+    initial G, table column of G, table column of N, power_t, power_t == 0.5)."""
+    power_t = prm[P_POWER_T]
+    return (iprm[I_ADAPTIVE] != 0, iprm[I_NORMALIZED] != 0, iprm[I_INVARIANT] != 0, prm[P_G0],
+            iprm[I_COL_G], iprm[I_COL_N], power_t, power_t == 0.5)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def step_scale(st, h, power_t, adaptive):
+    """(t, scale) of a learned example of importance h: the clock after it and the step scale
+    eta * h, times t^-power_t without adaptive rates (the plain schedule's decay)."""
+    t = st[S_T] + h
+    scale = st[S_ETA] * h
+    if not adaptive:
+        scale *= math.pow(t, -power_t)
+    return t, scale
+
+
+X_MIN = 1.084202e-19          # VW clamps |x| below this in the per-feature rate statistics
+X2_MIN = X_MIN * X_MIN
+X2_MAX = 3.4028234663852886e38  # FLT_MAX: beyond it a feature counts 1 in the normalizer
+
+
+@njit(cache=True, nogil=True)
+def rate_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized, sqrt_rate, power_t, cg, cn, cpen,
+                    g0, st, cr):
+    """First pass of an update (VW's ``pred_per_update_feature``): add gsq * x^2 to each G_i, grow
+    each N_i (rescaling the weight as if the new scale had been the old one), and return
+    sum_i x_i^2 r_i times the new global normalizer m, which is stored in ``st[S_MULT]``. With a rate
+    column (``cr`` >= 0) each r_i is also stored there, as VW keeps it in the weight's spare slot: the
+    update reads it back instead of computing it again, and so does the catch-up of a lazy learner
+    until the weight's next update (its rate changes only here)."""
+    ppu = 0.0
+    norm_x = 0.0
+    for k in range(s, f):
+        i = idx[k]
+        x = np.float64(val[k])     # values are float32 (numba float() keeps float32)
+        x2 = x * x
+        if x2 < X2_MIN:
+            x = X_MIN if x > 0.0 else -X_MIN
+            x2 = X2_MIN
+        G = 0.0
+        N = 0.0
+        if adaptive:
+            G = table[i, cg] + gsq * x2
+            table[i, cg] = G
+            G += g0
+        if normalized:
+            N = table[i, cn]
+            ax = abs(x)
+            if ax > N:
+                if N > 0.0:
+                    scale = normalizer_rescale(N, ax, adaptive, sqrt_rate, power_t)
+                    table[i, W] *= scale
+                    if cpen >= 0:          # the weight in force scales with its raw value
+                        table[i, cpen] *= scale
+                N = ax
+                table[i, cn] = N
+            if x2 > X2_MAX:
+                norm_x += 1.0
+            else:
+                norm_x += x2 / (N * N)
+        r = rate_decay(G, N, adaptive, normalized, sqrt_rate, power_t)
+        if cr >= 0:
+            table[i, cr] = r
+        ppu += x2 * r
+    if normalized:
+        update_normalizer(st, S_NORM_SUM, S_TOTAL_W, S_MULT, h, norm_x, adaptive, sqrt_rate, power_t)
+        ppu *= st[S_MULT]
+    return ppu
+
+
+@njit(cache=True, nogil=True)
+def gradient_step(idx, val, s, f, table, st, code, p, y, tau, h, scale, adaptive, normalized, invariant,
+                  sqrt_rate, power_t, cg, cn, cpen, g0, cr):
+    """The step of one learned example under the update rule (see the module docstring): updates the
+    per-feature statistics (G, N and the global normalizer) and returns u such that weight i moves by
+    u * x_i * r_i (r_i = 1 without per-feature rates; u includes the normalizer m). 0 when the loss
+    is 0 (VW makes no update then) or the step is not a number."""
+    if not loss_positive(code, p, y, tau, st[S_MIN_LABEL], st[S_MAX_LABEL]):
+        return 0.0
+    g = loss_dloss(code, p, y, tau)
+    if adaptive or normalized:
+        gsq = h * g * g
+        ppu = 1.0
+        if gsq != 0.0:
+            ppu = rate_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized,
+                                  sqrt_rate, power_t, cg, cn, cpen, g0, st, cr)
+        elif cr >= 0:       # no statistics to add: the update still reads every feature's rate
+            for k in range(s, f):
+                table[idx[k], cr] = feature_rate(table, idx[k], cg, cn, g0, sqrt_rate, power_t)
+    elif invariant:
+        ppu = squared_norm(val, s, f)
+    else:
+        ppu = 0.0
+    if invariant:
+        u = loss_update(code, p, y, tau, scale, ppu)
+    else:
+        u = -g * scale
+    if u != u:
+        return 0.0
+    if normalized:
+        u *= st[S_MULT]
+    return u
+
+
+@njit(cache=True, nogil=True)
+def gd_settings(prm, iprm):
+    """The settings of the gradient-descent learners: the rule's (``rule_settings``), then the table
+    columns LAST and P, the gravity g, theta, the period K and the rate column."""
+    adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate = rule_settings(prm, iprm)
+    return (adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, iprm[I_COL_LAST],
+            iprm[I_COL_PEN], prm[P_L1], prm[P_THRESHOLD], iprm[I_PERIOD], iprm[I_COL_RATE])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def gd_step(idx, val, s, f, table, cfg, st, code, p, y, tau, h):
+    """The gradient step of one learned example under the update rule (module docstring), then the
+    clock. Returns (the step scale the regularizers use: scale, times the normalizer m when
+    normalized; u, the step along x of ``gradient_step``)."""
+    adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, clast, cpen, gravity, theta, period, cr = cfg
+    t, scale = step_scale(st, h, power_t, adaptive)
+    u = gradient_step(idx, val, s, f, table, st, code, p, y, tau, h, scale, adaptive, normalized,
+                      invariant, sqrt_rate, power_t, cg, cn, cpen, g0, cr)
+    if u != 0.0:
+        if cr >= 0:
+            for k in range(s, f):
+                i = idx[k]
+                table[i, W] += u * val[k] * table[i, cr]
+        elif adaptive or normalized:
+            for k in range(s, f):
+                i = idx[k]
+                table[i, W] += u * val[k] * feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t)
+        else:
+            for k in range(s, f):
+                table[idx[k], W] += u * val[k]
+    st[S_T] = t
+    st[S_NLEARN] += 1.0
+    return (scale * st[S_MULT] if normalized else scale), u
+
+
+@njit(cache=True, nogil=True, inline="always")
+def gd_update(idx, val, s, f, table, cfg, st, code, p, y, tau, h):
+    """``gd_step``'s step scale."""
+    return gd_step(idx, val, s, f, table, cfg, st, code, p, y, tau, h)[0]
+
+
+# ----------------------------------------------------------------------------- sgd
+
+@njit(cache=True, nogil=True, inline="always")
+def sgd_weight(table, i, cfg, v):
+    return table[i, W]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def sgd_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
+    gd_update(idx, val, s, f, table, cfg, st, code, p, y, tau, h)
+
+
+@njit(cache=True, nogil=True)
+def learn_sgd_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
+                    preds):
+    """Examples start..end-1 with gradient descent under the update rule, no regularization (the
+    example loop of ``streamlearn.kernels.loop``; also every model's prediction-only kernel)."""
+    return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
+                        ctr, preds, gd_settings(prm, iprm), state_view, sgd_weight, base_start, sum_end,
+                        sgd_learn)
+
+
+@njit(cache=True, nogil=True)
+def oaa_sgd_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
+                  preds):
+    """``learn_sgd_block`` one-against-all (``streamlearn.kernels.multiclass.oaa_loop``; also every
+    one-against-all model's prediction-only kernel)."""
+    return oaa_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
+                    preds, gd_settings(prm, iprm), state_view, sgd_weight, base_start, sum_end, sgd_learn)
+
+
+
+
+def rule_layout(cfg, penalty: bool = False, lazy: bool = False, extra: tuple = (), rate: bool = False) -> Layout:
+    """The weight column, then G (adaptive), N (normalized), P (cumulative penalty): the saved
+    columns; then LAST (lazy learners), the learner's ``extra`` columns, and with ``rate`` and
+    per-feature rates the RATE column (``rate_statistics``; rebuilt from G and N after a model is
+    loaded, ``fill_rates``)."""
+    names = ("w",) + (("g",) if cfg.adaptive else ()) + (("n",) if cfg.normalized else ())
+    names += ("p",) if penalty else ()
+    saved = len(names)
+    names += (("last",) if lazy else ()) + tuple(extra)
+    return Layout(names + (("rate",) if rate and (cfg.adaptive or cfg.normalized) else ()), saved)
+
+
+def rule_saved(cfg, lay: Layout) -> list:
+    """Per-feature state a model saves for -i: the raw weight "z" and penalty "p" of the cumulative
+    penalty, G and N of the per-feature rates."""
+    cols = [("z", 0)] if lay.pen >= 0 else []
+    cols += [("g", lay.g)] if lay.g >= 0 else []
+    cols += [("n", lay.n)] if lay.n >= 0 else []
+    cols += [("p", lay.pen)] if lay.pen >= 0 else []
+    return cols

@@ -1,0 +1,98 @@
+"""gravity: VW's own --l1 (gd.cc's L1 "gravity"): one global gravity accrued over all examples and
+applied to each weight as it is read, with VW's update rules (vw-spec.md)."""
+
+import numpy as np
+from numba import njit
+
+from streamlearn.errors import OptionError
+from streamlearn.kernels.loop import base_start, example_loop, sum_end
+from streamlearn.kernels.losses import loss_dloss
+from streamlearn.kernels.multiclass import oaa_loop
+from streamlearn.kernels.rules import gd_settings, gd_step, rule_layout, rule_saved
+from streamlearn.kernels.spec import LearnerSpec, l1_regularizer
+from streamlearn.kernels.state import A_GRAVITY, S_GRAVITY_VW, S_MULT
+from streamlearn.kernels.table import W
+
+
+# ----------------------------------------------------------------------------- gravity (VW's --l1)
+
+@njit(cache=True, nogil=True, inline="always")
+def gravity_view(cfg, st):
+    return st[S_GRAVITY_VW]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def gravity_weight(table, i, cfg, gravity):
+    """The stored (raw) weight truncated by the global gravity: sign(w) max(|w| - g, 0)
+    (vw-spec.md §1c, "How --l1 is implemented"; VW's trunc_weight)."""
+    w = table[i, W]
+    if w > gravity:
+        return w - gravity
+    if w < -gravity:
+        return w + gravity
+    return 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def gravity_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
+    """The gradient step on the raw weights, then VW's global gravity grows by l1 * eta_bar, eta_bar
+    = -u / loss'(p, y) the example's effective step (without the normalizer m and the per-feature
+    rates), when |u| > 1e-8 and |loss'| > 1e-8 (vw-spec.md §1c, step 6)."""
+    step, u = gd_step(idx, val, s, f, table, cfg, st, code, p, y, tau, h)
+    u_bare = u / st[S_MULT] if cfg[1] else u        # without the normalizer m
+    if abs(u_bare) > 1e-8:
+        d = loss_dloss(code, p, y, tau)
+        if abs(d) > 1e-8:
+            st[S_GRAVITY_VW] += cfg[10] * (-u_bare / d)
+
+
+@njit(cache=True, nogil=True)
+def learn_gravity_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
+                        ctr, preds):
+    """Examples start..end-1 with VW's --l1: one global gravity, raw weights truncated when read."""
+    return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
+                        ctr, preds, gd_settings(prm, iprm), gravity_view, gravity_weight, base_start, sum_end,
+                        gravity_learn)
+
+
+@njit(cache=True, nogil=True)
+def oaa_gravity_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
+                      ctr, preds):
+    """``learn_gravity_block`` one-against-all: the gravity grows once per class update (K times per
+    example, as VW's does)."""
+    return oaa_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
+                    preds, gd_settings(prm, iprm), gravity_view, gravity_weight, base_start, sum_end,
+                    gravity_learn)
+
+
+@njit(cache=True, nogil=True)
+def gravity_in_force(table, rows, gravity):
+    out = np.empty(rows.shape[0])
+    for j in range(rows.shape[0]):
+        out[j] = gravity_weight(table, rows[j], None, gravity)
+    return out
+
+
+
+
+# ----------------------------------------------------------------------------- spec
+
+def _gravity_check(cfg, flag) -> None:
+    if "l2" in cfg.explicit:
+        raise OptionError("--l2 does not apply to --algo gravity (VW's --l2 contraction is not provided)")
+
+
+LEARNER = LearnerSpec(
+    name="gravity", order=11, summary="VW's own --l1: one global gravity", paper="VW 9.11.9 (vw-spec §1c)",
+    example=("--l1", "1e-4"),
+    code=A_GRAVITY, kernel=learn_gravity_block, oaa_kernel=oaa_gravity_block,
+    describe=lambda c: f"gravity (VW's --l1: one global gravity, {c.rule()}: l1 = {c.l1:g})",
+    layout=lambda c: rule_layout(c, rate=True),
+    in_force=lambda c, table, st, rows: gravity_in_force(table, rows, st[S_GRAVITY_VW]),
+    saved=lambda c: [("z", 0)] + rule_saved(c, rule_layout(c)),
+    readable_raw=True,
+    regularizer=l1_regularizer,
+    slots=("S_GRAVITY_VW",),
+    options=("l1",),
+    check=_gravity_check,
+)

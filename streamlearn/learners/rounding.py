@@ -1,0 +1,109 @@
+"""rounding: SGD with VW's update rules whose weights with |w| < threshold are set to 0 every
+--period K steps (coefficient rounding, the baseline of Langford, Li & Zhang 2009, section 3.1),
+lazily: each weight catches up on the roundings it missed when it is next read."""
+
+import math
+
+from numba import njit
+
+from streamlearn.errors import OptionError
+from streamlearn.kernels.loop import base_start, example_loop, sum_end
+from streamlearn.kernels.multiclass import oaa_loop
+from streamlearn.kernels.rules import gd_settings, gd_update, rule_layout, rule_saved
+from streamlearn.kernels.spec import LearnerSpec, no_regularizer
+from streamlearn.kernels.state import A_ROUNDING, I_COL_LAST, P_THRESHOLD, S_NLEARN, S_ROUNDS
+from streamlearn.kernels.table import W
+
+
+# ----------------------------------------------------------------------------- rounding
+
+@njit(cache=True, nogil=True, inline="always")
+def rounding_view(cfg, st):
+    return st[S_ROUNDS]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def rounding_weight(table, i, cfg, rounds):
+    """Weight i after the roundings it missed (``round_catch_up``)."""
+    return round_catch_up(table, i, rounds, cfg[11], cfg[8])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def rounding_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
+    """The gradient step; every K-th learned example one more rounding every weight owes."""
+    gd_update(idx, val, s, f, table, cfg, st, code, p, y, tau, h)
+    if int(st[S_NLEARN]) % cfg[12] == 0:
+        st[S_ROUNDS] += 1.0
+
+
+@njit(cache=True, nogil=True)
+def learn_rounding_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
+                         ctr, preds):
+    """Examples start..end-1 with SGD and coefficient rounding (Langford, Li & Zhang 2009, Section 3.1,
+    eq. 4), lazily."""
+    return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
+                        ctr, preds, gd_settings(prm, iprm), rounding_view, rounding_weight, base_start,
+                        sum_end, rounding_learn)
+
+
+@njit(cache=True, nogil=True)
+def oaa_rounding_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
+                       ctr, preds):
+    return oaa_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
+                    preds, gd_settings(prm, iprm), rounding_view, rounding_weight, base_start, sum_end,
+                    rounding_learn)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def round_catch_up(table, i, rounds, theta, clast):
+    """Coefficient rounding (Langford, Li & Zhang 2009, Section 3.1, eq. 4), lazily: every K learned
+    examples every weight with |w| < theta is set to 0. A weight untouched since its last write keeps
+    its value, so the roundings it missed (``rounds`` counts them all, column ``clast`` holds the count
+    at its last touch) act as one: it is 0 if |w| < theta and one happened, else unchanged. (The
+    paper's T0 is written with the indicator I(|v| < theta); its text, "round small coefficients ...
+    to zero", is what is implemented.)"""
+    w = table[i, W]
+    if table[i, clast] < rounds:
+        table[i, clast] = rounds
+        if w != 0.0 and abs(w) < theta:
+            w = 0.0
+            table[i, W] = 0.0
+    return w
+
+
+@njit(cache=True, nogil=True)
+def finalize_rounding(table, prm, iprm, st):
+    """Apply the roundings every weight owes (before saving)."""
+    rounds = st[S_ROUNDS]
+    theta = prm[P_THRESHOLD]
+    clast = iprm[I_COL_LAST]
+    for i in range(table.shape[0]):
+        if table[i, W] != 0.0:
+            round_catch_up(table, i, rounds, theta, clast)
+
+
+
+
+# ----------------------------------------------------------------------------- spec
+
+def _rounding_check(cfg, flag) -> None:
+    if math.isinf(cfg.threshold):
+        raise OptionError("--algo rounding needs --threshold THETA (weights with |w| < THETA are set to 0 "
+                          "every --period K steps)")
+
+
+LEARNER = LearnerSpec(
+    name="rounding", order=6, summary="SGD with coefficient rounding", paper="Langford, Li & Zhang 2009",
+    example=("--threshold", "1e-3", "--period", "5"),
+    code=A_ROUNDING, kernel=learn_rounding_block, oaa_kernel=oaa_rounding_block,
+    finalize=finalize_rounding,
+    describe=lambda c: (f"rounding (SGD, then every {c.period} steps weights with |w| < "
+                        f"{c.threshold:g} set to 0, {c.rule()})"),
+    layout=lambda c: rule_layout(c, lazy=True, rate=True),
+    saved=lambda c: rule_saved(c, rule_layout(c, lazy=True)),
+    regularizer=no_regularizer,
+    slots=("S_ROUNDS",),
+    options=("threshold", "period"),
+    check=_rounding_check,
+    check_stage="regularization",
+)
