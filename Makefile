@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEMO   := build/demo
 
-.PHONY: all venv demo test bench repro samples clean fuzz soak golden structure
+.PHONY: all venv demo test bench repro samples clean fuzz soak golden structure docs
 
 all: test
 
@@ -50,6 +50,10 @@ golden: $(STAMP)
 
 structure:
 	python3 tools/structure.py
+
+# issue 26: the learner tables of README.md and docs/ from the learners' specs
+docs: $(STAMP)
+	$(BIN)/python tools/docs.py --write
 
 bench: $(STAMP)
 	@$(BIN)/python -c 'import matplotlib' 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[bench]'

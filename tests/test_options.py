@@ -121,3 +121,9 @@ def test_a_learner_flag_means_its_algo():
     assert config.train_config({"ftrl": True}).algo == "ftrl"
     with pytest.raises(Exception, match="--ftrl means --algo ftrl; it cannot be combined with --algo tg"):
         config.train_config({"ftrl": True, "algo": "tg"})
+
+
+def test_the_docs_learner_tables_are_generated():
+    """README's and docs/learners.md's table of learners and each learner page's options table are
+    written by tools/docs.py from the specs and the declarations; a stale one fails here."""
+    assert _tool("docs").main(["--check"]) == 0
