@@ -29,6 +29,8 @@ def _default(option, spec):
     value = option.default_value() if not callable(option.default) else None
     if option.kind in ("flag", "switch") and option.cli_default is None:
         return "see meaning"
+    if option.kind in ("flag", "switch"):
+        return "on" if value else "off"
     if value is None or value == ():
         return "none"
     return _fmt(value)
