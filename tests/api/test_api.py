@@ -20,10 +20,10 @@ from sklearn.datasets import dump_svmlight_file, make_classification, make_regre
 from sklearn.model_selection import GridSearchCV  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
-from helpers import cli  # noqa: E402
+from support.helpers import cli  # noqa: E402
 from streamlearn.estimators import SparseLinearClassifier, SparseLinearRegressor  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # ---------------------------------------------------------------------- scikit-learn's checks
 

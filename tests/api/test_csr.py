@@ -13,7 +13,7 @@ import pytest
 
 sp = pytest.importorskip("scipy.sparse")
 
-from helpers import cli, read_predictions, vw_dataset, write_lines  # noqa: E402
+from support.helpers import cli, read_predictions, vw_dataset, write_lines  # noqa: E402
 from streamlearn.csr import load_csr  # noqa: E402
 from streamlearn.io.model_file import load_model  # noqa: E402
 

@@ -13,12 +13,12 @@ import pytest
 
 pytest.importorskip("distributed")
 
-from helpers import cli  # noqa: E402
+from support.helpers import cli  # noqa: E402
 from streamlearn.io.model_file import load_model, parse_model  # noqa: E402
 
 sd = pytest.importorskip("streamlearn.dask")
 
-SAMPLES = Path(__file__).resolve().parent.parent / "data" / "samples"
+SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
 TRAIN = SAMPLES / "sparse.train.vw"
 TEST = SAMPLES / "sparse.test.vw"
 

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from helpers import cli, vw_dataset
+from support.helpers import cli, vw_dataset
 from streamlearn import learners
 from streamlearn.config import train_config
 from streamlearn.io.model_file import load_model, model_bytes, parse_model

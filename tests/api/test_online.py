@@ -8,11 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-sys.path.insert(0, __file__.rsplit("/", 1)[0])
-
-from helpers import cli, read_predictions, vw_dataset, write_lines  # noqa: E402
-
-from streamlearn.online import Model, dict_line  # noqa: E402
+from streamlearn.online import Model, dict_line
+from support.helpers import cli, read_predictions, vw_dataset, write_lines
 
 LINES = vw_dataset(300, seed=3, namespaces="ab")
 OPTS = dict(loss="logistic", bits=18, l1=1e-6, quadratic=("ab",))

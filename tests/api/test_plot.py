@@ -11,7 +11,7 @@ import pytest
 from streamlearn import driver, session
 from streamlearn.history import ProgressHistory, nonzero_in_force
 from streamlearn.kernels import state as S
-from tests.helpers import cli, vw_dataset, write_lines
+from support.helpers import cli, vw_dataset, write_lines
 
 mpl = pytest.importorskip("matplotlib")
 from streamlearn import plot  # noqa: E402

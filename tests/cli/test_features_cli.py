@@ -10,7 +10,7 @@ import pytest
 
 from streamlearn.config import ALGO_NAMES
 from streamlearn.io.model_file import load_model
-import helpers
+from support import helpers
 
 
 def cli(*args, input=None):

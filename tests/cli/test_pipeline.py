@@ -6,10 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers import cli
+from support.helpers import cli
 
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TRAIN = ROOT / "data" / "samples" / "sparse.train.vw"
 TEST = ROOT / "data" / "samples" / "sparse.test.vw"
 EXE = shutil.which("streamlearn", path=os.path.dirname(sys.executable)) or shutil.which("streamlearn")

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from streamlearn.cli import main
 from streamlearn.io.model_file import load_model
 from streamlearn.scd_run import EpochProgress
-from test_objective import LINE, numpy_loss
+from support.objective import LINE, numpy_loss
 
 TRAIN = "data/samples/sparse.train.vw"
 

@@ -13,7 +13,7 @@ import pytest
 
 from streamlearn import _cache
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "data" / "samples" / "sparse.train.vw"
 
 

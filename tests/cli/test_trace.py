@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from helpers import cli
+from support.helpers import cli
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ through the CLI on small generated VW data:
   float summation order (1e-9 relative);
 * predict (and ``train -t``) never changes the model, and predicting twice gives identical output;
 * a model file round trip is exact (``train -i A -f B`` on no data, and load_model/save_model);
-* lazy == eager for the lazy learners (tg, fobos, rounding), against tests/reference.py.
+* lazy == eager for the lazy learners (tg, fobos, rounding), against tests/support/reference.py.
 
 Skips and known failures, with their reasons, are listed in SKIPS and XFAILS below (pytest -rsx
 prints them); DERIVED_W lists the learners whose re-saved weight column equals the trained one to
@@ -19,9 +19,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from helpers import (cli, close_models, dense_rows, file_digest, model_arrays, parse_examples,
+from support.helpers import (cli, close_models, dense_rows, file_digest, model_arrays, parse_examples,
                      read_predictions, same_model, shuffle_namespaces, vw_dataset, write_lines)
-from reference import eager_gd
+from support.reference import eager_gd
 from streamlearn.cli import main
 from streamlearn import learners
 from streamlearn.config import ALGO_NAMES

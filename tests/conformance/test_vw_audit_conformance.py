@@ -31,7 +31,7 @@ import pytest
 
 pytest.importorskip("vowpalwabbit")
 
-from helpers import text_buffer  # noqa: E402
+from support.helpers import text_buffer  # noqa: E402
 from streamlearn.io.blocks import FMT_VW, parse_block  # noqa: E402
 
 VW = [sys.executable, "-m", "vowpalwabbit"]

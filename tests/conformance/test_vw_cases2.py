@@ -29,7 +29,7 @@ from click.testing import CliRunner
 
 from streamlearn.cli import main
 
-CASES_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "vw" / "cases2"
+CASES_DIR = Path(__file__).resolve().parents[3] / "shared" / "data" / "vw" / "cases2"
 PREFIXES = ("q_", "cubic", "interactions", "wild", "ngram", "ignore", "keep", "redefine", "invert",
             "readable_q", "audit_q", "train_q_model", "test_q_invert_audit", "ftrl", "oaa")
 

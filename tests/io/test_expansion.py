@@ -14,7 +14,7 @@ from streamlearn.hashing import HASH_MODES
 from streamlearn.io.blocks import FMT_LIBSVM, FMT_VW, parse_block
 from streamlearn.io.expand import ExpandedOutputs, ExpansionError, make_expander
 from streamlearn.names import expand_line
-from helpers import text_buffer
+from support.helpers import text_buffer
 
 NAMESPACES = ["a", "ab", "b", "c", "12", "", "u2", "\u00e9t\u00e9"]
 WORDS = ["x", "y", "the", "quick", "7", "42", "country=jp", "color:red", ":0.84", "z:-1", "w:2", "q:0.5"]

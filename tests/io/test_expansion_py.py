@@ -15,7 +15,7 @@ from streamlearn.expansion import (
 )
 from streamlearn.names import expand_line
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+SHARED = Path(__file__).resolve().parents[3] / "shared"
 CASES = SHARED / "data" / "vw" / "cases2"
 
 LINE = b"1 'w1 |a x:2 y |b p |c q:3 |12 7 | d1"

@@ -5,7 +5,7 @@ import gzip
 
 import numpy as np
 import pytest
-from helpers import cli, vw_dataset
+from support.helpers import cli, vw_dataset
 
 from streamlearn.config import default_threads, predict_config, train_config
 from streamlearn.errors import OptionError

@@ -7,7 +7,7 @@ import pytest
 
 from streamlearn.hashing import constant_index, feature_index, namespace_hash
 from streamlearn.io.blocks import FMT_LIBSVM, FMT_VW, detect_format, parse_block, quote_bytes
-from helpers import text_buffer
+from support.helpers import text_buffer
 
 BITS = 18
 MASK = (1 << BITS) - 1

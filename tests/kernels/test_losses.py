@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reference import dloss as ref_dloss
-from reference import loss_value as ref_loss
+from support.reference import dloss as ref_dloss
+from support.reference import loss_value as ref_loss
 from streamlearn.kernels.losses import py_dloss, py_loss
 
 preds = st.floats(-20, 20, allow_nan=False)

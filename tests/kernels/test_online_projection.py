@@ -11,6 +11,7 @@ from streamlearn.kernels.online_projection import (
 from streamlearn.kernels.state import N_ST, PROJ_LINEAR, PROJ_SORT, PROJ_TREE, S_HSUM
 from streamlearn.kernels.projection import SORT, project_l1_ball
 from streamlearn.tree_projection import TreeProjection
+from support.compare import allclose
 
 
 # strategies built once: building them at every draw took half of the generation time
@@ -29,10 +30,6 @@ def streams(draw):
         delta = [draw(DELTAS) for _ in range(k)]
         steps.append((idx, delta))
     return dim, steps
-
-
-def close(a, b, tol=1e-9):
-    return np.allclose(a, b, rtol=tol, atol=tol)
 
 
 def heap_room(dim, steps):
@@ -73,7 +70,7 @@ def test_online_projection_equals_dense_projection_after_every_step(data, z, met
         for i, d in zip(idx, delta):
             dense[i] += d
         dense = project_l1_ball(dense, np.ones(dim), z, SORT, 0)
-        assert close(w, dense), (w, dense)
+        assert allclose(w, dense), (w, dense)
         assert np.abs(w).sum() <= z * (1 + 1e-9)
         assert int(state[H_SIZE]) == np.count_nonzero(w)
 
@@ -88,7 +85,7 @@ def test_online_projection_equals_the_tree_reference(data, z):
     for idx, delta in steps:
         ref.step(zip(idx, delta))
     w, _ = run(dim, steps, z)
-    assert close(w, [ref.weight(i) for i in range(dim)])
+    assert allclose(w, [ref.weight(i) for i in range(dim)])
 
 
 def test_many_steps_rebase_and_stay_exact():

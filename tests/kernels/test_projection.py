@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from streamlearn.kernels.projection import (
     PIVOT, SORT, project_l1_ball, project_simplex, theta_pivot, theta_sort,
 )
+from support.compare import allclose
 
 
 def bisect_theta(u, a, z):
@@ -56,10 +57,6 @@ def problems(draw, weighted):
     return v, a, z
 
 
-def close(x, y, tol=1e-9):
-    return np.allclose(x, y, rtol=tol, atol=tol)
-
-
 @settings(max_examples=300, deadline=None)
 @given(p=problems(weighted=False), seed=st.integers(0, 2**31 - 1))
 def test_simplex_projection_equals_bisection(p, seed):
@@ -67,7 +64,7 @@ def test_simplex_projection_equals_bisection(p, seed):
     ref = ref_simplex(v, a, z)
     for method in (SORT, PIVOT):
         w = project_simplex(v, a, z, method, seed)
-        assert close(w, ref), (method, w, ref)
+        assert allclose(w, ref), (method, w, ref)
         assert w.min() >= 0 and abs(w.sum() - z) <= 1e-9 * max(1.0, z)
 
 
@@ -78,9 +75,9 @@ def test_weighted_projections_equal_bisection(p, seed):
     ball, simplex = ref_ball(v, a, z), ref_simplex(v, a, z)   # once: the bisections dominate the time
     for method in (SORT, PIVOT):
         w = project_l1_ball(v, a, z, method, seed)
-        assert close(w, ball), (method, w)
+        assert allclose(w, ball), (method, w)
         assert (a * np.abs(w)).sum() <= z * (1 + 1e-9)
-        assert close(project_simplex(v, a, z, method, seed), simplex)
+        assert allclose(project_simplex(v, a, z, method, seed), simplex)
 
 
 @settings(max_examples=300, deadline=None)
@@ -90,7 +87,7 @@ def test_l1_ball_projection_equals_bisection(p, seed):
     ref = ref_ball(v, a, z)
     for method in (SORT, PIVOT):
         w = project_l1_ball(v, a, z, method, seed)
-        assert close(w, ref), (method, w, ref)
+        assert allclose(w, ref), (method, w, ref)
         assert np.abs(w).sum() <= z * (1 + 1e-9)
         assert np.all(w * v >= 0)                       # Lemma 3: signs are kept
 

@@ -10,12 +10,13 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cli_checks import round_trip
-from reference import eager_gd, eager_subgradient
+from support.cli_checks import round_trip
+from support.reference import eager_gd, eager_subgradient
 from streamlearn.cli import main
 from streamlearn.config import train_config
-from test_fobos import RULES, random_stream
-from test_lazy_tg import close, run_kernel, streams
+from support.streams import RULES, random_stream, streams
+from support.compare import allclose
+from support.kernels import run_kernel
 
 TRAIN = "data/samples/sparse.train.vw"
 LOSSES = ["squared", "logistic", "hinge", "quantile"]
@@ -37,8 +38,8 @@ def test_lazy_rounding_equals_eager_under_every_rule(data, loss, theta, K, rule,
                                       initial_t=cfg.initial_t, adaptive=cfg.adaptive,
                                       normalized=cfg.normalized, invariant=cfg.invariant,
                                       algo="rounding", theta=theta, K=K)
-    assert close(preds, ref_preds), (preds, ref_preds)
-    assert close(w, ref_w), (w, ref_w)
+    assert allclose(preds, ref_preds), (preds, ref_preds)
+    assert allclose(w, ref_w), (w, ref_w)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -53,8 +54,8 @@ def test_subgradient_equals_eager(data, loss, lam, eta, power_t, initial_t):
                           power_t=power_t, initial_t=initial_t)
     ref_preds, ref_w = eager_subgradient(examples, 1 << bits, lam, loss=loss, eta=eta, power_t=power_t,
                                          initial_t=initial_t)
-    assert close(preds, ref_preds), (preds, ref_preds)
-    assert close(w, ref_w), (w, ref_w)
+    assert allclose(preds, ref_preds), (preds, ref_preds)
+    assert allclose(w, ref_w), (w, ref_w)
 
 
 def test_subgradient_oscillates_and_rounding_at_the_end_sparsifies():

@@ -11,16 +11,16 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cli_checks import ok, round_trip
-from reference import to_csr
-from reference_eg import eager_eg
+from support.cli_checks import ok, round_trip
+from support.reference import to_csr
+from support.reference_eg import eager_eg
 from streamlearn import learners
 from streamlearn.cli import main
 from streamlearn.config import train_config
 from streamlearn.kernels import eg
 from streamlearn.kernels import state as S
-from kernel_helpers import kernel_arrays, run_block
-from test_lazy_tg import streams
+from support.kernels import kernel_arrays, run_block
+from support.streams import streams
 
 LOSSES = ["squared", "logistic", "hinge", "quantile"]
 

@@ -8,14 +8,16 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cli_checks import ok, round_trip
-from reference import eager_fobos, eager_gd, fobos_prox_dense
+from support.cli_checks import ok, round_trip
+from support.reference import eager_fobos, eager_gd, fobos_prox_dense
 from streamlearn.cli import main
 from streamlearn.config import train_config
 from streamlearn.io.model_file import load_model
 from streamlearn.kernels import fobos
 from streamlearn.kernels import state as S
-from test_lazy_tg import close, run_kernel, streams
+from support.compare import allclose
+from support.kernels import run_kernel
+from support.streams import RULES, random_stream, streams
 
 TRAIN = "data/samples/sparse.train.vw"
 LOSSES = ["squared", "logistic", "hinge", "quantile"]
@@ -54,13 +56,8 @@ def test_fobos_plain_equals_dense_eager(data, loss, reg, lam, lam2, eta, power_t
     ref_preds, ref_w = eager_fobos(examples, 1 << bits, reg, lam, lam2, loss=loss, eta=eta,
                                    power_t=power_t, initial_t=initial_t, invariant=invariant,
                                    batch=batch)
-    assert close(preds, ref_preds), (preds, ref_preds)
-    assert close(w, ref_w), (w, ref_w)
-
-
-RULES = [{}, {"adaptive": True}, {"normalized": True}, {"adaptive": True, "normalized": True},
-         {"adaptive": True, "invariant": True}, {"normalized": True, "invariant": True},
-         {"invariant": True}, {"sgd": True}]
+    assert allclose(preds, ref_preds), (preds, ref_preds)
+    assert allclose(w, ref_w), (w, ref_w)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -82,15 +79,8 @@ def test_lazy_fobos_equals_eager_under_every_rule(data, loss, reg, lam, rule, et
         examples, 1 << (bits), loss=loss, eta=cfg.learning_rate, power_t=power_t,
         initial_t=cfg.initial_t, adaptive=cfg.adaptive, normalized=cfg.normalized,
         invariant=cfg.invariant, algo="fobos", reg=reg, g=lam, l2=lam)
-    assert close(preds, ref_preds), (preds, ref_preds)
-    assert close(w, ref_w), (w, ref_w)
-
-
-def random_stream(n, dim, k, seed):
-    rng = np.random.default_rng(seed)
-    return [(float(rng.choice([-1.0, 1.0])), 1.0, 0.0,
-             [(int(i), float(np.float32(v))) for i, v in zip(rng.integers(0, dim, k), rng.normal(size=k))])
-            for _ in range(n)]
+    assert allclose(preds, ref_preds), (preds, ref_preds)
+    assert allclose(w, ref_w), (w, ref_w)
 
 
 def test_elastic_rebase_keeps_lazy_equal_to_eager():
@@ -101,7 +91,7 @@ def test_elastic_rebase_keeps_lazy_equal_to_eager():
     assert stt[S.S_FOBOS_CUM] < fobos.ELASTIC_REBASE
     ref_preds, ref_w = eager_fobos(examples, 64, "elastic", 0.01, 2.0, loss="logistic", eta=1.0,
                                    power_t=0.0)
-    assert close(preds, ref_preds) and close(w, ref_w)
+    assert allclose(preds, ref_preds) and allclose(w, ref_w)
 
 
 def test_l2_folds_scale_and_zeroes_in_o1():
@@ -112,7 +102,7 @@ def test_l2_folds_scale_and_zeroes_in_o1():
         preds, w, stt = run_fobos(examples, 5, (10, 411), loss="squared", reg="l2", lam=lam,
                                   learning_rate=0.5, power_t=0.0, sgd=True)
         ref_preds, ref_w = eager_fobos(examples, 32, "l2", lam, loss="squared", eta=0.5, power_t=0.0)
-        assert close(preds, ref_preds) and close(w, ref_w), lam
+        assert allclose(preds, ref_preds) and allclose(w, ref_w), lam
     assert stt[S.S_EPOCH] > 10
 
 

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as hs
 
-from helpers import cli, dense_rows, model_arrays, parse_examples, read_predictions, vw_dataset, write_lines
+from support.helpers import cli, dense_rows, model_arrays, parse_examples, read_predictions, vw_dataset, write_lines
 
 BITS = 10
 

@@ -8,13 +8,13 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reference import eager_l1ball
+from support.reference import eager_l1ball, to_csr
 from streamlearn import learners
 from streamlearn.cli import main
 from streamlearn.config import train_config
 from streamlearn.io.model_file import load_model
-from kernel_helpers import kernel_arrays, run_block
-from test_lazy_tg import streams, to_csr
+from support.kernels import kernel_arrays, run_block
+from support.streams import streams
 
 TRAIN = "data/samples/sparse.train.vw"
 

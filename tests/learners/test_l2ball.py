@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import cli
+from support.helpers import cli
 from streamlearn.api import Engine, column_rows, csr_block, make_config
 from streamlearn.estimators import SparseLinearRegressor
 

@@ -8,91 +8,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reference import T1, eager_gd, eager_linear, to_csr
-from streamlearn import learners
-from streamlearn.config import train_config
+from support.reference import T1, eager_gd, eager_linear
 from streamlearn.kernels import state as S
 from streamlearn.kernels.gd import finalize_tg
 from streamlearn.kernels.table import catch_up, truncate
-from kernel_helpers import kernel_arrays, run_block
+from support.compare import allclose
+from support.kernels import run_kernel
+from support.streams import streams
 
 LOSSES = ["squared", "logistic", "hinge", "quantile"]
-
-
-def run_kernel(examples, bits, splits=(), full=False, state=False, **opts):
-    """Run the compiled learner over ``examples`` (optionally in several calls), finalize, return
-    (predictions, weights in force), or with ``full`` (predictions, weights, G, N) (zeros where
-    absent), or with ``state`` (predictions, weights, state array)."""
-    cfg = train_config(dict(opts, bits=bits, sources=("-",)))
-    learner = learners.get(cfg.algo)
-    prm, iprm, stt, ctr = kernel_arrays(cfg)
-    lay = learners.layout(cfg)
-    table = np.zeros((1 << bits, lay.columns))
-    indptr, idx, val, labels, weights, bases = to_csr(examples)
-    n = len(examples)
-    preds = np.zeros(n)
-    bounds = sorted({0, n, *[s for s in splits if 0 < s < n]})
-    for a, b in zip(bounds, bounds[1:]):
-        assert run_block(learner, indptr, idx, val, labels, weights, bases, a, b, table, prm, iprm, stt, ctr, preds) == b
-    learners.finalize(cfg, table, prm, iprm, stt)
-    weights = learners.weights_in_force(cfg, table, stt, np.arange(1 << bits))
-    if state:
-        return preds, weights, stt
-    if full:
-        zeros = np.zeros(1 << bits)
-        return (preds, weights, table[:, lay.g].copy() if lay.g >= 0 else zeros,
-                table[:, lay.n].copy() if lay.n >= 0 else zeros)
-    return preds, weights
-
-
-# feature values in [-3, -1e-3) U (1e-3, 3], as float32: drawn from the two intervals rather than
-# filtered out of [-3, 3] (hypothesis draws 0 and tiny floats often, and a filter that rejects them
-# made about two thirds of the generated streams invalid, so they were drawn again)
-values = st.one_of(st.floats(min_value=-3, max_value=-1e-3, exclude_max=True),
-                   st.floats(min_value=1e-3, max_value=3, exclude_min=True)).map(lambda v: float(np.float32(v)))
-
-
-# the strategies of a stream's parts, built once (building them at every draw was a good part of
-# the generation time)
-# Labels are never a value a prediction takes exactly when weights are exactly 0 (0, or a base): the
-# quantile loss's derivative jumps at p = y, and there a weight that eager truncation makes exactly 0
-# and the lazy catch-up leaves at a rounding residue of the cumulative's difference (~1e-17) takes
-# opposite sides of the jump (hypothesis found it: label 0, p = 0 vs 7e-18), a difference of rounding
-# at a discontinuity, not of laziness. Labels within 1e-9 of those values are kept out too (it then
-# found label 3.7e-110 with p = 0 vs 2.2e-16: the same rounding). (-0.5 is a negative label for
-# logistic and hinge, as 0 was.)
-CLASS_LABELS = st.sampled_from([-1.0, 1.0, -0.5])
-REAL_LABELS = st.floats(-5, 5, allow_nan=False).filter(lambda v: abs(v) > 1e-9 and abs(v - 0.25) > 1e-9)
-IMPORTANCES = st.sampled_from([1.0, 1.0, 1.0, 0.5, 2.0, 0.0])
-BASES = st.sampled_from([0.0, 0.0, 0.25])
-FEATURE_COUNTS = st.integers(0, 6)
-ONE_IN_TEN = st.integers(0, 9)
-
-
-@st.composite
-def streams(draw, bits):
-    dim = 1 << bits
-    index = st.integers(0, dim - 1)
-    n = draw(st.integers(1, 40))
-    classification = draw(st.booleans())
-    out = []
-    for _ in range(n):
-        k = draw(FEATURE_COUNTS)
-        feats = [(draw(index), draw(values)) for _ in range(k)]
-        if draw(ONE_IN_TEN) == 0:
-            label = None
-        elif classification:
-            label = draw(CLASS_LABELS)
-        else:
-            label = draw(REAL_LABELS)
-        h = draw(IMPORTANCES)
-        base = draw(BASES)
-        out.append((label, h, base, feats))
-    return out
-
-
-def close(a, b, tol=1e-9):
-    return np.allclose(a, b, rtol=tol, atol=tol)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -109,8 +33,8 @@ def test_lazy_tg_equals_eager(data, loss, g, theta, K, eta, power_t, initial_t):
     preds, w = run_kernel(examples, bits, splits, **opts)
     ref_preds, ref_w = eager_linear(examples, 1 << bits, loss=loss, eta=eta, power_t=power_t,
                                     initial_t=initial_t, algo="tg", g=g, theta=theta, K=K)
-    assert close(preds, ref_preds), (preds, ref_preds)
-    assert close(w, ref_w), (w, ref_w)
+    assert allclose(preds, ref_preds), (preds, ref_preds)
+    assert allclose(w, ref_w), (w, ref_w)
 
 
 @settings(max_examples=80, deadline=None)
@@ -123,8 +47,8 @@ def test_sgd_equals_reference(data, loss, eta, power_t, initial_t):
                           power_t=power_t, initial_t=initial_t, sgd=True)
     ref_preds, ref_w = eager_linear(examples, 1 << bits, loss=loss, eta=eta, power_t=power_t,
                                     initial_t=initial_t)
-    assert close(preds, ref_preds), (preds, ref_preds)
-    assert close(w, ref_w), (w, ref_w)
+    assert allclose(preds, ref_preds), (preds, ref_preds)
+    assert allclose(w, ref_w), (w, ref_w)
 
 
 def test_tg_with_zero_gravity_is_sgd():
@@ -237,9 +161,9 @@ def test_gd_rules_equal_eager_reference(data, loss, rule, eta, power_t, initial_
                 **rule_options(rule))
     preds, w, G, N = run_kernel(examples, bits, splits, full=True, **opts)
     ref = eager_gd(examples, 1 << bits, loss=loss, eta=eta, power_t=power_t, initial_t=initial_t, **rule)
-    assert close(preds, ref[0]), (preds, ref[0])
-    assert close(w, ref[1]), (w, ref[1])
-    assert close(G, ref[2]) and close(N, ref[3])
+    assert allclose(preds, ref[0]), (preds, ref[0])
+    assert allclose(w, ref[1]), (w, ref[1])
+    assert allclose(G, ref[2]) and allclose(N, ref[3])
 
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -264,8 +188,8 @@ def test_lazy_tg_with_per_feature_rates_equals_eager(data, loss, rule, g, theta,
     preds, w, G, N = run_kernel(examples, bits, splits, full=True, **opts)
     ref = eager_gd(examples, 1 << bits, loss=loss, eta=eta, power_t=power_t, initial_t=initial_t,
                    algo="tg", g=g, theta=theta, K=K, cumulative=cumulative, **rule)
-    assert close(preds, ref[0]), (preds, ref[0])
-    assert close(w, ref[1]), (w, ref[1])
+    assert allclose(preds, ref[0]), (preds, ref[0])
+    assert allclose(w, ref[1]), (w, ref[1])
 
 
 def test_default_tg_late_feature_is_not_crushed():

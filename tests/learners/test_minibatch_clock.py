@@ -10,8 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from helpers import cli
-from kernel_helpers import kernel_arrays, run_block
+from support.helpers import cli
+from support.kernels import kernel_arrays, run_block
 from streamlearn import learners
 from streamlearn.config import train_config
 from streamlearn.io.model_file import load_model

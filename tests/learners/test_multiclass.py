@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from helpers import cli, close_models, dense_rows, model_arrays, read_predictions, same_model, write_lines
+from support.helpers import cli, close_models, dense_rows, model_arrays, read_predictions, same_model, write_lines
 
 K = 4
 W = 4
@@ -222,7 +222,7 @@ def test_softmax_probabilities_sum_to_one_and_match_the_class(data):
 
 def test_class_loss_sums_equal_numpy(data):
     """The multiclass objective's loss (kernels/objective.py) against NumPy, for softmax and oaa."""
-    from helpers import parse_examples
+    from support.helpers import parse_examples
     from streamlearn.kernels.objective import class_loss_sums
     from streamlearn.io.blocks import ParsedBlock  # noqa: F401  (the block arrays come from the parser)
     rng = np.random.default_rng(0)

@@ -475,7 +475,7 @@ def test_greedy_order_equals_dense_detcd(loss, step):
 
 
 def test_greedy_order_needs_a_bounded_step():
-    from helpers import cli
+    from support.helpers import cli
     res = cli("train", "--algo", "scd", "--l1", "0.01", "--cd-order", "greedy", input="1 | a\n", expect_ok=False)
     assert res.output == ("Error: --cd-order greedy is Algorithm 1's deterministic rule: it needs --cd-step "
                           "column or paper (the default newton step has no such bound)\n")

@@ -9,15 +9,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cli_checks import ok, round_trip
-from reference import eager_fobos
-from reference_smidas import eager_smidas
+from support.cli_checks import ok, round_trip
+from support.reference import eager_fobos, to_csr
+from support.reference_smidas import eager_smidas
 from streamlearn import learners
 from streamlearn.config import train_config
 from streamlearn.kernels import state as S
-from test_fobos import random_stream
-from kernel_helpers import kernel_arrays, run_block
-from test_lazy_tg import close, run_kernel, streams, to_csr
+from support.compare import allclose
+from support.kernels import kernel_arrays, run_block, run_kernel
+from support.streams import random_stream, streams
 
 TRAIN = "data/samples/sparse.train.vw"
 LOSSES = ["squared", "logistic", "hinge", "quantile"]
@@ -36,8 +36,8 @@ def test_smidas_equals_dense_algorithm_3(data, loss, lam, eta, p_norm, power_t):
                           power_t=power_t, **extra)
     p = p_norm if p_norm is not None else learners.smidas_p(train_config({"algo": "smidas", "bits": bits}))
     ref_preds, ref_w = eager_smidas(examples, 1 << bits, lam, p, loss=loss, eta=eta, power_t=power_t)
-    assert close(preds, ref_preds), (preds, ref_preds)
-    assert close(w, ref_w), (w, ref_w)
+    assert allclose(preds, ref_preds), (preds, ref_preds)
+    assert allclose(w, ref_w), (w, ref_w)
 
 
 def test_default_p_is_twice_the_log_of_the_dimension():
@@ -48,7 +48,7 @@ def test_p2_is_fobos_l1_on_the_plain_schedule():
     examples = random_stream(300, 64, 5, 11)
     p1, w1 = run_kernel(examples, 6, loss="logistic", algo="smidas", l1=0.01, learning_rate=0.5, p_norm=2.0)
     p2, w2 = eager_fobos(examples, 64, "l1", 0.01, loss="logistic", eta=0.5)
-    assert close(p1, p2) and close(w1, w2)
+    assert allclose(p1, p2) and allclose(w1, w2)
 
 
 @pytest.mark.parametrize("scale", [1e-8, 1e8])
@@ -85,7 +85,7 @@ def test_after_load_continues_exactly():
     st2[S.S_T], st2[S.S_NLEARN] = stt[S.S_T], stt[S.S_NLEARN]
     learners.after_load(cfg, t2, prm2, iprm2, st2)
     run_block(learner, *csr, 90, 200, t2, prm2, iprm2, st2, ctr2, preds)
-    assert close(learners.weights_in_force(cfg, t2, st2, np.arange(64)), whole)
+    assert allclose(learners.weights_in_force(cfg, t2, st2, np.arange(64)), whole)
 
 
 

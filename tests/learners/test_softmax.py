@@ -12,8 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import optimize
 
-from kernel_helpers import kernel_arrays
-from reference import X2_MIN, X_MIN, FLT_MAX, feature_rate
+from support.compare import allclose
+from support.kernels import kernel_arrays
+from support.reference import X2_MIN, X_MIN, FLT_MAX, feature_rate
 from streamlearn import learners
 from streamlearn.config import train_config
 from streamlearn.errors import OptionError
@@ -210,10 +211,6 @@ class Run:
         return self.preds[e, 1:self.K + 1]
 
 
-def close(a, b, tol=1e-9):
-    return np.allclose(a, b, rtol=tol, atol=tol)
-
-
 def fixed_stream(rng, n, bits, K, nfeat=3, hot=None):
     """n examples over 2^bits indices: nfeat features each (values in +-[0.1, 2]), labels 1..K,
     a few unlabeled and zero-importance examples; ``hot`` restricts most features to a few indices
@@ -258,9 +255,9 @@ def test_kernel_equals_dense_eager_step_by_step(reg, rule):
                                       normalized=run.cfg.normalized)
     for e in range(len(examples)):
         assert run.block(e, e + 1) == e + 1
-        assert close(run.scores(e), ref_scores[e]), (e, run.scores(e), ref_scores[e])
+        assert allclose(run.scores(e), ref_scores[e]), (e, run.scores(e), ref_scores[e])
         w, unused = run.weights()
-        assert close(w, ref_w[e]), (e, np.abs(w - ref_w[e]).max())
+        assert allclose(w, ref_w[e]), (e, np.abs(w - ref_w[e]).max())
         assert not unused.any()
     if reg in ("l1", "l1l2", "l1linf"):     # the regularizer did something: rows exactly 0
         w, _ = run.weights()
@@ -279,8 +276,8 @@ def test_kernel_power_t_and_initial_t(K):
         assert run.block(0, len(examples)) == len(examples)
         ref_scores, ref_w = eager_softmax(examples, bits, K, "l1l2", 0.02, eta=0.7, power_t=0.3, initial_t=2.0,
                                           adaptive=run.cfg.adaptive, normalized=run.cfg.normalized)
-        assert close(run.preds[:, 1:K + 1], np.array(ref_scores)), rule
-        assert close(run.weights()[0], ref_w[-1]), rule
+        assert allclose(run.preds[:, 1:K + 1], np.array(ref_scores)), rule
+        assert allclose(run.weights()[0], ref_w[-1]), rule
 
 
 def test_elastic_rebase_is_exact():
@@ -294,7 +291,7 @@ def test_elastic_rebase_is_exact():
     _, ref_w = eager_softmax(examples, bits, K, "elastic", 0.01, 0.5, eta=2.0, initial_t=run.cfg.initial_t)
     for e in range(len(examples)):
         run.block(e, e + 1)
-        assert close(run.weights()[0], ref_w[e]), e
+        assert allclose(run.weights()[0], ref_w[e]), e
     assert run.st[S.S_FOBOS_CUM] < 10.0      # it did rebase
 
 
@@ -336,14 +333,14 @@ def test_lazy_softmax_equals_eager(data, reg, rule, K, lam, lam2, eta):
         a = b
     ref_scores, ref_w = eager_softmax(examples, bits, K, reg, lam, lam2, eta=eta, initial_t=run.cfg.initial_t,
                                       adaptive=run.cfg.adaptive, normalized=run.cfg.normalized)
-    assert close(run.preds[:, 1:K + 1], np.array(ref_scores))
+    assert allclose(run.preds[:, 1:K + 1], np.array(ref_scores))
     w, unused = run.weights()
-    assert close(w, ref_w[-1])
+    assert allclose(w, ref_w[-1])
     assert not unused.any()
     # finalizing for real (twice) gives the same weights: the catch-up is idempotent
     softmax.finalize(run.table, run.prm, run.iprm, run.st)
     softmax.finalize(run.table, run.prm, run.iprm, run.st)
-    assert close(run.table[:, 0].reshape(-1, run.width)[:, :K], ref_w[-1])
+    assert allclose(run.table[:, 0].reshape(-1, run.width)[:, :K], ref_w[-1])
 
 
 # ----------------------------------------------------------------------------- the proxes

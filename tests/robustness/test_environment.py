@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import streamlearn
-from helpers import vw_dataset, write_lines
+from support.helpers import vw_dataset, write_lines
 
 PACKAGE = Path(streamlearn.__file__).resolve().parent
 STREAMLEARN = [sys.executable, "-m", "streamlearn"]

@@ -25,7 +25,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from helpers import cli, text_buffer
+from support.helpers import cli, text_buffer
 from streamlearn.io.blocks import FMT_LIBSVM, FMT_VW, parse_block
 from streamlearn.io.model_file import load_model
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import cli, vw_dataset, write_lines
+from support.helpers import cli, vw_dataset, write_lines
 from streamlearn.errors import ModelError, StreamlearnError
 from streamlearn.io import atomic
 from streamlearn.io.model_file import load_model, parse_model

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from helpers import cli, vw_dataset, write_lines
+from support.helpers import cli, vw_dataset, write_lines
 
 
 def test_a_fifo_as_data_is_read_once_as_a_stream(tmp_path):

@@ -1,5 +1,5 @@
 """Helpers shared by the tests: running the CLI in-process, small generated VW data, reading models
-and predictions back, and turning a VW file into the example tuples of tests/reference.py."""
+and predictions back, and turning a VW file into the example tuples of support/reference.py."""
 
 from __future__ import annotations
 
@@ -121,7 +121,7 @@ def same_model(a, b, rtol: float = 0.0, atol: float = 0.0, header: bool = True) 
 
 
 def parse_examples(path, bits: int, noconstant: bool = False) -> list[tuple]:
-    """A VW file as the example tuples of tests/reference.py: (label or None, importance, base,
+    """A VW file as the example tuples of support/reference.py: (label or None, importance, base,
     [(hashed index, value), ...]), hashed as the CLI hashes them with ``-b bits`` (default hashing)."""
     data = text_buffer(Path(path).read_bytes())
     b = parse_block(str(path), data, 1, FMT_VW, (1 << bits) - 1, noconstant, 0, HASH_MODES["strings"])

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from reference import plain_steps
+from support.reference import plain_steps
 
 
 def eager_eg(examples, dim, z, loss="squared", tau=0.5, eta=10.0, power_t=0.5, initial_t=1.0, batch=1,

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from reference import plain_steps
+from support.reference import plain_steps
 
 
 def link_inverse(theta, p):

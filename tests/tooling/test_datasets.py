@@ -7,7 +7,7 @@ import pytest
 
 from streamlearn.datasets import synthetic, write_bench_stream, write_samples
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_samples_are_generated_by_the_project(tmp_path):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from streamlearn.config import ALGO_NAMES
 
-TOOLS = Path(__file__).resolve().parent.parent / "tools"
+TOOLS = Path(__file__).resolve().parents[2] / "tools"
 
 
 def load(name):
