@@ -35,8 +35,8 @@ test: $(STAMP)
 FUZZ_SCALE ?= 20
 fuzz: $(STAMP)
 	STREAMLEARN_FUZZ_SCALE=$(FUZZ_SCALE) $(BIN)/python -m pytest -q -p no:cacheprovider --hypothesis-profile=fuzz \
-	  tests/test_fuzz.py tests/test_model_validation.py tests/test_cache_integrity.py tests/test_numbers.py \
-	  tests/test_api_inputs.py
+	  tests/robustness/test_fuzz.py tests/robustness/test_model_validation.py tests/robustness/test_cache_integrity.py \
+	  tests/robustness/test_numbers.py tests/api/test_api_inputs.py
 
 # issue 24: 10^8 generated examples through train on stdin, peak RSS every 10^7 (bench/RESULTS.md)
 soak: $(STAMP)

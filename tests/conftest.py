@@ -1,4 +1,3 @@
-import sys
 from pathlib import Path
 
 import pytest
@@ -11,7 +10,6 @@ settings.register_profile("fuzz", max_examples=1000, deadline=None, suppress_hea
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 @pytest.fixture

@@ -1,0 +1,124 @@
+"""Start-up: the command line's process exit, ``streamlearn warm-up``, and the first-use notice that
+kernels are being compiled (its logic as a unit: a real cold compile takes about 30 s)."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from streamlearn import _cache
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "data" / "samples" / "sparse.train.vw"
+
+
+def _cli(*args, env=None, input=None):
+    return subprocess.run([sys.executable, "-m", "streamlearn", *map(str, args)], capture_output=True,
+                          text=True, cwd=ROOT, env={**os.environ, **(env or {})}, input=input, timeout=600)
+
+
+def test_warm_up_exits_0_and_prints_its_lines():
+    r = _cli("warm-up")
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.splitlines()
+    assert lines[0].startswith("streamlearn warm-up: compiling every kernel once")
+    assert any(l.strip().startswith("l1ball: ") for l in lines)
+    assert lines[-1].startswith("streamlearn warm-up: done, ")
+    again = _cli("warm-up")     # idempotent: everything is cached now
+    assert again.returncode == 0 and again.stderr.splitlines()[-1].startswith(
+        "streamlearn warm-up: done, 0 kernels compiled"), again.stderr
+
+
+def test_process_exit_flushes_outputs_and_keeps_exit_codes(tmp_path):
+    """The console entry ends the process without the interpreter's teardown: outputs are complete,
+    exit codes and messages unchanged."""
+    model = tmp_path / "m.slm"
+    r = _cli("train", "-d", SAMPLE, "--quiet", "-f", model, "--readable-model", tmp_path / "m.txt")
+    assert r.returncode == 0 and r.stderr == "" and model.stat().st_size > 0
+    assert (tmp_path / "m.txt").read_text().count("\n") > 10
+    r = _cli("predict", "-d", SAMPLE, "--quiet", "-i", model)
+    n = sum(1 for line in SAMPLE.read_text().splitlines() if line.strip())
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == n
+    slow = _cli("predict", "-d", SAMPLE, "--quiet", "-i", model, env={"STREAMLEARN_SLOW_EXIT": "1"})
+    assert slow.stdout == r.stdout
+    r = _cli("predict", "-i", tmp_path / "nope.slm", "-d", SAMPLE)
+    assert r.returncode == 1 and r.stderr.startswith("Error: cannot read model")
+    r = _cli("train", "--loss", "nope")
+    assert r.returncode == 2 and "Invalid value for '--loss'" in r.stderr
+    r = _cli("--help")
+    assert r.returncode == 0 and "warm-up" in r.stdout
+
+
+def test_module_is_cold(tmp_path):
+    assert _cache.module_is_cold(str(tmp_path / "missing"), "gd.learn_block-10.py311")
+    assert _cache.module_is_cold(str(tmp_path), "gd.learn_block-10.py311")      # an empty cache dir
+    (tmp_path / "gd.other_kernel-99.py311.nbi").write_bytes(b"x")
+    (tmp_path / "gd.other_kernel-99.py311.1.nbc").write_bytes(b"x")
+    assert not _cache.module_is_cold(str(tmp_path), "gd.learn_block-10.py311")  # the module has been compiled
+    assert _cache.module_is_cold(str(tmp_path), "fobos.learn_block-10.py311")   # this one not yet
+    (tmp_path / "gdx.f-1.py311.nbi").write_bytes(b"x")
+    assert _cache.module_is_cold(str(tmp_path), "fobos.learn_block-10.py311")
+
+
+def test_first_use_notice_once_with_progress(tmp_path, monkeypatch):
+    monkeypatch.setattr(_cache, "_progress", {"announced": False, "compiled": 0, "t0": 0.0, "stream": None, "open": False})
+    monkeypatch.setattr("atexit.register", lambda fn: None)
+    out = io.StringIO()
+    warm = tmp_path / "warm"
+    warm.mkdir()
+    (warm / "gd.f-1.py311.nbi").write_bytes(b"x")
+    _cache.note_compiled(out)                                  # nothing announced: no dot
+    assert not _cache.note_miss(str(warm), "gd.g-7.py311", out)   # a miss in a warm module: silent
+    assert out.getvalue() == ""
+    assert _cache.note_miss(str(tmp_path / "cold"), "gd.g-7.py311", out)
+    assert out.getvalue() == _cache.COMPILE_NOTICE + " "
+    assert "compiling streamlearn's kernels once" in _cache.COMPILE_NOTICE
+    assert not _cache.note_miss(str(tmp_path / "cold"), "fobos.h-3.py311", out)   # once per process
+    _cache.note_compiled(out)
+    _cache.note_compiled(out)
+    _cache._finish_notice(out)
+    text = out.getvalue()
+    assert text.startswith(_cache.COMPILE_NOTICE + " ..") and text.endswith(" s\n")
+    assert " 2 kernels compiled in " in text and text.count("\n") == 1
+
+
+def test_other_output_ends_the_notice_line(monkeypatch):
+    """The CLI's stderr (LineGuard): the progress table starts on its own line after the dots."""
+    monkeypatch.setattr(_cache, "_progress", {"announced": False, "compiled": 0, "t0": 0.0, "stream": None, "open": False})
+    monkeypatch.setattr("atexit.register", lambda fn: None)
+    raw = io.StringIO()
+    err = _cache.LineGuard(raw)
+    assert _cache.note_miss("/nonexistent-cache-dir", "gd.g-7.py311", err)
+    _cache.note_compiled(err)
+    err.write("table\n")
+    _cache.note_compiled(err)
+    err.write("row\n")
+    _cache._finish_notice(err)
+    lines = raw.getvalue().splitlines()
+    assert lines[:4] == [_cache.COMPILE_NOTICE + " .", "table", ".", "row"]
+    assert lines[4].startswith("streamlearn: 2 kernels compiled in ") and len(lines) == 5
+
+
+@pytest.mark.parametrize("stream", ["__stderr__"])
+def test_notice_goes_to_the_process_stderr(stream, monkeypatch):
+    """Click's test runner swaps sys.stderr: the notice writes to the process's own stderr, so the
+    captured output of a command stays exactly as before."""
+    monkeypatch.setattr(_cache, "_progress", {"announced": False, "compiled": 0, "t0": 0.0, "stream": None, "open": False})
+    real = io.StringIO()
+    monkeypatch.setattr(sys, stream, real)
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert _cache._notice_stream() is real
+
+
+def test_kernel_loader_is_installed_once():
+    from numba.core import caching
+
+    _cache.install_kernel_loader()
+    first = caching.Cache.load_overload
+    _cache.install_kernel_loader()
+    assert caching.Cache.load_overload is first and getattr(first, "_streamlearn", False)

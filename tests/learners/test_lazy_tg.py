@@ -1,0 +1,250 @@
+"""Lazy truncated gradient and gradient descent, under every update rule, equal the eager dense
+references on random streams."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from support.reference import T1, eager_gd, eager_linear
+from streamlearn.kernels import state as S
+from streamlearn.learners.tg import finalize_tg
+from streamlearn.kernels.table import catch_up, truncate
+from support.compare import allclose
+from support.kernels import run_kernel
+from support.streams import streams
+
+LOSSES = ["squared", "logistic", "hinge", "quantile"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), loss=st.sampled_from(LOSSES),
+       g=st.sampled_from([0.0, 0.01, 0.1, 0.5]), theta=st.sampled_from([math.inf, 0.05, 0.3, 2.0]),
+       K=st.sampled_from([1, 2, 3, 7]), eta=st.sampled_from([0.05, 0.5, 2.0]),
+       power_t=st.sampled_from([0.0, 0.5, 1.0]), initial_t=st.sampled_from([0.5, 1.0, 10.0]))
+def test_lazy_tg_equals_eager(data, loss, g, theta, K, eta, power_t, initial_t):
+    bits = data.draw(st.integers(2, 5))
+    examples = data.draw(streams(bits))
+    splits = data.draw(st.lists(st.integers(0, len(examples)), max_size=3))
+    opts = dict(loss=loss, algo="tg", l1=g, threshold=theta, period=K, learning_rate=eta,
+                power_t=power_t, initial_t=initial_t, sgd=True)
+    preds, w = run_kernel(examples, bits, splits, **opts)
+    ref_preds, ref_w = eager_linear(examples, 1 << bits, loss=loss, eta=eta, power_t=power_t,
+                                    initial_t=initial_t, algo="tg", g=g, theta=theta, K=K)
+    assert allclose(preds, ref_preds), (preds, ref_preds)
+    assert allclose(w, ref_w), (w, ref_w)
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data(), loss=st.sampled_from(LOSSES), eta=st.sampled_from([0.1, 1.0, 10.0]),
+       power_t=st.sampled_from([0.0, 0.5, 0.7]), initial_t=st.sampled_from([0.0, 1.0, 3.0]))
+def test_sgd_equals_reference(data, loss, eta, power_t, initial_t):
+    bits = data.draw(st.integers(2, 6))
+    examples = data.draw(streams(bits))
+    preds, w = run_kernel(examples, bits, loss=loss, algo="sgd", learning_rate=eta,
+                          power_t=power_t, initial_t=initial_t, sgd=True)
+    ref_preds, ref_w = eager_linear(examples, 1 << bits, loss=loss, eta=eta, power_t=power_t,
+                                    initial_t=initial_t)
+    assert allclose(preds, ref_preds), (preds, ref_preds)
+    assert allclose(w, ref_w), (w, ref_w)
+
+
+def test_tg_with_zero_gravity_is_sgd():
+    rng = np.random.default_rng(0)
+    examples = [(float(rng.choice([-1, 1])), 1.0, 0.0,
+                 [(int(i), float(np.float32(v))) for i, v in zip(rng.integers(0, 64, 5), rng.normal(size=5))])
+                for _ in range(200)]
+    for rule in ({"sgd": True}, {}, {"adaptive": True}, {"normalized": True, "invariant": True}):
+        p1, w1 = run_kernel(examples, 6, loss="logistic", algo="sgd", **rule)
+        p2, w2 = run_kernel(examples, 6, loss="logistic", algo="tg", l1=0.0, **rule)
+        assert np.array_equal(p1, p2) and np.array_equal(w1, w2)
+
+
+def test_truncate_matches_paper_T1():
+    for v in [-3, -1, -0.2, 0, 0.2, 1, 3]:
+        for alpha in [0, 0.1, 0.5, 5]:
+            for theta in [0.0, 0.3, 1.5, math.inf]:
+                assert truncate(float(v), alpha, theta) == T1(float(v), alpha, theta)
+
+
+def plain_catch_up(table, i, cum, theta):
+    """catch_up of plain truncated gradient: LAST in column 1, no per-feature rate, no penalty."""
+    return catch_up(table, i, cum, theta, 1, -1, -1, -1, 0.0, True, 0.5, -1)
+
+
+def test_catch_up_is_idempotent_and_composes():
+    table = np.zeros((4, 2))
+    table[1, 0] = 0.9
+    assert plain_catch_up(table, 1, 0.25, math.inf) == pytest.approx(0.65)
+    assert plain_catch_up(table, 1, 0.25, math.inf) == pytest.approx(0.65)   # nothing owed twice
+    assert plain_catch_up(table, 1, 0.5, math.inf) == pytest.approx(0.4)     # only the difference
+    assert plain_catch_up(table, 1, 10.0, math.inf) == 0.0                    # stops at zero
+    table[2, 0] = -0.5
+    table[3, 0] = 0.9
+    prm = np.zeros(S.N_PRM)
+    iprm = np.zeros(S.N_IPRM, np.int64)
+    prm[S.P_THRESHOLD] = 0.6
+    iprm[S.I_COL_LAST] = 1
+    iprm[S.I_COL_G] = iprm[S.I_COL_N] = iprm[S.I_COL_PEN] = -1
+    prm[S.P_POWER_T] = 0.5
+    stt = np.zeros(S.N_ST)
+    stt[S.S_GRAVITY] = 0.2
+    finalize_tg(table, prm, iprm, stt)     # |w| > theta: untouched; |w| <= theta: shrunk
+    assert table[2, 0] == pytest.approx(-0.3) and table[3, 0] == 0.9
+    assert table[0, 1] == 0.0        # rows of zero weights are not written
+
+
+def test_catch_up_scales_by_the_weights_own_rate():
+    """Adaptive + normalized: the weight owes r_i = G^-1/2 / N times the released gravity."""
+    table = np.zeros((2, 4))       # W, G, N, LAST
+    table[1] = [0.9, 4.0, 2.0, 0.0]
+    assert catch_up(table, 1, 0.8, math.inf, 3, -1, 1, 2, 0.0, True, 0.5, -1) == pytest.approx(0.9 - 0.8 / 4)
+    assert table[1, 3] == 0.8
+
+
+def test_cumulative_penalty_keeps_the_raw_weight():
+    """Cumulative penalty: the raw weight stays, the penalty grows, the weight in force is the
+    raw weight shrunk by it; a weight never updated accrues nothing."""
+    table = np.zeros((3, 3))       # Z, P, LAST
+    table[1, 0] = 0.5
+    assert catch_up(table, 1, 0.2, math.inf, 2, 1, -1, -1, 0.0, True, 0.5, -1) == pytest.approx(0.3)
+    assert catch_up(table, 1, 0.9, math.inf, 2, 1, -1, -1, 0.0, True, 0.5, -1) == 0.0
+    assert table[1, 0] == 0.5 and table[1, 1] == pytest.approx(0.9)    # raw kept, penalty grown
+    table[1, 0] = 1.5                                                  # a gradient step outgrows it
+    assert catch_up(table, 1, 0.9, math.inf, 2, 1, -1, -1, 0.0, True, 0.5, -1) == pytest.approx(0.6)
+    assert catch_up(table, 2, 5.0, math.inf, 2, 1, -1, -1, 0.0, True, 0.5, -1) == 0.0
+    assert table[2, 1] == 0.0 and table[2, 2] == 5.0
+
+
+def test_cumulative_penalty_accrues_while_the_raw_weight_is_zero():
+    """A weight whose raw value is exactly 0 but which has a penalty keeps accruing it: the next step
+    must outgrow all of it (a mutant that skipped the accrual at z = 0 passed the random streams)."""
+    table = np.zeros((2, 3))       # Z, P, LAST
+    table[1] = [0.0, 0.3, 0.0]
+    assert catch_up(table, 1, 0.5, math.inf, 2, 1, -1, -1, 0.0, True, 0.5, -1) == 0.0
+    assert table[1, 1] == pytest.approx(0.8) and table[1, 2] == 0.5
+    table[1, 0] = 1.0              # a gradient step moves the raw weight
+    assert catch_up(table, 1, 0.5, math.inf, 2, 1, -1, -1, 0.0, True, 0.5, -1) == pytest.approx(0.2)
+
+
+def test_late_feature_is_not_crushed():
+    """A feature first seen after a long stream starts fresh (per-feature lazy L1)."""
+    early = [(1.0, 1.0, 0.0, [(1, 1.0)]) for _ in range(500)]
+    late = [(1.0, 1.0, 0.0, [(2, 1.0)])]
+    _, w = run_kernel(early + late, 3, loss="squared", algo="tg", l1=0.05, learning_rate=0.5, sgd=True)
+    # one step of size rate * 2 * (1 - 0) towards the label, minus at most one step of gravity
+    assert w[2] > 0.0
+
+
+RULES = [dict(adaptive=a, normalized=n, invariant=i)
+         for a in (False, True) for n in (False, True) for i in (False, True)]
+
+
+def rule_options(rule):
+    given = {k: True for k, v in rule.items() if v}
+    return given or {"sgd": True}
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), loss=st.sampled_from(LOSSES), rule=st.sampled_from(RULES),
+       eta=st.sampled_from([0.05, 0.5, 2.0]), power_t=st.sampled_from([0.5, 0.5, 0.3, 1.0]),
+       initial_t=st.sampled_from([0.0, 0.0, 1.0, 4.0]))
+def test_gd_rules_equal_eager_reference(data, loss, rule, eta, power_t, initial_t):
+    """Every combination of adaptive / normalized / invariant equals the dense step-by-step
+    transcription of VW's rule: predictions, weights and the per-feature G and N."""
+    bits = data.draw(st.integers(2, 5))
+    examples = data.draw(streams(bits))
+    splits = data.draw(st.lists(st.integers(0, len(examples)), max_size=3))
+    opts = dict(loss=loss, algo="sgd", learning_rate=eta, power_t=power_t, initial_t=initial_t,
+                **rule_options(rule))
+    preds, w, G, N = run_kernel(examples, bits, splits, full=True, **opts)
+    ref = eager_gd(examples, 1 << bits, loss=loss, eta=eta, power_t=power_t, initial_t=initial_t, **rule)
+    assert allclose(preds, ref[0]), (preds, ref[0])
+    assert allclose(w, ref[1]), (w, ref[1])
+    assert allclose(G, ref[2]) and allclose(N, ref[3])
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), loss=st.sampled_from(LOSSES), rule=st.sampled_from(RULES),
+       g=st.sampled_from([0.0, 0.01, 0.1, 0.5]), theta=st.sampled_from([math.inf, 0.05, 0.3, 2.0]),
+       K=st.sampled_from([1, 2, 3, 7]), eta=st.sampled_from([0.05, 0.5, 2.0]),
+       power_t=st.sampled_from([0.5, 0.5, 0.3]), initial_t=st.sampled_from([0.0, 0.0, 1.0, 4.0]),
+       cumulative=st.booleans())
+def test_lazy_tg_with_per_feature_rates_equals_eager(data, loss, rule, g, theta, K, eta, power_t, initial_t,
+                                                     cumulative):
+    """Lazy truncated gradient under every update rule, with and without the cumulative penalty,
+    equals regularizing every weight with its own current rate at every K-th step, to 1e-9."""
+    bits = data.draw(st.integers(2, 5))
+    examples = data.draw(streams(bits))
+    splits = data.draw(st.lists(st.integers(0, len(examples)), max_size=3))
+    if cumulative:
+        theta = math.inf               # --threshold does not apply with a cumulative penalty
+    opts = dict(loss=loss, algo="tg", l1=g, period=K, learning_rate=eta, power_t=power_t,
+                initial_t=initial_t, cumulative_penalty=cumulative, **rule_options(rule))
+    if theta != math.inf:
+        opts["threshold"] = theta
+    preds, w, G, N = run_kernel(examples, bits, splits, full=True, **opts)
+    ref = eager_gd(examples, 1 << bits, loss=loss, eta=eta, power_t=power_t, initial_t=initial_t,
+                   algo="tg", g=g, theta=theta, K=K, cumulative=cumulative, **rule)
+    assert allclose(preds, ref[0]), (preds, ref[0])
+    assert allclose(w, ref[1]), (w, ref[1])
+
+
+def test_default_tg_late_feature_is_not_crushed():
+    """With the default per-feature rates too, a feature first seen late starts fresh."""
+    early = [(1.0, 1.0, 0.0, [(1, 1.0)]) for _ in range(500)]
+    late = [(1.0, 1.0, 0.0, [(2, 1.0)])]
+    _, w = run_kernel(early + late, 3, loss="squared", algo="tg", l1=0.05)
+    assert w[2] > 0.0
+
+
+def test_catch_up_reads_the_rate_column():
+    """With a rate column the owed gravity is scaled by the stored rate (the same as G^-1/2 / N when
+    the column holds it), not recomputed."""
+    table = np.zeros((2, 5))       # W, G, N, LAST, RATE
+    table[1] = [0.9, 4.0, 2.0, 0.0, 0.25]
+    assert catch_up(table, 1, 0.8, math.inf, 3, -1, 1, 2, 0.0, True, 0.5, 4) == pytest.approx(0.9 - 0.8 / 4)
+    table[1] = [0.9, 4.0, 2.0, 0.0, 0.5]        # the column is what is read
+    assert catch_up(table, 1, 0.8, math.inf, 3, -1, 1, 2, 0.0, True, 0.5, 4) == pytest.approx(0.9 - 0.8 / 2)
+
+
+@pytest.mark.parametrize("opts", [{"algo": "tg", "l1": 1e-3}, {"algo": "tg", "l1": 1e-3, "adaptive": True},
+                                  {"algo": "sgd"}, {"algo": "tg", "l1": 1e-3, "normalized": True,
+                                                    "power_t": 0.3}])
+def test_rate_column_holds_every_used_rows_rate(tmp_path, opts):
+    """After training, the rate column of every used row equals the rate of its G and N (``rate_decay``),
+    and ``fill_rates`` (run after a model is loaded) rebuilds exactly that column."""
+    from streamlearn import learners
+    from streamlearn.config import train_config
+    from streamlearn.kernels.table import fill_rates, nonzero_rows, rate_decay
+    from streamlearn.learners import allocate_table
+    from streamlearn.stream import hashing_of, text_blocks
+    rng = np.random.default_rng(3)
+    data = tmp_path / "d.vw"
+    data.write_text("".join(f"{rng.choice([-1, 1])} |a " + " ".join(f"f{rng.integers(40)}:{rng.random():.3f}"
+                                                                      for _ in range(6)) + "\n"
+                            for _ in range(300)))
+    cfg = train_config(dict({"sources": (str(data),), "bits": 10, "loss": "logistic"}, **opts))
+    lay = learners.layout(cfg)
+    assert lay.rate >= 0
+    prm, iprm = learners.make_settings(cfg, train=True)
+    table = allocate_table(cfg.bits, lay.columns)
+    st = learners.make_state(cfg, prm)
+    ctr = learners.make_counters()
+    ctr[S.C_DUMP] = np.inf
+    for b in text_blocks((str(data),), "vw", hashing_of(cfg), 1 << 12):
+        learners.block_kernel(cfg)(b.indptr, b.idx, b.val, b.labels, b.weights, b.bases, b.feature_counts(), 0,
+                                   b.n, table, prm, iprm, st, ctr, np.empty(b.n))
+    rows = nonzero_rows(table, lay.saved)
+    assert rows.shape[0] > 20
+    g0, pt = prm[S.P_G0], prm[S.P_POWER_T]
+    for i in rows:
+        G = table[i, lay.g] + g0 if lay.g >= 0 else 0.0
+        N = table[i, lay.n] if lay.n >= 0 else 0.0
+        assert table[i, lay.rate] == rate_decay(G, N, lay.g >= 0, lay.n >= 0, pt == 0.5, pt)
+    stored = table[:, lay.rate].copy()
+    table[:, lay.rate] = 0.0
+    fill_rates(table, lay.saved, lay.g, lay.n, lay.rate, g0, pt == 0.5, pt)
+    assert np.array_equal(table[:, lay.rate], stored)

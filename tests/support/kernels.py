@@ -1,0 +1,58 @@
+"""Running a learner's compiled block kernel directly (the tests of the kernels against their
+references): the settings, state and counter arrays of a run, and one call of the kernel."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from streamlearn import learners
+from streamlearn.config import train_config
+from streamlearn.kernels import state as S
+from support.reference import to_csr
+
+
+def kernel_arrays(cfg, saved=None, train=True):
+    """(prm, iprm, st, ctr) of a run of cfg's learner, with no progress rows (the kernel never stops
+    early)."""
+    prm, iprm = learners.make_settings(cfg, train=train)
+    st = learners.make_state(cfg, prm, saved)
+    ctr = learners.make_counters()
+    ctr[S.C_DUMP] = math.inf
+    return prm, iprm, st, ctr
+
+
+def run_block(learner, indptr, idx, val, labels, weights, bases, start, end, table, prm, iprm, st, ctr,
+              preds):
+    """One call of the learner's kernel over examples start..end-1 (each example counts its CSR row
+    length of features); returns the next example."""
+    nfeat = np.diff(indptr).astype(np.int64)
+    return learner.kernel(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
+                          ctr, preds)
+
+
+def run_kernel(examples, bits, splits=(), full=False, state=False, **opts):
+    """Run the compiled learner over ``examples`` (optionally in several calls), finalize, return
+    (predictions, weights in force), or with ``full`` (predictions, weights, G, N) (zeros where
+    absent), or with ``state`` (predictions, weights, state array)."""
+    cfg = train_config(dict(opts, bits=bits, sources=("-",)))
+    learner = learners.get(cfg.algo)
+    prm, iprm, stt, ctr = kernel_arrays(cfg)
+    lay = learners.layout(cfg)
+    table = np.zeros((1 << bits, lay.columns))
+    indptr, idx, val, labels, weights, bases = to_csr(examples)
+    n = len(examples)
+    preds = np.zeros(n)
+    bounds = sorted({0, n, *[s for s in splits if 0 < s < n]})
+    for a, b in zip(bounds, bounds[1:]):
+        assert run_block(learner, indptr, idx, val, labels, weights, bases, a, b, table, prm, iprm, stt, ctr, preds) == b
+    learners.finalize(cfg, table, prm, iprm, stt)
+    weights = learners.weights_in_force(cfg, table, stt, np.arange(1 << bits))
+    if state:
+        return preds, weights, stt
+    if full:
+        zeros = np.zeros(1 << bits)
+        return (preds, weights, table[:, lay.g].copy() if lay.g >= 0 else zeros,
+                table[:, lay.n].copy() if lay.n >= 0 else zeros)
+    return preds, weights
