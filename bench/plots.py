@@ -1,4 +1,4 @@
-"""The four plots of ``streamlearn.plot`` drawn from real data, for the README (bench/plots/*.png).
+"""The four plots of ``streamlearn.plot`` drawn from real data, for the docs (docs/python.md; bench/plots/*.png).
 
 * ``progress.png``: ``train --algo tg --l1 1e-6 --loss logistic`` on RCV1 (rcv1_small.train, 1,000
   documents): the progressive average loss and the non-zero weights at every progress row

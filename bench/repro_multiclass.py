@@ -9,7 +9,7 @@
   l1/linf, trained to convergence along a path of 30 lambdas, on both stand-ins.
 
 All runs use ``streamlearn.batch`` (in-memory full and mini-batch solvers, tested against loop
-transcriptions in tests/test_batch.py) and the builders of ``streamlearn.datasets``. Every grid and
+transcriptions in tests/kernels/test_batch.py) and the builders of ``streamlearn.datasets``. Every grid and
 setting below was fixed before running; seeds are printed.
 
 Usage: ``.venv/bin/python bench/repro_multiclass.py [--quick] [--only R4,R9,R10] [--reuse]``. Writes

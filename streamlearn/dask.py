@@ -255,7 +255,7 @@ def _train_shard(shard, options: dict, model: bytes | None, window: tuple | None
             return f.read(), stats
 
 
-#: a test hook (``tests/test_dask.py``): a path set in the worker processes by ``_arm_fault``; the
+#: a test hook (``tests/api/test_dask.py``): a path set in the worker processes by ``_arm_fault``; the
 #: first task to create the file kills its worker process after it has trained its part of the shard,
 #: before it returns (a worker lost mid-round: Dask runs the task again, elsewhere)
 _FAULT = None

@@ -15,7 +15,7 @@ import pytest
 from streamlearn import config, learners
 from streamlearn.options import HEADER_ORDER, NOT_A_PARAMETER, SAME, Option
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _tool(name):

@@ -29,11 +29,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import cli, dense_rows, parse_examples, read_predictions, vw_dataset, write_lines
+from support.helpers import cli, dense_rows, parse_examples, read_predictions, vw_dataset, write_lines
 
 BITS = 10
 F = np.float32
-SUITE = Path(__file__).resolve().parents[2] / "shared" / "data" / "vw" / "suite" / "vw-test.tar.xz"
+SUITE = Path(__file__).resolve().parents[3] / "shared" / "data" / "vw" / "suite" / "vw-test.tar.xz"
 
 _libm = ctypes.CDLL(ctypes.util.find_library("m"))
 _libm.expf.restype = ctypes.c_float
