@@ -177,14 +177,14 @@ def test_real_package_kernel_change_drops_it_and_its_importers(package_copy):
     _fake_caches(pkg, kernels)
     _append(pkg / "kernels" / "table.py")
     stems = {stem for _, stem in _stems(_cache.check_cache(str(pkg)))}
-    assert {"table", "gd", "fobos"} <= stems  # gd inlines the table's catch-up; fobos calls gd
+    assert {"table", "rules", "fobos"} <= stems  # rules inlines the table's catch-up; fobos calls rules
     assert not stems & {"losses", "projection", "hashing", "parsing", "vw", "libsvm"}
 
     _fake_caches(pkg, kernels)
     _append(pkg / "hashing.py")
     stems = {stem for _, stem in _stems(_cache.check_cache(str(pkg)))}
     assert {"hashing", "vw", "libsvm"} <= stems  # the parsers inline the hash
-    assert not stems & {"table", "gd", "fobos", "losses"}
+    assert not stems & {"table", "rules", "fobos", "losses"}
 
 
 def test_check_writes_nothing_when_nothing_changed(package_copy):
