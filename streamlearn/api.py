@@ -35,9 +35,9 @@ from streamlearn.io.blocks import FMT_LIBSVM, FMT_VW, ParsedBlock, line_ends, pa
 from streamlearn.io.model_file import model_bytes, parse_model
 from streamlearn.kernels import state as S
 from streamlearn.kernels.table import nonzero_rows
-from streamlearn.model_io import model_content, model_options, restore_model
+from streamlearn.model_io import model_content, model_options
+from streamlearn.runstate import RunState
 from streamlearn.report import Reporter
-from streamlearn.learners import allocate_table
 from streamlearn.session import Run, _class_outputs
 
 
@@ -64,15 +64,10 @@ class Engine:
         if spec.batch:
             raise ValueError(f"--algo {cfg.algo} is a batch method; train it with the streamlearn CLI")
         self.cfg = cfg
-        self.prm, self.iprm = learners.make_settings(cfg, train=True, holdout=cfg.holdout)
-        self.table = allocate_table(cfg.bits, learners.layout(cfg).columns)
-        if model is not None:
-            self.st = as_value_error(restore_model, cfg, self.table, model, self.prm)
-            learners.after_load(cfg, self.table, self.prm, self.iprm, self.st)
-        else:
-            self.st = learners.make_state(cfg, self.prm)
+        state = as_value_error(RunState.start, cfg, model, train=True, holdout=cfg.holdout)
+        self.table, self.prm, self.iprm, self.st = state.table, state.prm, state.iprm, state.st
         self.run = Run(spec, self.table, self.prm, self.st, Reporter(True), cfg.link, cfg.binary, None, False,
-                       iprm=self.iprm, ctr=learners.make_counters(), kernel=learners.block_kernel(cfg),
+                       iprm=self.iprm, ctr=state.ctr, kernel=learners.block_kernel(cfg),
                        history=ProgressHistory(), cfg=cfg, **_class_outputs(cfg, spec))
         self.passes = 0
         self._predictor = self._weights = None
@@ -148,11 +143,8 @@ class Engine:
         """(one-column table of the weights in force, prm, iprm, state) for prediction."""
         if self._predictor is None:
             rows, w = self.weights()
-            table = allocate_table(self.cfg.bits, 1)
-            table[rows, 0] = w
-            st = self.st.copy()
-            prm, iprm = learners.make_settings(self.cfg, train=False, algo=learners.predictor().name)
-            self._predictor = (table, prm, iprm, st.copy())
+            state = RunState.predictor(self.cfg, rows, w, self.st)
+            self._predictor = (state.table, state.prm, state.iprm, state.st)
         return self._predictor
 
     def predict(self, block: ParsedBlock) -> np.ndarray:

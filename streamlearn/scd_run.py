@@ -12,7 +12,6 @@ in place (``\r``) below the last epoch line and erased at the end."""
 
 from __future__ import annotations
 
-import math
 import os
 import tempfile
 import time
@@ -25,10 +24,10 @@ from streamlearn.errors import OptionError
 from streamlearn.io.cache import CacheWriter, read_cache
 from streamlearn.io.reader import check_readable
 from streamlearn.io.writers import PredictionWriter
-from streamlearn.kernels import state as S
 from streamlearn.model_io import restore_model, save_outputs
 from streamlearn.report import Reporter
 from streamlearn.learners import allocate_table
+from streamlearn.runstate import RunState
 from streamlearn.session import Run, preamble
 from streamlearn.stream import hashing_of, pipelined, text_blocks
 
@@ -38,17 +37,15 @@ def train_scd(cfg: TrainConfig, model=None) -> dict:
     started = time.perf_counter()
     learner = learners.get(cfg.algo)
     hashing = hashing_of(cfg)
-    prm, iprm = learners.make_settings(cfg, train=False)
-    table = allocate_table(cfg.bits, 1)
-    st = learners.make_state(cfg, prm)
+    # coordinate descent starts from the -i model's weights (its state is the batch run's own)
+    state = RunState.fresh(cfg, train=False).quiet()
+    table, prm, iprm, st, ctr = state.table, state.prm, state.iprm, state.st, state.ctr
     init = None
     if model is not None:
         restore_model(cfg, table, model, prm)
         rows = np.flatnonzero(table[:, 0])
         init = (rows, table[rows, 0].copy())
     rep = Reporter(cfg.quiet)
-    ctr = learners.make_counters()
-    ctr[S.C_DUMP] = math.inf
     run = Run(learner, table, prm, st, rep, cfg.link, cfg.binary, None, cfg.strict, iprm=iprm, ctr=ctr)
     preamble(cfg, rep, learner, None)
 

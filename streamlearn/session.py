@@ -29,7 +29,8 @@ from streamlearn.io.shuffle import ShuffledExamples
 from streamlearn.io.writers import PredictionWriter, class_probabilities, format_class_values
 from streamlearn.kernels import multiclass
 from streamlearn.kernels import state as S
-from streamlearn.model_io import model_options, restore_model, save_outputs
+from streamlearn.model_io import model_options, save_outputs
+from streamlearn.runstate import RunState
 from streamlearn.report import Reporter, best_constant, next_dump
 from streamlearn.stream import Hashing, hashing_of, pipelined, text_blocks
 
@@ -395,13 +396,9 @@ def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
     learner = learners.get(cfg.algo)
     hashing = hashing_of(cfg)
     holdout = cfg.holdout
-    prm, iprm = learners.make_settings(cfg, train=not cfg.testonly, holdout=holdout)
-    table = allocate_table(cfg.bits, learners.layout(cfg).columns)
-    st = restore_model(cfg, table, model, prm) if model is not None else learners.make_state(cfg, prm)
-    if model is not None:
-        learners.after_load(cfg, table, prm, iprm, st)
+    state = RunState.start(cfg, model, train=not cfg.testonly, holdout=holdout)
+    table, prm, iprm, st, ctr = state.table, state.prm, state.iprm, state.st, state.ctr
     rep = Reporter(cfg.quiet)
-    ctr = learners.make_counters()
     history = ProgressHistory() if progress or cfg.plot else None
     if cfg.quiet and history is None:   # the history keeps the rows' schedule (quiet prints none)
         ctr[S.C_DUMP] = math.inf
@@ -576,14 +573,11 @@ def predict(cfg: PredictConfig) -> dict:
     # with the plain linear kernel in predict-only mode
     learner = learners.predictor()
     hashing = hashing_of(mcfg)
-    prm, iprm = learners.make_settings(mcfg, train=False, algo=learner.name)
-    table = allocate_table(mcfg.bits, 1)
-    table[index.astype(np.int64), 0] = rows[:, 0]
-    st = learners.make_state(mcfg, prm, header.get("state", {}))
-    rep = Reporter(cfg.quiet)
-    ctr = learners.make_counters()
+    state = RunState.predictor(mcfg, index, rows[:, 0], header.get("state", {}))
     if cfg.quiet:
-        ctr[S.C_DUMP] = math.inf
+        state.quiet()
+    table, prm, iprm, st, ctr = state.table, state.prm, state.iprm, state.st, state.ctr
+    rep = Reporter(cfg.quiet)
     rep.line(f"only testing\nmodel = {cfg.initial_model}")
     for path in cfg.sources:
         rep.line(f"Reading datafile = {'stdin' if path == '-' else path}")

@@ -96,6 +96,8 @@ class LearnerSpec:
     defaults: dict = field(default_factory=dict)
     finalize: Callable | None = None    # (table, prm, iprm, st): catch every weight up before saving
     after_load: Callable | None = None  # (table, prm, iprm, st): rebuild what the -i weights imply
+    #: (cfg, table, prm, iprm, st): what a new model holds before its first example, beyond zeros
+    start: Callable | None = None
     #: cfg, prm, iprm -> None: the learner's own settings (the common ones are set by the registry)
     settings: Callable | None = None
     #: (cfg, table, st, rows) -> the weights in force of the rows (after finalize)

@@ -124,6 +124,14 @@ def finalize(cfg, table, prm, iprm, st) -> None:
         spec.finalize(table, prm, iprm, st)
 
 
+def start(cfg, table, prm, iprm, st) -> None:
+    """What a new model holds before its first example, beyond zeros: the learner's own start
+    (``LearnerSpec.start``; VW's --initial_weight)."""
+    spec = get(cfg.algo)
+    if spec.start is not None:
+        spec.start(cfg, table, prm, iprm, st)
+
+
 def after_load(cfg, table, prm, iprm, st) -> None:
     """Rebuild what a learner derives from the loaded weights: the per-feature rates of a rate
     column (``streamlearn.kernels.table.fill_rates``), and the learner's own (the l1ball heap, fobos

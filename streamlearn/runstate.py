@@ -1,0 +1,73 @@
+"""One run's arrays, built in one place (issue 26): the weight table, the settings (``prm`` real,
+``iprm`` integer), the learner's state ``st`` and the counters ``ctr``
+(``streamlearn.kernels.state`` names their slots).
+
+A run starts in one of three ways, each a constructor: ``fresh`` (a new model: the learner's own
+start, ``LearnerSpec.start``, sets what a new table holds), ``restored`` (a ``-i`` model: its
+weights and state loaded, then what the learner derives from them rebuilt, ``LearnerSpec.after_load``)
+and ``predictor`` (the weights in force of a model in a one-column table, predicted with the plain
+kernel). The training session, the Python API and the batch learner build their arrays here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from streamlearn import learners
+from streamlearn.kernels import state as S
+from streamlearn.learners import allocate_table
+from streamlearn.model_io import restore_model
+
+
+@dataclass
+class RunState:
+    cfg: object
+    table: np.ndarray
+    prm: np.ndarray
+    iprm: np.ndarray
+    st: np.ndarray
+    ctr: np.ndarray = field(default_factory=learners.make_counters)
+
+    @classmethod
+    def fresh(cls, cfg, train: bool = True, holdout: int = 0) -> "RunState":
+        """A new model of the configured learner."""
+        prm, iprm = learners.make_settings(cfg, train=train, holdout=holdout)
+        table = allocate_table(cfg.bits, learners.layout(cfg).columns)
+        st = learners.make_state(cfg, prm)
+        learners.start(cfg, table, prm, iprm, st)
+        return cls(cfg, table, prm, iprm, st)
+
+    @classmethod
+    def restored(cls, cfg, model, train: bool = True, holdout: int = 0) -> "RunState":
+        """A model file's (header, index, rows) continued: its weights and per-feature state in the
+        table, its saved state in ``st``, and what the learner derives from them rebuilt."""
+        prm, iprm = learners.make_settings(cfg, train=train, holdout=holdout)
+        table = allocate_table(cfg.bits, learners.layout(cfg).columns)
+        st = restore_model(cfg, table, model, prm)
+        learners.after_load(cfg, table, prm, iprm, st)
+        return cls(cfg, table, prm, iprm, st)
+
+    @classmethod
+    def start(cls, cfg, model=None, train: bool = True, holdout: int = 0) -> "RunState":
+        """``restored`` when a model is given, else ``fresh``."""
+        if model is not None:
+            return cls.restored(cfg, model, train=train, holdout=holdout)
+        return cls.fresh(cfg, train=train, holdout=holdout)
+
+    @classmethod
+    def predictor(cls, cfg, rows, weights, state) -> "RunState":
+        """The weights in force (``weights`` of the slots ``rows``) in a one-column table, predicted
+        with the plain kernel; ``state``: a model file's saved state (a dict) or a run's ``st``."""
+        prm, iprm = learners.make_settings(cfg, train=False, algo=learners.predictor().name)
+        table = allocate_table(cfg.bits, 1)
+        table[np.asarray(rows, np.int64), 0] = weights
+        st = state.copy() if isinstance(state, np.ndarray) else learners.make_state(cfg, prm, state)
+        return cls(cfg, table, prm, iprm, st)
+
+    def quiet(self) -> "RunState":
+        """No progress rows (the counters' next row never comes)."""
+        self.ctr[S.C_DUMP] = math.inf
+        return self
