@@ -57,7 +57,7 @@ against one process, and the sync's share. On a bigger machine or a real cluster
 1,2,4,8``, or ``--scheduler tcp://host:8786`` (then k is that cluster's worker count, and the workers
 must see ``bench/out/speed/`` under the same path).
 
-Usage: ``python bench/bench_dask_speed.py [--runs 5] [--workers 1,2] [--lines 2000000]
+Usage: ``python -m bench run dask_speed [--runs 5] [--workers 1,2] [--lines 2000000]
 [--scheduler ADDRESS] [--out bench/RESULTS.md]``.
 """
 
@@ -76,11 +76,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import dask_skip, machine_facts, produced_by, read_through, say, streamlearn_base, write_section  # noqa: E402
-
-REPO = Path(__file__).resolve().parent.parent
-DATA_ROOT = REPO.parent / "shared" / "data" / "real"
+from bench.data import DATA_ROOT, read_through
+from bench.harness import REPO, Case, Context, Section, machine_facts, say, shared
+from bench.timing import dask_skip, streamlearn_base, vw_available
 SOURCE = DATA_ROOT / "imdb" / "imdb.train.vw.xz"
 WORK = REPO / "bench" / "out" / "speed"
 SEED = 20261124
@@ -89,8 +87,7 @@ BITS_BYTES = (18, 24)           # -b of the byte figures
 VW_STRIDE = 4                   # VW's default learner: weight, G, N, spare (Workspace.get_stride())
 WARM_LINES = 20_000
 OPTIONS = {"loss": "logistic", "bits": BITS}
-MARK_START = "<!-- bench_dask_speed:start -->"
-MARK_END = "<!-- bench_dask_speed:end -->"
+SECTION = Section("bench_dask_speed")
 
 
 # --------------------------------------------------------------------------- data
@@ -288,7 +285,7 @@ def render(res: dict) -> str:
     facts = res["facts"]
     single, vw, ks = res["single"], res["vw"], res["ks"]
     s_fast = fastest(single)
-    L = [MARK_START, "## Dask: speed against one process and VW (issue 16; bench/bench_dask_speed.py)", "",
+    L = [SECTION.start, "## Dask: speed against one process and VW (issue 16; bench/cases/dask_speed.py)", "",
          f"Produced by {res['produced_by']} on {res['date']} UTC; {res['secs']:.0f} s in all. "
          f"Machine: {facts['nproc']} cores ({facts['cpu']}), {facts['ram']}; Python {facts['python']}, numba "
          f"{facts['numba']}, vowpalwabbit {facts['vowpalwabbit']}, dask/distributed {res['dask_version']}, streamlearn "
@@ -414,46 +411,43 @@ def render(res: dict) -> str:
             b = res["bytes"][(bits, k)]
             L.append(f"| {bits} | {k} | {b['mean']:,.0f} / {b['max']:,} | {b['start']:,} | {vw_node_bytes(bits):,} | "
                      f"{b['max'] / vw_node_bytes(bits):.3f} |")
-    L += ["", MARK_END]
+    L += ["", SECTION.end]
     return "\n".join(L) + "\n"
 
 
 # --------------------------------------------------------------------------- main
 
 
-def parse_args(argv):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--runs", type=int, default=5, help="timed runs of each configuration (default 5)")
+def arguments(ap: argparse.ArgumentParser) -> None:
+    shared(ap, "runs", default=5, help="timed runs of each configuration (default 5)")
     ap.add_argument("--workers", default="1,2", help="the k of the LocalClusters (default 1,2)")
-    ap.add_argument("--lines", type=int, default=2_000_000, help="lines of the data file (default 2,000,000)")
+    shared(ap, "lines", default=2_000_000, help="lines of the data file (default 2,000,000)")
     ap.add_argument("--scheduler", default=None, metavar="ADDRESS",
                     help="use the Dask cluster at ADDRESS instead of LocalClusters (k = its worker count)")
-    ap.add_argument("--out", type=Path, default=None, help="write the section into this file (bench/RESULTS.md)")
-    args = ap.parse_args(argv)
+    shared(ap, "out", help="write the section into this file (bench/RESULTS.md)")
+
+
+def check(args: argparse.Namespace, ctx: Context) -> None:
     if args.runs < 1:
-        ap.error("--runs must be at least 1")
+        ctx.error("--runs must be at least 1")
     if args.lines < 1000:
-        ap.error("--lines must be at least 1000")
+        ctx.error("--lines must be at least 1000")
     try:
         args.ks = sorted({int(k) for k in args.workers.split(",")})
     except ValueError:
-        ap.error(f"--workers takes whole numbers separated by commas, not {args.workers!r}")
+        ctx.error(f"--workers takes whole numbers separated by commas, not {args.workers!r}")
     if args.ks[0] < 1:
-        ap.error("--workers must be at least 1")
-    return args
+        ctx.error("--workers must be at least 1")
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    args = parse_args(argv)
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    check(args, ctx)
     skip = dask_skip(SOURCE)
     if skip:
         print(skip)
         return 0
     import distributed
     import datetime as dt
-
-    from bench_core import vw_available
 
     started = time.time()
     load_before = "/".join(f"{x:.2f}" for x in os.getloadavg())
@@ -524,7 +518,7 @@ def main(argv: list[str] | None = None) -> int:
         for c in clusters.values():
             c.close()
 
-    res = {"facts": machine_facts(), "produced_by": produced_by(argv, "bench/bench_dask_speed.py"),
+    res = {"facts": machine_facts(), "produced_by": ctx.produced_by(),
            "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M"), "secs": time.time() - started,
            "dask_version": distributed.__version__, "dask_py_dirty": _dirty("streamlearn/dask.py"), "load_before": load_before,
            "load_after": "/".join(f"{x:.2f}" for x in os.getloadavg()), "data": data.relative_to(REPO),
@@ -537,10 +531,9 @@ def main(argv: list[str] | None = None) -> int:
     text = render(res)
     print(text)
     if args.out:
-        write_section(args.out, text, MARK_START, MARK_END)
+        SECTION.write(args.out, text)
         say(f"written to {args.out}")
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+CASE = Case("dask_speed", arguments, run, __doc__)
