@@ -6,11 +6,12 @@
 * ``kernel_time``: a learner's compiled kernel alone over blocks parsed beforehand.
 * The peers: ``streamlearn_base`` (the CLI of this environment), VW (``vw_available``, ``vw_base``,
   ``vw_test_cmd``), Dask (``dask_skip``).
-* ``grid``: the sweeps' values.
+* ``grid``, ``parse_values``, ``fmt_v``: the sweeps' values.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import shlex
 import statistics
@@ -20,8 +21,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.data import MIB, REPO
-from bench.harness import say
+from bench.data import MIB
+from bench.harness import REPO, say
+
 
 @dataclass
 class Run:
@@ -31,7 +33,6 @@ class Run:
     @property
     def rss_mib(self) -> float:
         return self.rss_kib * 1024 / MIB
-
 
 
 def run_once(cmd: list[str]) -> Run:
@@ -45,7 +46,6 @@ def run_once(cmd: list[str]) -> Run:
     if proc.returncode != 0:
         raise RuntimeError(f"exit status {proc.returncode}: {shlex.join(cmd)} (run it by hand to see its output)")
     return Run(wall, usage.ru_maxrss)
-
 
 
 def alternate(sl: list[str], vw: list[str] | None, rounds: int, label: str) -> tuple[list, list, list]:
@@ -71,7 +71,6 @@ def alternate(sl: list[str], vw: list[str] | None, rounds: int, label: str) -> t
     return runs["streamlearn"], runs["VW"], orders
 
 
-
 @dataclass
 class Summary:
     median: float
@@ -81,12 +80,10 @@ class Summary:
     rss_max: float
 
 
-
 def summarize(runs: list[Run]) -> Summary:
     walls = [r.wall for r in runs]
     rss = [r.rss_mib for r in runs]
     return Summary(statistics.median(walls), min(walls), max(walls), statistics.median(rss), max(rss))
-
 
 
 def run_timed(cmd: list[str]) -> float:
@@ -99,7 +96,6 @@ def run_timed(cmd: list[str]) -> float:
         tail = "\n".join(proc.stderr.strip().splitlines()[-10:])
         raise RuntimeError(f"exit status {proc.returncode}: {shlex.join(cmd)}\n{tail}")
     return wall
-
 
 
 def kernel_time(path: Path, bits: int, projection: str, radius: float, pretouch: bool = False,
@@ -140,15 +136,12 @@ def kernel_time(path: Path, bits: int, projection: str, radius: float, pretouch:
     return now() - start
 
 
-
 # --------------------------------------------------------------------------- peers
-
 
 
 def streamlearn_base() -> list[str]:
     script = Path(sys.executable).parent / "streamlearn"
     return [str(script)] if script.exists() else [sys.executable, "-m", "streamlearn"]
-
 
 
 def vw_available() -> bool:
@@ -159,15 +152,12 @@ def vw_available() -> bool:
     return True
 
 
-
 def vw_base() -> list[str]:
     return [sys.executable, "-m", "vowpalwabbit"]
 
 
-
 def vw_test_cmd(model: str, test: str, pred: str) -> list[str]:
     return vw_base() + ["-t", "-i", model, "-d", test, "-p", pred, "--quiet"]
-
 
 
 def dask_skip(data: Path) -> str | None:
@@ -181,12 +171,22 @@ def dask_skip(data: Path) -> str | None:
     return None
 
 
-
 # --------------------------------------------------------------------------- sweeps
-
 
 
 def grid(low_exp: int, high_exp: int, mantissas: tuple[int, ...] = (1, 3), zero: bool = True) -> tuple[float, ...]:
     """(0,) then m x 10^e for e in low_exp..high_exp and each mantissa m, up to 10^high_exp."""
     values = [float(f"{m}e{e}") for e in range(low_exp, high_exp + 1) for m in mantissas]
     return ((0.0,) if zero else ()) + tuple(v for v in values if v <= 10.0 ** high_exp)
+
+
+def parse_values(text: str) -> tuple[float, ...]:
+    """A sweep given on the command line: comma-separated values >= 0, sorted, without repeats."""
+    values = tuple(sorted({float(x) for x in text.split(",") if x.strip()}))
+    if not values or values[0] < 0:
+        raise argparse.ArgumentTypeError("a comma-separated list of values >= 0")
+    return values
+
+
+def fmt_v(v: float | str) -> str:
+    return v if isinstance(v, str) else f"{v:g}"

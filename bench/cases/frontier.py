@@ -98,7 +98,7 @@ from pathlib import Path
 
 from bench.data import DATA_ROOT, DATASETS, SHUFFLE_SEED, Dataset, prepare_test, prepare_train
 from bench.harness import REPO, Case, Context, Section, load_pickle, machine_facts, say, shared, version
-from bench.timing import grid, run_timed, streamlearn_base, vw_available, vw_base, vw_test_cmd
+from bench.timing import fmt_v, grid, parse_values, run_timed, streamlearn_base, vw_available, vw_base, vw_test_cmd
 
 DEFAULT_OUT = Path("bench/RESULTS.md")
 QUICK_OUT = Path("bench/out/RESULTS.quick.md")
@@ -226,10 +226,6 @@ class Point:
 
 
 # --------------------------------------------------------------------------- commands
-
-
-def fmt_v(v: float | str) -> str:
-    return v if isinstance(v, str) else f"{v:g}"
 
 
 def vw_train_cmd(series: Series, train: str, l1: float | str, model: str, readable: str) -> list[str]:
@@ -400,13 +396,6 @@ def run_task(task: Task, work_root: str, index: int) -> Point:
 
 
 # --------------------------------------------------------------------------- series and tasks
-
-
-def parse_values(text: str) -> tuple[float, ...]:
-    values = tuple(sorted({float(x) for x in text.split(",") if x.strip()}))
-    if not values or values[0] < 0:
-        raise argparse.ArgumentTypeError("a comma-separated list of values >= 0")
-    return values
 
 
 def grid_for(args, name: str, passes: int) -> tuple[float, ...]:

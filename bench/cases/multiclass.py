@@ -125,10 +125,11 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.data import (DATA_ROOT, MULTICLASS_DIR as PREP_DIR, TP_CLASSES, Dataset, copy_head, ensure_throughput_data,
-                        file_size, read_meta, read_through, strip_tag, write_meta)
+from bench.data import (DATA_ROOT, MULTICLASS_DIR as PREP_DIR, TP_CLASSES, Dataset, Prepared, copy_head,
+                        ensure_throughput_data, file_size, read_meta, read_through, strip_tag, write_meta)
 from bench.harness import REPO, Case, Context, Section, load_pickle, machine_facts, say, shared, version
-from bench.timing import Run, grid, run_once, run_timed, streamlearn_base, vw_available, vw_base, vw_test_cmd
+from bench.timing import (Run, fmt_v, grid, parse_values, run_once, run_timed, streamlearn_base, vw_available,
+                          vw_base, vw_test_cmd)
 
 DEFAULT_OUT = Path("bench/RESULTS.md")
 QUICK_OUT = Path("bench/out/RESULTS.quick.md")
@@ -234,12 +235,6 @@ DATASETS = (
     Dataset("reuters", "Reuters-21578 ModApte", "10 most frequent topics of the single-topic train documents",
             "reuters21578/reuters21578.modapte.train.vw.xz", "reuters21578/reuters21578.modapte.test.vw.xz"),
 )
-
-
-@dataclass
-class Prepared:
-    path: Path  # relative to REPO
-    meta: dict
 
 
 def row_width(k: int) -> int:
@@ -397,10 +392,6 @@ class Point:
     @property
     def acc(self) -> float:
         return self.correct / self.total
-
-
-def fmt_v(v: float | str) -> str:
-    return v if isinstance(v, str) else f"{v:g}"
 
 
 def train_cmd(series: Series, k: int, train: str, value: float | str, model: str, readable: str) -> list[str]:
@@ -926,13 +917,6 @@ def render(res: dict, tp: dict | None) -> str:
 
 
 # --------------------------------------------------------------------------- main
-
-
-def parse_values(text: str) -> tuple[float, ...]:
-    values = tuple(sorted({float(x) for x in text.split(",") if x.strip()}))
-    if not values or values[0] < 0:
-        raise argparse.ArgumentTypeError("a comma-separated list of values >= 0")
-    return values
 
 
 def parse_named(items: list[str], what: str, value_fn) -> dict:
