@@ -64,7 +64,6 @@ Usage: ``python -m bench run dask_speed [--runs 5] [--workers 1,2] [--lines 2000
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import re
@@ -76,7 +75,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.data import DATA_ROOT, read_through
+from bench.data import DATA_ROOT, file_size, fresh, read_through, write_meta
 from bench.harness import REPO, Case, Context, Section, machine_facts, say, shared
 from bench.timing import dask_skip, streamlearn_base, vw_available
 SOURCE = DATA_ROOT / "imdb" / "imdb.train.vw.xz"
@@ -93,24 +92,13 @@ SECTION = Section("bench_dask_speed")
 # --------------------------------------------------------------------------- data
 
 
-def _stamp(path: Path) -> Path:
-    return path.with_name(path.name + ".meta.json")
-
-
 def _fresh(paths: list[Path], want: dict) -> bool:
     """Whether every path exists with the stamp ``want`` (and the size the stamp records)."""
-    for p in paths:
-        try:
-            meta = json.loads(_stamp(p).read_text())
-        except (OSError, ValueError):
-            return False
-        if any(meta.get(k) != v for k, v in want.items()) or not p.exists() or meta.get("size") != p.stat().st_size:
-            return False
-    return True
+    return all(fresh(p, want) for p in paths)
 
 
 def _seal(path: Path, want: dict) -> None:
-    _stamp(path).write_text(json.dumps({**want, "size": path.stat().st_size}, sort_keys=True) + "\n")
+    write_meta(path, {**want, "size": file_size(path)})
 
 
 def build_data(lines: int) -> Path:
