@@ -49,7 +49,6 @@ golden: $(STAMP)
 structure:
 	python3 tools/structure.py
 
-# the benchmarks through the harness (bench/harness.py; `python -m bench list` shows the cases and suites)
 bench: $(STAMP)
 	@$(BIN)/python -c 'import matplotlib' 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python -m bench suite bench
