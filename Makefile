@@ -57,30 +57,12 @@ docs: $(STAMP)
 
 bench: $(STAMP)
 	@$(BIN)/python -c 'import matplotlib' 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[bench]'
-	$(BIN)/python bench/bench_core.py
-	$(BIN)/python bench/bench_rules.py
-	$(BIN)/python bench/frontier.py
-	$(BIN)/python bench/bench_l1ball.py
-	$(BIN)/python bench/bench_objective.py
-	$(BIN)/python bench/bench_scd.py
-	$(BIN)/python bench/bench_expansion.py
-	$(BIN)/python bench/bench_multiclass.py --second-shuffle
-	$(BIN)/python bench/bench_multiclass.py --throughput
-	$(BIN)/python bench/bench_startup.py
-	$(BIN)/python bench/bench_parse.py --out bench/RESULTS.md
-	$(BIN)/python bench/bench_table_dtype.py --out bench/RESULTS.md
-	$(BIN)/python bench/bench_targets.py --out bench/RESULTS.md
-	$(BIN)/python bench/bench_api.py --out bench/RESULTS.md
-	$(BIN)/python bench/bench_dask.py --out bench/RESULTS.md
-	$(BIN)/python bench/bench_dask_speed.py --out bench/RESULTS.md
+	$(BIN)/python -m bench suite bench
 
 # the seed papers' experiments (issue 15; bench/REPRODUCTIONS.md): longer than make bench
 repro: $(STAMP)
 	@$(BIN)/python -c 'import matplotlib, sklearn' 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[bench]'
-	$(BIN)/python bench/repro_duchi2008.py
-	$(BIN)/python bench/repro_llz2009.py
-	$(BIN)/python bench/repro_fobos_smidas.py --budget paper --magic04d-passes 25
-	$(BIN)/python bench/repro_multiclass.py
+	$(BIN)/python -m bench suite repro
 
 samples: $(STAMP)
 	$(BIN)/python -m streamlearn.datasets samples data/samples

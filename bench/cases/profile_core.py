@@ -9,7 +9,7 @@ parse runs in a thread beside the learner (``streamlearn.stream.pipelined``), so
 end-to-end time is about start-up + max(parse, learn) + the hand-over; whichever of parse and learn
 is larger is the one to work on.
 
-Usage: ``python bench/profile_core.py [--lines N] [--runs R] [--out PATH]`` (default 1,000,000 lines of
+Usage: ``python -m bench run profile_core [--lines N] [--runs R] [--out PATH]`` (default 1,000,000 lines of
 ``bench/data/bench-2m.vw``, 3 runs; results printed and, with ``--out``, written between
 ``<!-- profile_core:start -->`` and ``<!-- profile_core:end -->``).
 """
@@ -18,15 +18,16 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import (DEFAULT_SEED, REPO, copy_head, ensure_data, machine_facts, run_once,  # noqa: E402
-                        streamlearn_base, write_section)
+from bench.data import DEFAULT_SEED, copy_head, ensure_data, parse_blocks
+from bench.harness import REPO, Case, Context, Section, machine_facts, shared
+from bench.timing import run_once, streamlearn_base
+
+SECTION = Section("profile_core")
 
 #: case -> (CLI options after -d FILE -b 20 --loss logistic)
 CASES = {
@@ -36,25 +37,6 @@ CASES = {
     "-q over two namespaces, default rule": ["-q", "tc"],
     "--oaa 20 --sgd": ["--oaa", "20", "--sgd"],
 }
-
-
-def parse_blocks(path: Path, cfg):
-    """(the parsed blocks, kept as copies, and the time to parse them). The parser fills a ring of
-    reusable arrays (a block is valid until the next is asked for), so each block is copied; the
-    copies are not timed."""
-    from streamlearn.stream import hashing_of, text_blocks
-    blocks = []
-    took = 0.0
-    it = text_blocks((str(path),), cfg.format, hashing_of(cfg), cfg.block_size)
-    while True:
-        t0 = time.perf_counter()
-        b = next(it, None)
-        took += time.perf_counter() - t0
-        if b is None:
-            return blocks, took
-        blocks.append(tuple(np.array(a) for a in (b.indptr[:b.n + 1], b.idx[:b.indptr[b.n]], b.val[:b.indptr[b.n]],
-                                                  b.labels[:b.n], b.weights[:b.n], b.bases[:b.n],
-                                                  b.feature_counts()[:b.n])))
 
 
 def learn_time(cfg, blocks) -> float:
@@ -87,12 +69,13 @@ def oaa_copy(src: Path, dst: Path, k: int) -> Path:
     return dst
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--lines", type=int, default=1_000_000)
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--out", default=None)
-    args = ap.parse_args()
+def arguments(ap: argparse.ArgumentParser) -> None:
+    shared(ap, "lines", default=1_000_000)
+    shared(ap, "runs", default=3)
+    shared(ap, "out")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> None:
     from streamlearn.config import train_config
 
     full, _ = ensure_data(2_000_000, DEFAULT_SEED)
@@ -106,7 +89,7 @@ def main() -> None:
     lines = [f"- Data: the first {args.lines:,} lines of `{full}` ({mb:.0f} MB), -b 20, logistic loss; "
              f"{args.runs} runs of each measurement",
              "- Machine: " + ", ".join(f"{k} {v}" for k, v in machine_facts().items()),
-             f"- Produced by: `python bench/profile_core.py --lines {args.lines} --runs {args.runs}`", "",
+             f"- Produced by: `python -m bench run profile_core --lines {args.lines} --runs {args.runs}`", "",
              "| case | parse, 1 thread (s; MB/s) | learn only, fastest / median (s) | CLI end to end, fastest (s) "
              "| CLI start-up, 10 lines, fastest (s) |",
              "|---|---|---|---|---|"]
@@ -142,9 +125,8 @@ def main() -> None:
     text = "\n".join(lines)
     print(text)
     if args.out:
-        write_section(Path(args.out), "<!-- profile_core:start -->\n## Where the time goes (bench/profile_core.py)\n\n"
-                      + text + "\n<!-- profile_core:end -->", "<!-- profile_core:start -->", "<!-- profile_core:end -->")
+        SECTION.write(Path(args.out), SECTION.start + "\n## Where the time goes (bench/cases/profile_core.py)\n\n"
+                      + text + "\n" + SECTION.end)
 
 
-if __name__ == "__main__":
-    main()
+CASE = Case("profile_core", arguments, run, __doc__)

@@ -2,7 +2,7 @@
 
 What it measures
 ----------------
-End-to-end wall time and peak RSS of five training commands on the file of ``bench/bench_core.py``
+End-to-end wall time and peak RSS of five training commands on the file of ``bench/cases/core.py``
 (default: 2,000,000 lines from ``python -m streamlearn.datasets bench``), all with logistic loss,
 ``-b BITS`` and ``--quiet``:
 
@@ -20,7 +20,7 @@ the minimums next to them), and every raw run.
 
 How
 ---
-The timing helpers are those of ``bench/bench_core.py``: each command runs as a child process
+The timing helpers are those of ``bench/cases/core.py``: each command runs as a child process
 (``subprocess.Popen``, stdout and stderr to /dev/null, working directory the repository root); wall time
 is ``time.perf_counter()`` from just before the start of the child to just after it is reaped; peak RSS
 is ``ru_maxrss`` (KiB on Linux) from ``os.wait4`` on that child. Before anything is timed, every command
@@ -34,12 +34,12 @@ Target checked (from the project issue): throughput with ``--adaptive --normaliz
 default learner on the core benchmark file, i.e. the ratio of median wall times (1)/(4) is at most 1.3
 (same file, so the ratio of wall times is the inverse ratio of throughputs).
 
-Files: the data is that of ``bench/bench_core.py`` in ``bench/data/`` (git-ignored; generated when
+Files: the data is that of ``bench/cases/core.py`` in ``bench/data/`` (git-ignored; generated when
 missing or stale). The results go to the section between ``<!-- bench_rules:start -->`` and
 ``<!-- bench_rules:end -->`` of ``bench/RESULTS.md`` (``--quick`` writes
 ``bench/out/RESULTS.rules.quick.md`` instead); the rest of that file is left as it is.
 
-Usage: ``python bench/bench_rules.py [--lines N] [--runs R] [--bits B] [--seed S] [--quick] [--out PATH]``.
+Usage: ``python -m bench run rules [--lines N] [--runs R] [--bits B] [--seed S] [--quick] [--out PATH]``.
 """
 
 from __future__ import annotations
@@ -52,20 +52,17 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import (DATA_DIR, DEFAULT_LINES, DEFAULT_SEED, QUICK_LINES, QUICK_RUNS,  # noqa: E402
-                        STARTUP_LINES, Run, Summary, ensure_data, ensure_head, fmt_mib, fmt_s,
-                        machine_facts, met, produced_by, read_through, run_once, say, streamlearn_base,
-                        summarize, vw_available, write_section)
+from bench.data import DATA_DIR, DEFAULT_LINES, DEFAULT_SEED, STARTUP_LINES, ensure_data, ensure_head, read_through
+from bench.harness import (QUICK_LINES, QUICK_RUNS, REPO, Case, Context, Section, fmt_mib, fmt_s, machine_facts, met,
+                           say, shared)
+from bench.timing import Run, Summary, run_once, streamlearn_base, summarize, vw_available
 
-REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = Path("bench/RESULTS.md")
 QUICK_OUT = Path("bench/out/RESULTS.rules.quick.md")
 DEFAULT_RUNS = 5
 TG_L1 = 1e-6
 THROUGHPUT_RATIO_TARGET = 1.3
-MARK_START = "<!-- bench_rules:start -->"
-MARK_END = "<!-- bench_rules:end -->"
+SECTION = Section("bench_rules")
 
 
 @dataclass
@@ -200,8 +197,8 @@ def render(res: dict) -> str:
     data_meta = res["data_meta"]
     target, ok, numbers = target_verdict(res)
     lines = [
-        MARK_START,
-        "## Update rules: streamlearn `--adaptive --normalized` and the default rule vs VW (bench/bench_rules.py)",
+        SECTION.start,
+        "## Update rules: streamlearn `--adaptive --normalized` and the default rule vs VW (bench/cases/rules.py)",
         "",
         f"- Date: {res['date']} UTC",
         f"- Produced by: {res['produced_by']}",
@@ -213,7 +210,7 @@ def render(res: dict) -> str:
         f"vowpalwabbit {m['vowpalwabbit']}, streamlearn commit {m['commit']}",
         f"- Data: `{res['data']}`, {data_meta['lines']:,} lines, {data_meta['size']:,} bytes, from "
         f"`python -m streamlearn.datasets bench {res['data']} --lines {data_meta['lines']} "
-        f"--seed {data_meta['seed']}` (the file of bench/bench_core.py)",
+        f"--seed {data_meta['seed']}` (the file of bench/cases/core.py)",
         "- Method: each command is a child process (stdout and stderr to /dev/null, cwd the repository root); "
         "wall time is `time.perf_counter()` from start to reap; peak RSS is `ru_maxrss` of that child from "
         f"`os.wait4`. One untimed run of each command on the {STARTUP_LINES}-line head `{res['warm_file']}` "
@@ -250,7 +247,7 @@ def render(res: dict) -> str:
         f"- {target}: **{met(ok)}**. {numbers}.",
         *([f"- Warning: {res['changed']}"] if res["changed"] else []),
         "",
-        MARK_END,
+        SECTION.end,
     ]
     return "\n".join(lines) + "\n"
 
@@ -276,20 +273,21 @@ def print_summary(res: dict, out: Path) -> None:
 # --------------------------------------------------------------------------- main
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--lines", type=int, default=None, help=f"lines in the data file (default {DEFAULT_LINES:,}; "
+def arguments(ap: argparse.ArgumentParser) -> None:
+    shared(ap, "lines", help=f"lines in the data file (default {DEFAULT_LINES:,}; "
                     f"{QUICK_LINES:,} with --quick)")
-    ap.add_argument("--runs", type=int, default=None, help=f"rounds (default {DEFAULT_RUNS}, at least 3; "
+    shared(ap, "runs", help=f"rounds (default {DEFAULT_RUNS}, at least 3; "
                     f"{QUICK_RUNS} with --quick)")
     ap.add_argument("--bits", type=int, default=20, help="-b of every command (default 20)")
-    ap.add_argument("--seed", type=int, default=DEFAULT_SEED,
+    shared(ap, "seed", default=DEFAULT_SEED,
                     help=f"seed of the data generator (default {DEFAULT_SEED})")
-    ap.add_argument("--quick", action="store_true", help=f"smoke test: {QUICK_LINES:,} lines, {QUICK_RUNS} rounds, "
+    shared(ap, "quick", help=f"smoke test: {QUICK_LINES:,} lines, {QUICK_RUNS} rounds, "
                     f"results to {QUICK_OUT}")
-    ap.add_argument("--out", type=Path, default=None, help=f"results file (default {DEFAULT_OUT}, or {QUICK_OUT} "
+    shared(ap, "out", help=f"results file (default {DEFAULT_OUT}, or {QUICK_OUT} "
                     "with --quick)")
-    args = ap.parse_args(argv)
+
+
+def check(args: argparse.Namespace, ctx: Context) -> None:
     if args.lines is None:
         args.lines = QUICK_LINES if args.quick else DEFAULT_LINES
     if args.runs is None:
@@ -297,18 +295,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.out is None:
         args.out = REPO / (QUICK_OUT if args.quick else DEFAULT_OUT)
     if args.lines < 1000:
-        ap.error("--lines must be at least 1000")
+        ctx.error("--lines must be at least 1000")
     if args.runs < (1 if args.quick else 3):
-        ap.error("--runs must be at least 3 (at least 1 with --quick)")
+        ctx.error("--runs must be at least 3 (at least 1 with --quick)")
     if not 1 <= args.bits <= 32:
-        ap.error("--bits must be between 1 and 32")
-    return args
+        ctx.error("--bits must be between 1 and 32")
 
 
-def main(argv: list[str] | None = None) -> None:
-    raw_argv = sys.argv[1:] if argv is None else argv
-    args = parse_args(raw_argv)
-    res: dict = {"args": args, "produced_by": produced_by(raw_argv, "bench/bench_rules.py"),
+def run(args: argparse.Namespace, ctx: Context) -> None:
+    check(args, ctx)
+    res: dict = {"args": args, "produced_by": ctx.produced_by(),
                  "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S"),
                  "machine": machine_facts()}
     vw_ok = vw_available()
@@ -337,9 +333,8 @@ def main(argv: list[str] | None = None) -> None:
         f"streamlearn sources changed during the benchmark (newest: `{after[1]}` at "
         f"{dt.datetime.fromtimestamp(after[0], dt.timezone.utc):%H:%M:%S} UTC); timed runs may include numba "
         "compilation and mix two versions of the code: rerun on a quiet tree")
-    write_section(args.out, render(res), MARK_START, MARK_END)
+    SECTION.write(args.out, render(res))
     print_summary(res, args.out)
 
 
-if __name__ == "__main__":
-    main()
+CASE = Case("rules", arguments, run, __doc__)

@@ -1,6 +1,6 @@
 """Accuracy of iterative parameter mixing on Dask against one machine (issue 16's accuracy benchmark).
 
-For 20 Newsgroups (comp.* vs rest) and IMDB, the quality protocol of bench/frontier.py: shuffled,
+For 20 Newsgroups (comp.* vs rest) and IMDB, the quality protocol of bench/cases/frontier.py: shuffled,
 tag-free training files (seed ``--seed``), the test split as it is, logistic loss, ``-b 20``, test
 accuracy (raw prediction > 0 means +1) against the non-zero weights of the model file (the constant
 included, as frontier.py counts them). The training file is cut into k shards (line i goes to shard
@@ -21,7 +21,7 @@ each shard (``sync_every``, N = a shard's examples / 4, fixed before running), a
 This machine has 2 cores: k = 4 workers share them (accuracy only; the speed benchmark needs more
 cores and is not here).
 
-Usage: ``python bench/bench_dask.py [--datasets news20,imdb] [--out bench/RESULTS.md]``.
+Usage: ``python -m bench run dask [--datasets news20,imdb] [--out bench/RESULTS.md]``.
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import dask_skip, machine_facts, produced_by, say, write_section  # noqa: E402
-from frontier import DATA_ROOT, DATASETS, PREP_DIR, REPO, SHUFFLE_SEED, prepare_test, prepare_train  # noqa: E402
+from bench.data import DATA_ROOT, DATASETS, PREP_DIR, SHUFFLE_SEED, prepare_test, prepare_train
+from bench.harness import REPO, Case, Context, Section, machine_facts, say, shared
+from bench.timing import dask_skip
 
 BITS = 20
 ROUNDS = 3
@@ -45,8 +45,7 @@ VW_STRIDE = 4           # VW's default learner: weight, G, N and a spare slot pe
 SYNCS_PER_PASS = 4      # --sync-every: the shard's examples / 4 (fixed before running)
 SETTINGS = (("tg --l1 1e-4", {"algo": "tg", "l1": 1e-4}), ("tg, no L1", {"algo": "tg"}))
 SETTINGS_OPTS = dict(SETTINGS)
-MARK_START = "<!-- bench_dask:start -->"
-MARK_END = "<!-- bench_dask:end -->"
+SECTION = Section("bench_dask")
 
 
 def cli(args: list[str]) -> None:
@@ -146,11 +145,11 @@ def run_dataset(ds, seed: int, ks: tuple[int, ...], work: Path, with_sync: bool 
     return res
 
 
-def render(results: dict, argv: list[str], secs: float) -> str:
+def render(results: dict, produced_by: str, secs: float) -> str:
     facts = machine_facts()
-    L = [MARK_START, "## Dask: iterative parameter mixing against one machine (issue 16)", "",
-         f"Produced by {produced_by(argv, 'bench/bench_dask.py')}; {secs:.0f} s; {facts['nproc']} cores, load "
-         f"{facts['load']}. Logistic, `-b {BITS}`, shuffled tag-free training files (bench/frontier.py's "
+    L = [SECTION.start, "## Dask: iterative parameter mixing against one machine (issue 16)", "",
+         f"Produced by {produced_by}; {secs:.0f} s; {facts['nproc']} cores, load "
+         f"{facts['load']}. Logistic, `-b {BITS}`, shuffled tag-free training files (bench/cases/frontier.py's "
          f"protocol), shards by line i mod k, `LocalCluster(n_workers=k, threads_per_worker=1, processes=True)`. "
          "Cells: test accuracy @ non-zero weights after round p (G-weighted / uniform mixing).", ""]
     for (key, seed), res in results.items():
@@ -203,19 +202,19 @@ def render(results: dict, argv: list[str], secs: float) -> str:
         for k, rules in res["settings"][SETTINGS[0][0]]["k"].items():
             *_, sent, start = rules["weighted"][-1]
             L.append(f"| {key}, {seed} | {k} | {sent:,} | {start:,} | {sent / dense:.2f} |")
-    L += ["", MARK_END]
+    L += ["", SECTION.end]
     return "\n".join(L) + "\n"
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--datasets", default="news20,imdb")
-    ap.add_argument("--seed", type=int, default=SHUFFLE_SEED)
+    shared(ap, "seed", default=SHUFFLE_SEED)
     ap.add_argument("--seed2", type=int, default=SHUFFLE_SEED + 1, help="the second shuffle (k = 2 only)")
     ap.add_argument("--workers", default="2,4")
-    ap.add_argument("--out", type=Path, default=None, help="write the section into this file (bench/RESULTS.md)")
-    args = ap.parse_args(argv)
+    shared(ap, "out", help="write the section into this file (bench/RESULTS.md)")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
     skip = dask_skip(DATA_ROOT)
     if skip:
         print(skip)
@@ -230,12 +229,11 @@ def main(argv: list[str] | None = None) -> int:
             for seed, kk in ((args.seed, ks), (args.seed2, (2,))):
                 say(f"{key}, shuffle seed {seed} ...")
                 results[(key, seed)] = run_dataset(known[key], seed, kk, Path(tmp), with_sync=seed == args.seed)
-    text = render(results, argv, time.time() - started)
+    text = render(results, ctx.produced_by(), time.time() - started)
     print(text)
     if args.out:
-        write_section(args.out, text, MARK_START, MARK_END)
+        SECTION.write(args.out, text)
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+CASE = Case("dask", arguments, run, __doc__)

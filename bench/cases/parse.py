@@ -7,7 +7,7 @@ blocks. The thread counts alternate, R rounds, after one untimed warm-up of each
 the fastest and the median in MB/s, with the machine's facts and its load average before and after
 (the machine may be shared: compare the figures of one run only).
 
-Usage: ``python bench/bench_parse.py [--lines N] [--rounds R] [--threads 1 2] [--out bench/RESULTS.md]``
+Usage: ``python -m bench run parse [--lines N] [--rounds R] [--threads 1 2] [--out bench/RESULTS.md]``
 (defaults: 1,000,000 lines, 5 rounds, threads 1 and 2; with ``--out`` the results go between
 ``<!-- bench_parse:start -->`` and ``<!-- bench_parse:end -->``).
 """
@@ -17,16 +17,13 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import (DEFAULT_SEED, REPO, data_name, ensure_data, ensure_head, machine_facts,  # noqa: E402
-                        produced_by, read_through, write_section)
+from bench.data import DEFAULT_SEED, data_name, ensure_data, ensure_head, read_through
+from bench.harness import REPO, Case, Context, Section, machine_facts, shared
 
-MARK_START = "<!-- bench_parse:start -->"
-MARK_END = "<!-- bench_parse:end -->"
+SECTION = Section("bench_parse")
 
 
 def parse_seconds(path: Path, threads: int) -> float:
@@ -40,14 +37,14 @@ def parse_seconds(path: Path, threads: int) -> float:
     return time.perf_counter() - t0
 
 
-def main(argv: list[str] | None = None) -> None:
-    argv = sys.argv[1:] if argv is None else argv
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--lines", type=int, default=1_000_000)
+def arguments(ap: argparse.ArgumentParser) -> None:
+    shared(ap, "lines", default=1_000_000)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    ap.add_argument("--out", default=None)
-    args = ap.parse_args(argv)
+    shared(ap, "out")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> None:
 
     full, meta = ensure_data(2_000_000, DEFAULT_SEED)
     path = full if args.lines == 2_000_000 else ensure_head(
@@ -66,12 +63,12 @@ def main(argv: list[str] | None = None) -> None:
     facts = machine_facts()
     facts["load"] = f"{load_before} before, {facts['load']} after"
     base = min(times[args.threads[0]])
-    lines = ["## Parse throughput (bench/bench_parse.py)", "",
+    lines = ["## Parse throughput (bench/cases/parse.py)", "",
              f"- Data: the first {args.lines:,} lines of `{full}` ({mb:.0f} MB), -b 20, "
              f"`pipelined(text_blocks(...))` as `train` runs it with the learner idle; thread counts "
              f"alternating, {args.rounds} rounds after a warm-up",
              "- Machine: " + ", ".join(f"{k} {v}" for k, v in facts.items()),
-             f"- Produced by: {produced_by(argv, 'bench/bench_parse.py')}", "",
+             f"- Produced by: {ctx.produced_by()}", "",
              "| --threads | fastest (s) | fastest (MB/s) | median (s) | median (MB/s) | fastest vs "
              f"{args.threads[0]} thread(s) |",
              "|---|---|---|---|---|---|"]
@@ -82,8 +79,7 @@ def main(argv: list[str] | None = None) -> None:
     text = "\n".join(lines)
     print(text)
     if args.out:
-        write_section(Path(args.out), f"{MARK_START}\n{text}\n{MARK_END}", MARK_START, MARK_END)
+        SECTION.write(Path(args.out), f"{SECTION.start}\n{text}\n{SECTION.end}")
 
 
-if __name__ == "__main__":
-    main()
+CASE = Case("parse", arguments, run, __doc__)

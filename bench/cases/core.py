@@ -31,7 +31,7 @@ Files: the data lives in ``bench/data/`` (git-ignored), each generated or derive
 section between ``<!-- bench_core:start -->`` and ``<!-- bench_core:end -->`` of ``bench/RESULTS.md``
 (``--quick`` writes ``bench/out/RESULTS.quick.md`` instead); the rest of that file is left as it is.
 
-Usage: ``make bench`` or ``python bench/bench_core.py [--lines N] [--runs R] [--l1 G] [--bits B]
+Usage: ``make bench`` or ``python -m bench run core [--lines N] [--runs R] [--l1 G] [--bits B]
 [--quick] [--out PATH]``.
 """
 
@@ -39,191 +39,26 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import importlib.metadata
-import json
-import os
-import re
-import platform
 import shlex
-import statistics
-import subprocess
 import sys
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-DATA_DIR = Path("bench/data")  # relative to REPO (children run with cwd=REPO)
+from bench.data import DATA_DIR, DEFAULT_LINES, DEFAULT_SEED, STARTUP_LINES, ensure_data, ensure_head, read_through
+from bench.harness import (QUICK_LINES, QUICK_RUNS, REPO, Case, Context, Section, fmt_mib, fmt_s, machine_facts, met,
+                           say, shared)
+from bench.timing import MIB, Run, Summary, alternate, run_once, streamlearn_base, summarize, vw_available
+
+SECTION = Section("bench_core")
 DEFAULT_OUT = Path("bench/RESULTS.md")
 QUICK_OUT = Path("bench/out/RESULTS.quick.md")
-DEFAULT_LINES = 2_000_000
-DEFAULT_SEED = 20261122  # the default of `python -m streamlearn.datasets bench`
-QUICK_LINES = 50_000
-QUICK_RUNS = 3
-STARTUP_LINES = 10
 MIN_STARTUP_RUNS = 5
 WALL_RATIO_TARGET = 1.2
 STARTUP_TARGET_S = 1.0
 RSS_BASE_MIB = 150.0
 FLAT_TOLERANCE = 0.05
-MARK_START = "<!-- bench_core:start -->"
-MARK_END = "<!-- bench_core:end -->"
-MIB = 2**20
-BLOCK = 4 * MIB
 
 
-@dataclass
-class Run:
-    wall: float  # seconds
-    rss_kib: int  # ru_maxrss of the child
-
-    @property
-    def rss_mib(self) -> float:
-        return self.rss_kib * 1024 / MIB
-
-
-# --------------------------------------------------------------------------- data files
-
-
-def dask_skip(data: Path) -> str | None:
-    """Why a Dask benchmark cannot run here (Dask not installed, or its data ``data`` absent), or None."""
-    try:
-        import distributed  # noqa: F401
-    except ImportError:
-        return "skipped: Dask is not installed (pip install 'streamlearn[dask]')"
-    if not data.exists():
-        return f"skipped: {data} is absent"
-    return None
-
-
-def data_name(lines: int, seed: int) -> str:
-    """bench-2m.vw for 2,000,000 lines, bench-50k.vw for 50,000, bench-12345.vw otherwise.
-
-    A seed other than the default adds -s<seed>: bench-2m-s7.vw.
-    """
-    if lines % 1_000_000 == 0:
-        size = f"{lines // 1_000_000}m"
-    elif lines % 1_000 == 0:
-        size = f"{lines // 1_000}k"
-    else:
-        size = str(lines)
-    suffix = "" if seed == DEFAULT_SEED else f"-s{seed}"
-    return f"bench-{size}{suffix}.vw"
-
-
-def meta_path(path: Path) -> Path:
-    return path.with_name(path.name + ".meta.json")
-
-
-def read_meta(path: Path) -> dict | None:
-    try:
-        return json.loads((REPO / meta_path(path)).read_text())
-    except (OSError, ValueError):
-        return None
-
-
-def write_meta(path: Path, meta: dict) -> None:
-    target = REPO / meta_path(path)
-    tmp = target.with_name(target.name + ".tmp")
-    tmp.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, target)
-
-
-def file_size(path: Path) -> int | None:
-    try:
-        return (REPO / path).stat().st_size
-    except OSError:
-        return None
-
-
-def count_lines(path: Path) -> int:
-    n = 0
-    last = b"\n"
-    with open(REPO / path, "rb") as f:
-        while block := f.read(BLOCK):
-            n += block.count(b"\n")
-            last = block[-1:]
-    return n if last == b"\n" else n + 1
-
-
-def ensure_data(lines: int, seed: int) -> tuple[Path, dict]:
-    """The benchmark stream for (lines, seed): reused when its stamp matches, else (re)generated."""
-    path = DATA_DIR / data_name(lines, seed)
-    want = {"kind": "bench-stream", "lines": lines, "seed": seed}
-    meta = read_meta(path)
-    size = file_size(path)
-    if meta and size is not None and all(meta.get(k) == v for k, v in want.items()) and meta.get("size") == size:
-        return path, meta
-    if meta is None and size is not None and seed == DEFAULT_SEED and count_lines(path) == lines:
-        # A file built with the generator's defaults before stamps existed: adopt it.
-        meta = {**want, "size": size, "adopted": True}
-        write_meta(path, meta)
-        return path, meta
-    (REPO / DATA_DIR).mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "streamlearn.datasets", "bench", str(path),
-           "--lines", str(lines), "--seed", str(seed)]
-    say(f"generating {path} ({lines:,} lines) ...")
-    subprocess.run(cmd, cwd=REPO, check=True, stdout=subprocess.DEVNULL)
-    meta = {**want, "size": file_size(path)}
-    write_meta(path, meta)
-    return path, meta
-
-
-def copy_head(src: Path, dst: Path, lines: int) -> None:
-    """Write the first `lines` lines of src to dst (atomically)."""
-    tmp = REPO / dst.with_name(dst.name + ".part")
-    left = lines
-    with open(REPO / src, "rb") as fin, open(tmp, "wb") as fout:
-        while left > 0 and (block := fin.read(BLOCK)):
-            n = block.count(b"\n")
-            if n < left:
-                fout.write(block)
-                left -= n
-                continue
-            end = -1
-            for _ in range(left):
-                end = block.index(b"\n", end + 1)
-            fout.write(block[: end + 1])
-            left = 0
-    if left > 0:
-        tmp.unlink()
-        raise RuntimeError(f"{src} has fewer than {lines} lines")
-    os.replace(tmp, REPO / dst)
-
-
-def ensure_head(src: Path, src_meta: dict, dst: Path, lines: int) -> Path:
-    """dst = first `lines` lines of src; reused when its stamp names the same source and size."""
-    want = {"kind": "head", "lines": lines,
-            "source": {k: src_meta[k] for k in ("lines", "seed", "size")}}
-    meta = read_meta(dst)
-    size = file_size(dst)
-    if meta and size is not None and all(meta.get(k) == v for k, v in want.items()) and meta.get("size") == size:
-        return dst
-    say(f"writing {dst} (first {lines:,} lines of {src}) ...")
-    copy_head(src, dst, lines)
-    write_meta(dst, {**want, "size": file_size(dst)})
-    return dst
-
-
-def core_head(lines: int) -> Path:
-    """The core benchmark file (2,000,000 lines), or its first ``lines`` lines (``profile-N.vw``)."""
-    src, meta = ensure_data(DEFAULT_LINES, DEFAULT_SEED)
-    return src if lines >= DEFAULT_LINES else ensure_head(src, meta, src.with_name(f"profile-{lines}.vw"), lines)
-
-
-def read_through(path: Path) -> None:
-    """Read the file once so that every timed run finds it in the page cache."""
-    with open(REPO / path, "rb") as f:
-        while f.read(BLOCK):
-            pass
-
-
-# --------------------------------------------------------------------------- commands and timing
-
-
-def streamlearn_base() -> list[str]:
-    script = Path(sys.executable).parent / "streamlearn"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "streamlearn"]
+# --------------------------------------------------------------------------- commands
 
 
 def streamlearn_cmd(path: Path, l1: float, bits: int) -> list[str]:
@@ -236,134 +71,7 @@ def vw_cmd(path: Path, l1: float, bits: int) -> list[str]:
             "--l1", repr(l1), "-b", str(bits), "--quiet"]
 
 
-def run_once(cmd: list[str]) -> Run:
-    """Run cmd as a child; wall time around start..reap, peak RSS from os.wait4 on that child."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise RuntimeError(f"exit status {proc.returncode}: {shlex.join(cmd)} (run it by hand to see its output)")
-    return Run(wall, usage.ru_maxrss)
-
-
-def alternate(sl: list[str], vw: list[str] | None, rounds: int, label: str) -> tuple[list, list, list]:
-    """`rounds` rounds of streamlearn and VW; the one that goes first alternates (SL VW, VW SL, ...).
-
-    Without VW (vw None) only streamlearn runs. Returns the streamlearn runs, the VW runs and the
-    order of each round.
-    """
-    cmds = {"streamlearn": sl, "VW": vw}
-    runs: dict[str, list[Run]] = {"streamlearn": [], "VW": []}
-    orders = []
-    for i in range(rounds):
-        order = ["streamlearn", "VW"] if i % 2 == 0 else ["VW", "streamlearn"]
-        if vw is None:
-            order = ["streamlearn"]
-        parts = []
-        for tool in order:
-            run = run_once(cmds[tool])
-            runs[tool].append(run)
-            parts.append(f"{tool} {run.wall:.3f} s {run.rss_mib:.1f} MiB")
-        orders.append(" then ".join(order))
-        say(f"  {label} round {i + 1}/{rounds}: " + ", ".join(parts))
-    return runs["streamlearn"], runs["VW"], orders
-
-
-@dataclass
-class Summary:
-    median: float
-    low: float
-    high: float
-    rss_median: float
-    rss_max: float
-
-
-def summarize(runs: list[Run]) -> Summary:
-    walls = [r.wall for r in runs]
-    rss = [r.rss_mib for r in runs]
-    return Summary(statistics.median(walls), min(walls), max(walls), statistics.median(rss), max(rss))
-
-
-# --------------------------------------------------------------------------- machine facts
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def total_ram_gib() -> str:
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                return f"{int(line.split()[1]) / 2**20:.1f} GiB"
-    except (OSError, ValueError):
-        pass
-    return "unknown"
-
-
-def version(dist: str) -> str:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def git_commit() -> str:
-    def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
-    try:
-        commit = git("rev-parse", "--short", "HEAD")
-        dirty = git("status", "--porcelain", "--untracked-files=no")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return commit + ("+dirty" if dirty else "")
-
-
-def vw_available() -> bool:
-    try:
-        import vowpalwabbit  # noqa: F401
-    except Exception:  # ImportError, or a broken native library
-        return False
-    return True
-
-
-def machine_facts() -> dict:
-    return {
-        "nproc": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
-        "cpu": cpu_model(),
-        "ram": total_ram_gib(),
-        "load": "/".join(f"{x:.2f}" for x in os.getloadavg()),
-        "python": platform.python_version(),
-        "numpy": version("numpy"),
-        "numba": version("numba"),
-        "vowpalwabbit": version("vowpalwabbit"),
-        "commit": git_commit(),
-        "os": platform.platform(),
-    }
-
-
 # --------------------------------------------------------------------------- report
-
-
-def fmt_s(x: float) -> str:
-    return f"{x:.3f}"
-
-
-def fmt_mib(x: float) -> str:
-    return f"{x:.1f}"
-
-
-def met(ok: bool | None) -> str:
-    return "n/a" if ok is None else ("met" if ok else "not met")
 
 
 def evaluate(res: dict) -> list[tuple[str, bool | None, str]]:
@@ -428,8 +136,8 @@ def render(res: dict) -> str:
     ratio = "n/a" if vw is None else f"{sl.median / vw.median:.3f}"
     data_meta = res["data_meta"]
     lines = [
-        MARK_START,
-        "## Core: `streamlearn train` vs VW (bench/bench_core.py)",
+        SECTION.start,
+        "## Core: `streamlearn train` vs VW (bench/cases/core.py)",
         "",
         f"- Date: {res['date']} UTC",
         f"- Produced by: {res['produced_by']}",
@@ -482,31 +190,8 @@ def render(res: dict) -> str:
     lines += ["", f"Spread of peak RSS (max - min): {fmt_mib(max(rss) - min(rss))} MiB", "", "### Targets", ""]
     for target, ok, numbers in evaluate(res):
         lines.append(f"- {target}: **{met(ok)}**. {numbers}.")
-    lines += ["", MARK_END]
+    lines += ["", SECTION.end]
     return "\n".join(lines) + "\n"
-
-
-def write_section(out: Path, section: str, mark_start: str = MARK_START, mark_end: str = MARK_END) -> None:
-    """Replace the section of `out` between the two markers (by default bench_core's), or append it;
-    create the file if missing. Every benchmark script writes its own section this way."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    text = out.read_text() if out.exists() else "# Benchmark results\n"
-    start, end = text.find(mark_start), text.find(mark_end)
-    if start != -1 and end > start:
-        text = text[:start] + section.rstrip("\n") + text[end + len(mark_end):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, out)
-
-
-def write_titled_section(out: Path, title: str, body: str) -> None:
-    """``write_section`` of a section headed ``## title``, between markers made from the title (so one
-    script can keep several sections, e.g. a probe run before and after a change)."""
-    slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
-    start, end = f"<!-- {slug}:start -->", f"<!-- {slug}:end -->"
-    write_section(Path(out), f"{start}\n## {title}\n\n{body.rstrip()}\n{end}\n", start, end)
 
 
 def print_summary(res: dict, out: Path) -> None:
@@ -530,25 +215,17 @@ def print_summary(res: dict, out: Path) -> None:
 # --------------------------------------------------------------------------- main
 
 
-def say(msg: str) -> None:
-    print(msg, flush=True)
-
-
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--lines", type=int, default=None, help=f"lines in the data file (default {DEFAULT_LINES:,}; "
-                    f"{QUICK_LINES:,} with --quick)")
-    ap.add_argument("--runs", type=int, default=None, help="rounds of the end-to-end comparison (default 5, at "
-                    f"least 3; {QUICK_RUNS} with --quick)")
+def arguments(ap: argparse.ArgumentParser) -> None:
+    shared(ap, "lines", help=f"lines in the data file (default {DEFAULT_LINES:,}; {QUICK_LINES:,} with --quick)")
+    shared(ap, "runs", help=f"rounds of the end-to-end comparison (default 5, at least 3; {QUICK_RUNS} with --quick)")
     ap.add_argument("--l1", type=float, default=1e-6, help="--l1 of both tools (default 1e-6)")
     ap.add_argument("--bits", type=int, default=20, help="-b of both tools (default 20)")
-    ap.add_argument("--seed", type=int, default=DEFAULT_SEED,
-                    help=f"seed of the data generator (default {DEFAULT_SEED})")
-    ap.add_argument("--quick", action="store_true", help=f"smoke test: {QUICK_LINES:,} lines, {QUICK_RUNS} rounds, "
-                    f"results to {QUICK_OUT}")
-    ap.add_argument("--out", type=Path, default=None, help=f"results file (default {DEFAULT_OUT}, or {QUICK_OUT} "
-                    "with --quick)")
-    args = ap.parse_args(argv)
+    shared(ap, "seed", default=DEFAULT_SEED, help=f"seed of the data generator (default {DEFAULT_SEED})")
+    shared(ap, "quick", help=f"smoke test: {QUICK_LINES:,} lines, {QUICK_RUNS} rounds, results to {QUICK_OUT}")
+    shared(ap, "out", help=f"results file (default {DEFAULT_OUT}, or {QUICK_OUT} with --quick)")
+
+
+def check(args: argparse.Namespace, ctx: Context) -> None:
     if args.lines is None:
         args.lines = QUICK_LINES if args.quick else DEFAULT_LINES
     if args.runs is None:
@@ -556,25 +233,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.out is None:
         args.out = REPO / (QUICK_OUT if args.quick else DEFAULT_OUT)
     if args.lines < 1000:
-        ap.error("--lines must be at least 1000")
+        ctx.error("--lines must be at least 1000")
     if args.runs < (1 if args.quick else 3):
-        ap.error("--runs must be at least 3 (at least 1 with --quick)")
+        ctx.error("--runs must be at least 3 (at least 1 with --quick)")
     if not 1 <= args.bits <= 32:
-        ap.error("--bits must be between 1 and 32")
-    return args
+        ctx.error("--bits must be between 1 and 32")
 
 
-def produced_by(argv: list[str], script: str = "bench/bench_core.py") -> str:
-    cmd = f"python {script}" + (" " + shlex.join(argv) if argv else "")
-    if "MAKELEVEL" in os.environ:
-        return f"`make bench` (which runs `{cmd}`)"
-    return f"`{cmd}`"
-
-
-def main(argv: list[str] | None = None) -> None:
-    raw_argv = sys.argv[1:] if argv is None else argv
-    args = parse_args(raw_argv)
-    res: dict = {"args": args, "bits": args.bits, "produced_by": produced_by(raw_argv),
+def run(args: argparse.Namespace, ctx: Context) -> None:
+    check(args, ctx)
+    res: dict = {"args": args, "bits": args.bits, "produced_by": ctx.produced_by(),
                  "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S"),
                  "machine": machine_facts()}
     vw_ok = res["vw_ok"] = vw_available()
@@ -618,9 +286,8 @@ def main(argv: list[str] | None = None) -> None:
 
     res["rss_limit_mib"] = 16 * 2**args.bits / MIB + RSS_BASE_MIB
     res["all_sl_rss"] = [r.rss_mib for r in runs_sl + st_sl] + [r.rss_mib for _, _, r in res["prefix"]]
-    write_section(args.out, render(res))
+    SECTION.write(args.out, render(res))
     print_summary(res, args.out)
 
 
-if __name__ == "__main__":
-    main()
+CASE = Case("core", arguments, run, __doc__)

@@ -21,7 +21,7 @@
 * R14c (Big_Ads stand-in): IMDB unigrams + bigrams hashed into 2^24 (scikit-learn HashingVectorizer,
   tokens [a-z0-9]+, L2-normalised documents), dense vs TG (literal).
 
-Usage: ``python bench/repro_llz2009.py [--quick] [--no-imdb] [--only PARTS] [--out DIR]``. Writes
+Usage: ``python -m bench run repro_llz2009 [--quick] [--no-imdb] [--only PARTS] [--out DIR]``. Writes
 DIR/llz2009.md and DIR/llz2009-*.png (DIR: bench/repro). A part not run this time (--only, --no-imdb)
 keeps its section and claim rows from the report already in DIR, marked as kept. The last section is
 DIR/llz2009-discussion.txt (written by hand after a run, from its tables); ``--refresh-discussion``
@@ -39,9 +39,9 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from repro_common import Progress, machine
 
-REPO = Path(__file__).resolve().parent.parent
+from bench.harness import REPO, Case, Context, Progress, machine_line, shared
+
 SHARED = REPO.parent / "shared"
 UCI = SHARED / "data" / "real" / "uci"
 IMDB = SHARED / "data" / "real" / "imdb" / "aclImdb_labeled.tar.xz"
@@ -587,29 +587,30 @@ def counts(values) -> str:
     return ", ".join(f"{k:g}: {c}" for k, c in sorted(Counter(values).items()))
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="smaller grids and sweeps, no IMDB (development)")
+def arguments(ap: argparse.ArgumentParser) -> None:
+    shared(ap, "quick", help="smaller grids and sweeps, no IMDB (development)")
     ap.add_argument("--no-imdb", action="store_true", help="skip R14c (its section is kept from the report)")
-    ap.add_argument("--only", default=",".join(PARTS),
+    shared(ap, "only", default=",".join(PARTS),
                     help=f"comma-separated parts to run, of {','.join(PARTS)} (the others are kept)")
-    ap.add_argument("--out", default=str(OUT), help="directory of the report and plots (default bench/repro)")
+    shared(ap, "out", default=OUT, help="directory of the report and plots (default bench/repro)")
     ap.add_argument("--refresh-discussion", action="store_true",
                     help="run nothing: put DIR/llz2009-discussion.txt into the existing report's last section")
-    args = ap.parse_args(argv)
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
     if args.refresh_discussion:
         return refresh_discussion(Path(args.out))
     if not (UCI.is_dir()):
         print(f"repro_llz2009: {SHARED} not found; skipping", file=sys.stderr)
         return 0
-    argv_s = " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
-    command = f".venv/bin/python bench/repro_llz2009.py {argv_s}".strip()
+    argv_s = " ".join(shlex.quote(a) for a in ctx.argv)
+    command = f".venv/bin/python -m bench run repro_llz2009 {argv_s}".strip()
     outdir = Path(args.out)
     outdir.mkdir(parents=True, exist_ok=True)
     parts = [p.strip() for p in args.only.split(",") if p.strip()]
     bad = [p for p in parts if p not in PARTS]
     if bad:
-        ap.error(f"unknown part {bad[0]!r} (parts: {', '.join(PARTS)})")
+        ctx.error(f"unknown part {bad[0]!r} (parts: {', '.join(PARTS)})")
     names = list(SETS)
     if args.quick:
         grids = dict(lr=QUICK["lr"], g=QUICK["g"], dlr=QUICK["dlr"], drel=QUICK["drel"])
@@ -753,7 +754,7 @@ def main(argv=None) -> int:
     md = ["# Langford, Li & Zhang 2009 — truncated gradient: reproduction (issues 15, 25)\n"]
     md.append(f"Produced by `{command}` in {runtime:.0f} s ({'quick' if args.quick else 'full'} version; parts run: "
               f"{', '.join(ran) or 'none'}"
-              f"{'; kept from the previous report: ' + ', '.join(kept) if kept else ''}); machine: {machine()}. "
+              f"{'; kept from the previous report: ' + ', '.join(kept) if kept else ''}); machine: {machine_line()}. "
               f"Seeds: split {SEED}, random features {SEED + 1}, validation {SEED + 2}, IMDB validation {SEED + 3}.\n")
     md.append("Variants (issue 25: each result says which one it comes from):\n")
     md.append("* **literal** — `--algo tg --sgd`: plain SGD, rate `l/sqrt(t)` (`--power-t 0.5 --initial-t 1`), every "
@@ -884,5 +885,4 @@ def imdb_section(im) -> list[str]:
     return md
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+CASE = Case("repro_llz2009", arguments, run, __doc__)

@@ -18,8 +18,8 @@ a zero device, a closed pipe), (g) the Python API's CSR checks. Device nodes are
 ``os.mknod`` in a temporary directory (root only; the probes that need them are skipped otherwise);
 the machine's own /dev is never touched.
 
-    python bench/probe_trust.py --repo /tmp/before               # the table, on stdout
-    python bench/probe_trust.py --out bench/RESULTS.md --label "after (commit abc1234)"
+    python -m bench run probe_trust --repo /tmp/before               # the table, on stdout
+    python -m bench run probe_trust --out bench/RESULTS.md --label "after (commit abc1234)"
 
 Seeded (``--seed``); ``--trials`` scales the random probes (1 = the default sizes, about 5-10 minutes
 on two cores).
@@ -48,10 +48,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import write_titled_section  # noqa: E402
+from bench.harness import REPO as ROOT, Case, Context, shared, write_titled_section
 
-ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "samples" / "sparse.train.vw"
 COMPILING = re.compile(r"^streamlearn: (compiling|\d+ kernels? compiled)")
 OUTCOMES = ("clean", "crash", "silent", "other")
@@ -1014,24 +1012,25 @@ def details(trials, per_probe=12) -> str:
     return "\n".join(out)
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--repo", help="checkout to probe (put first on PYTHONPATH); default: the installed package")
     ap.add_argument("--python", default=sys.executable, help="the interpreter with streamlearn's dependencies")
     ap.add_argument("--probes", default="abcdefg", help="which probes (letters a-g)")
     ap.add_argument("--trials", type=int, default=1, help="scale of the random probes (1: default sizes)")
-    ap.add_argument("--seed", type=int, default=24)
-    ap.add_argument("--jobs", type=int, default=2)
+    shared(ap, "seed", default=24)
+    shared(ap, "jobs")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds before a run counts as a hang")
     ap.add_argument("--fifo-wait", type=float, default=15.0,
                     help="seconds before predict -i FIFO-without-a-writer counts as a hang (the model reader "
                          "gives up after its FIFO_WAIT, 10 s)")
     ap.add_argument("--label", default=None, help="the run's name in the report (default: the repo's commit)")
-    ap.add_argument("--out", help="also write the table into this markdown file's section "
+    shared(ap, "out", help="also write the table into this markdown file's section "
                                   "'Trust probes (issue 24): LABEL'")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     ap.add_argument("-v", "--verbose", action="store_true")
-    args = ap.parse_args(argv)
+
+
+def run(args: argparse.Namespace, ctx: Context):
     repo = Path(args.repo).resolve() if args.repo else ROOT
     if args.repo:
         args.repo = str(repo)
@@ -1052,7 +1051,7 @@ def main(argv=None):
             shutil.rmtree(probe.tmp, ignore_errors=True)
     took = time.monotonic() - t0
     which = [p for p in args.probes if p in PROBES]
-    body = (f"`python bench/probe_trust.py{' --repo ' + args.repo if args.repo else ''} --seed {args.seed} "
+    body = (f"`python -m bench run probe_trust{' --repo ' + args.repo if args.repo else ''} --seed {args.seed} "
             f"--trials {args.trials}` on {label}, {took / 60:.1f} min, {'root' if probe.root else 'not root'}.\n\n"
             + table(trials, which) + "\n\n" + details(trials)
             + ("\n" + "\n".join(f"- note: {n}" for n in probe.notes) if probe.notes else "") + "\n")
@@ -1063,5 +1062,4 @@ def main(argv=None):
     return 1 if bad else 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+CASE = Case("probe_trust", arguments, run, __doc__)

@@ -11,7 +11,7 @@ tools):
 each plain and with ``-q ut`` (the user namespace times the ~22 tokens of each line: the feature count
 doubles, 30 -> ~52 per line).
 
-Method: every command runs as a child process (bench_core.run_once: wall time from start to reap,
+Method: every command runs as a child process (bench.timing.run_once: wall time from start to reap,
 peak RSS from wait4); each tool runs once untimed as a warm-up (numba cache filled, file in the page
 cache), then ``--runs`` rounds alternate the tools, the first tool alternating from round to round.
 Reported per tool: the fastest and the median run; the ratio streamlearn / VW is judged on the
@@ -31,7 +31,7 @@ patching streamlearn's stream and session for the benchmark only.
 Results go to the section between ``<!-- bench_expansion:start -->`` and
 ``<!-- bench_expansion:end -->`` of ``bench/RESULTS.md``.
 
-Usage: ``python bench/bench_expansion.py [--lines N] [--runs R] [--baseline DIR] [--only NAME] [--where]``.
+Usage: ``python -m bench run expansion [--lines N] [--runs R] [--baseline DIR] [--only NAME] [--where]``.
 """
 
 from __future__ import annotations
@@ -43,16 +43,14 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import (  # noqa: E402
-    DEFAULT_OUT, DEFAULT_SEED, REPO, ensure_data, machine_facts, read_through, run_once, say,
-    streamlearn_base, vw_available, write_section,
-)
+from bench.data import DEFAULT_SEED, ensure_data, read_through
+from bench.harness import REPO, Case, Context, Section, machine_facts, say, shared
+from bench.timing import run_once, streamlearn_base, vw_available, vw_base
 
-MARK_START = "<!-- bench_expansion:start -->"
-MARK_END = "<!-- bench_expansion:end -->"
-WHERE_START = "<!-- bench_expansion_where:start -->"
-WHERE_END = "<!-- bench_expansion_where:end -->"
+DEFAULT_OUT = Path("bench/RESULTS.md")
+
+SECTION = Section("bench_expansion")
+WHERE = Section("bench_expansion_where")
 BITS = 20
 L1 = 1e-7
 Q = "ut"
@@ -70,10 +68,6 @@ def configs(path: Path) -> list[tuple[str, list[str], list[str]]]:
         out.append((f"default{tag}", common_sl + ["--algo", "tg", "--l1", repr(L1)] + q,
                     common_vw + ["--l1", repr(L1)] + q))
     return out
-
-
-def vw_base() -> list[str]:
-    return [sys.executable, "-m", "vowpalwabbit"]
 
 
 def baseline_base(directory: Path) -> list[str]:
@@ -129,28 +123,29 @@ def where_runs(path: Path, runs: int) -> list[str]:
     return lines
 
 
-def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--lines", type=int, default=2_000_000)
-    ap.add_argument("--runs", type=int, default=5)
+def arguments(ap: argparse.ArgumentParser) -> None:
+    shared(ap, "lines", default=2_000_000)
+    shared(ap, "runs", default=5)
     ap.add_argument("--baseline", type=Path, default=None,
                     help="checkout of an earlier streamlearn to time on the plain configurations")
-    ap.add_argument("--only", default=None, help="run only the configurations whose name contains this")
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    shared(ap, "only", help="run only the configurations whose name contains this")
+    shared(ap, "out", default=DEFAULT_OUT)
     ap.add_argument("--where", action="store_true",
                     help="compare expansion in the parsing thread with expansion in the learner thread")
-    args = ap.parse_args(argv)
+
+
+def run(args: argparse.Namespace, ctx: Context) -> None:
     if args.where:
         path, _ = ensure_data(args.lines, DEFAULT_SEED)
         read_through(path)
         rows = where_runs(path, args.runs)
         section = "\n".join([
-            WHERE_START, "", "### Where expansion runs (in-process, no start-up)", "",
-            f"Command: `python bench/bench_expansion.py --where --lines {args.lines} --runs {args.runs}`; "
+            WHERE.start, "", "### Where expansion runs (in-process, no start-up)", "",
+            f"Command: `python -m bench run expansion --where --lines {args.lines} --runs {args.runs}`; "
             "fastest / median of the alternating runs.", "",
             "| configuration | in the parsing thread (streamlearn) | in the learner thread |",
-            "|---|---|---|", *rows, "", WHERE_END]) + "\n"
-        write_section(REPO / args.out, section, WHERE_START, WHERE_END)
+            "|---|---|---|", *rows, "", WHERE.end]) + "\n"
+        WHERE.write(REPO / args.out, section)
         say(section)
         return
     if not vw_available():
@@ -178,16 +173,16 @@ def main(argv=None) -> None:
             say(f"  {name} round {i + 1}/{args.runs}: " + ", ".join(line))
         results.append((name, tools, runs))
     section = render(results, args)
-    write_section(REPO / args.out, section, MARK_START, MARK_END)
+    SECTION.write(REPO / args.out, section)
     say(section)
 
 
 def render(results, args) -> str:
     m = machine_facts()
-    lines = [MARK_START, "", "## Feature expansion: streamlearn vs VW, like with like (issue 10)", "",
+    lines = [SECTION.start, "", "## Feature expansion: streamlearn vs VW, like with like (issue 10)", "",
              f"Run {dt.date.today().isoformat()} on {m['cpu']} ({m['nproc']} cores), Python {m['python']}, "
              f"vowpalwabbit {m['vowpalwabbit']}, streamlearn commit {m['commit']}.",
-             f"Command: `python bench/bench_expansion.py --lines {args.lines} --runs {args.runs}"
+             f"Command: `python -m bench run expansion --lines {args.lines} --runs {args.runs}"
              + (f" --baseline {args.baseline}" if args.baseline else "") + "`. "
              f"{args.runs} alternating rounds after one warm-up run of each tool; wall time of the whole "
              "process; ratio on the fastest runs.", "",
@@ -216,9 +211,8 @@ def render(results, args) -> str:
     for name, _, runs in results:
         lines.append(f"- `{name}`: " + "; ".join(
             f"{tool} " + ", ".join(f"{r.wall:.3f}" for r in rs) for tool, rs in runs.items()))
-    lines += ["", MARK_END]
+    lines += ["", SECTION.end]
     return "\n".join(lines) + "\n"
 
 
-if __name__ == "__main__":
-    main()
+CASE = Case("expansion", arguments, run, __doc__)

@@ -6,7 +6,7 @@ parsed blocks of the core benchmark file (learning alone: no parsing, no I/O, no
 is an anonymous memory map in both cases, as ``streamlearn.learners.allocate_table`` makes it. Each
 case alternates the two types, ``--runs`` times each, and reports the fastest and median.
 
-Usage: ``python bench/bench_table_dtype.py [--lines N] [--runs R] [--out bench/RESULTS.md]``
+Usage: ``python -m bench run table_dtype [--lines N] [--runs R] [--out bench/RESULTS.md]``
 (default 200,000 lines of ``bench/data/bench-2m.vw``, 5 runs; with ``--out`` the table is written
 between ``<!-- bench_table_dtype:start -->`` and ``<!-- bench_table_dtype:end -->``).
 """
@@ -16,17 +16,14 @@ from __future__ import annotations
 import argparse
 import mmap
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import core_head, machine_facts, write_section  # noqa: E402
-from profile_core import parse_blocks  # noqa: E402
+from bench.data import core_head, parse_blocks
+from bench.harness import Case, Context, Section, machine_facts, shared
 
-START, END = "<!-- bench_table_dtype:start -->", "<!-- bench_table_dtype:end -->"
+SECTION = Section("bench_table_dtype")
 
 #: case -> train options (besides -b 20 --loss logistic)
 CASES = {
@@ -65,12 +62,13 @@ def learn(cfg, blocks, dtype):
     return took, ctr[S.C_SUM_LOSS] / ctr[S.C_W_LABELED], np.concatenate(preds), table[:, 0].astype(np.float64)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--lines", type=int, default=200_000)
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--out", type=Path)
-    args = ap.parse_args()
+def arguments(ap: argparse.ArgumentParser) -> None:
+    shared(ap, "lines", default=200_000)
+    shared(ap, "runs", default=5)
+    shared(ap, "out")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> None:
     from streamlearn.config import train_config
     path = core_head(args.lines)
     facts = machine_facts()
@@ -102,10 +100,10 @@ def main() -> None:
         del blocks
     facts_end = machine_facts()["load"]
     lines = [
-        START,
-        "## Weight table: float32 against float64 (bench/bench_table_dtype.py)",
+        SECTION.start,
+        "## Weight table: float32 against float64 (bench/cases/table_dtype.py)",
         "",
-        f"- Produced by: `python bench/bench_table_dtype.py --lines {args.lines} --runs {args.runs}`",
+        f"- Produced by: `python -m bench run table_dtype --lines {args.lines} --runs {args.runs}`",
         f"- Data: the first {args.lines:,} lines of `bench/data/bench-2m.vw`, -b 20, logistic loss; learning "
         f"alone (parsed blocks in memory), the same compiled learners on a float64 and a float32 table, "
         f"alternating, {args.runs} runs each",
@@ -119,11 +117,10 @@ def main() -> None:
         "max weight diff (rel.) | non-zero weights, float64 / float32 |",
         "|---|---|---|---|---|---|---|---|---|---|",
         *rows,
-        END,
+        SECTION.end,
     ]
     if args.out:
-        write_section(args.out, "\n".join(lines) + "\n", START, END)
+        SECTION.write(args.out, "\n".join(lines) + "\n")
 
 
-if __name__ == "__main__":
-    main()
+CASE = Case("table_dtype", arguments, run, __doc__)

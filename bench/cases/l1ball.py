@@ -21,7 +21,7 @@ A second table times fobos (``--l1 1e-6``, default rule), l1ball-tree, eg and tg
 ``--l1 1e-6``) on the whole core file, each ``--rounds`` times, the order rotated every round: the
 issue asks each of the first three to stay within 1.5x of tg's wall time.
 
-Usage: ``python bench/bench_l1ball.py [--lines N] [--rounds R] [--radius Z] [--quick] [--bits 16,20,24]
+Usage: ``python -m bench run l1ball [--lines N] [--rounds R] [--radius Z] [--quick] [--bits 16,20,24]
 [--reps K] [--clock wall|cpu] [--projection-only] [--out PATH]`` (quick: fewer lines and bits, results to
 bench/out/RESULTS.l1ball.quick.md; ``--clock cpu`` times the kernel in thread CPU time, page faults
 included, which other processes on a loaded machine do not blur; ``--projection-only``: no whole-file
@@ -33,16 +33,13 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import statistics
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import (DEFAULT_LINES, DEFAULT_SEED, REPO, ensure_data, ensure_head,  # noqa: E402
-                        machine_facts, produced_by, read_through, run_once, say, streamlearn_base,
-                        write_section)
+from bench.data import DEFAULT_LINES, DEFAULT_SEED, ensure_data, ensure_head, read_through
+from bench.harness import REPO, Case, Context, Section, machine_facts, say, shared
+from bench.timing import kernel_time, run_once, streamlearn_base
 
-MARK_START = "<!-- bench_l1ball:start -->"
-MARK_END = "<!-- bench_l1ball:end -->"
+SECTION = Section("bench_l1ball")
 DEFAULT_OUT = Path("bench/RESULTS.md")
 QUICK_OUT = Path("bench/out/RESULTS.l1ball.quick.md")
 BITS = (16, 18, 20, 22, 24)
@@ -76,44 +73,6 @@ def whole_file_cmds(path: Path, radius: float) -> dict[str, list[str]]:
     }
 
 
-def kernel_time(path: Path, bits: int, projection: str, radius: float, pretouch: bool = False,
-                clock: str = "wall") -> float:
-    """Seconds the compiled learner takes over the examples of ``path`` (parsed beforehand) on a fresh
-    table: l1ball with ``projection``, or plain SGD for "none". With ``pretouch`` every page of the
-    table is written before the clock starts (no first-touch page faults: the steady state of a long
-    stream)."""
-    import time
-
-    import numpy as np
-
-    from streamlearn import learners, stream
-    from streamlearn.config import train_config
-    from streamlearn.kernels import state as S
-
-    opts = {"bits": bits, "loss": "logistic", "learning_rate": 1.0, "sources": (str(path),)}
-    opts.update({"sgd": True} if projection == "none" else {"radius": radius, "projection": projection})
-    cfg = train_config(opts)
-    hashing = stream.hashing_of(cfg)
-    fields = ("indptr", "idx", "val", "labels", "weights", "bases")
-    blocks = [tuple(getattr(b, f).copy() for f in fields) + (b.feature_counts().copy(),)
-              for b in stream.text_blocks([str(REPO / path)], "vw", hashing, cfg.block_size)]
-    learner = learners.get(cfg.algo)
-    prm, iprm = learners.make_settings(cfg, train=True)
-    st = learners.make_state(cfg, prm)
-    ctr = learners.make_counters()
-    ctr[S.C_DUMP] = float("inf")
-    table = learners.allocate_table(bits, learners.layout(cfg).columns)
-    if pretouch:
-        table[:] = 0.0
-    now = time.thread_time if clock == "cpu" else time.perf_counter
-    start = now()
-    for indptr, idx, val, labels, weights, bases, nfeat in blocks:
-        preds = np.empty(labels.shape[0])
-        learner.kernel(indptr, idx, val, labels, weights, bases, nfeat, 0, labels.shape[0], table, prm, iprm,
-                       st, ctr, preds)
-    return now() - start
-
-
 def nonzero(path: Path, bits: int, projection: str, radius: float) -> int:
     """Non-zero weights at the end (from a readable model written by one extra, untimed run)."""
     import subprocess
@@ -126,19 +85,19 @@ def nonzero(path: Path, bits: int, projection: str, radius: float) -> int:
         return int(header.split(": ")[1])
 
 
-def main(argv: list[str] | None = None) -> None:
-    raw = sys.argv[1:] if argv is None else argv
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--lines", type=int, default=None, help="lines per projection run (default 50,000)")
+def arguments(ap: argparse.ArgumentParser) -> None:
+    shared(ap, "lines", help="lines per projection run (default 50,000)")
     ap.add_argument("--rounds", type=int, default=3, help="rounds of the whole-file comparison with tg")
     ap.add_argument("--radius", type=float, default=100.0)
-    ap.add_argument("--quick", action="store_true")
+    shared(ap, "quick")
     ap.add_argument("--bits", default=None, help="comma-separated -b values (default 16,18,20,22,24)")
     ap.add_argument("--reps", type=int, default=3, help="runs of sgd and tree per -b (the median is kept)")
     ap.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     ap.add_argument("--projection-only", action="store_true", help="skip the whole-file comparison")
-    ap.add_argument("--out", default=None, help="results file (default bench/RESULTS.md)")
-    args = ap.parse_args(raw)
+    shared(ap, "out", help="results file (default bench/RESULTS.md)")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> None:
     lines = args.lines or (5_000 if args.quick else 50_000)
     bits_list = (tuple(int(b) for b in args.bits.split(",")) if args.bits
                  else QUICK_BITS if args.quick else BITS)
@@ -182,11 +141,11 @@ def main(argv: list[str] | None = None) -> None:
 
     m = machine_facts()
     text = [
-        MARK_START,
-        "## L1-ball projection: tree vs linear per example; fobos, l1ball and eg against tg (bench/bench_l1ball.py)",
+        SECTION.start,
+        "## L1-ball projection: tree vs linear per example; fobos, l1ball and eg against tg (bench/cases/l1ball.py)",
         "",
         f"- Date: {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M:%S} UTC",
-        f"- Produced by: {produced_by(raw, 'bench/bench_l1ball.py')}",
+        f"- Produced by: {ctx.produced_by()}",
         f"- Machine: nproc {m['nproc']}, CPU {m['cpu']}, load average {m['load']}; Python {m['python']}, "
         f"numba {m['numba']}, streamlearn commit {m['commit']}",
         f"- Data: the first {lines:,} lines of `{data}`; radius {args.radius:g}, `-l 1`, logistic",
@@ -233,10 +192,9 @@ def main(argv: list[str] | None = None) -> None:
         for r, order in enumerate(orders):
             text.append(f"- round {r + 1}: " + ", ".join(f"{n} {whole[n][r]:.3f}" for n in order))
         text += ["", f"Program: `{' '.join(streamlearn_base())}`"]
-    text += ["", MARK_END]
-    write_section(out, "\n".join(text) + "\n", MARK_START, MARK_END)
+    text += ["", SECTION.end]
+    SECTION.write(out, "\n".join(text) + "\n")
     say(f"results written to {out}")
 
 
-if __name__ == "__main__":
-    main()
+CASE = Case("l1ball", arguments, run, __doc__)

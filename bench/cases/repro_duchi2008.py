@@ -6,7 +6,7 @@ Claims run here: R1 (Fig. 4/5, synthetic; n = m = 800 fully, n = m = 4000 in a s
 left, RCV1 CCAT, full and 1/4 batches, L1 vs EG, z = 10 and z = 100), R3 (Fig. 6 right, batches of 1
 and 100), R5 (Fig. 8, online L1 vs EG on the unigram + bigram stream of rcv1_dev, CCAT and ECAT, with
 `train --trace`), R6 (Section 7 timing, benchmark stream and R5's bigram stream). R4 (per-class L1/EG on
-MNIST kernel features, a batch experiment) runs in bench/repro_multiclass.py. The data come from
+MNIST kernel features, a batch experiment) runs in bench/cases/repro_multiclass.py. The data come from
 streamlearn.datasets.
 
 Step sizes (R1-R3, issue 25): every method's eta0 grid is centred on 1/L, L the smoothness of the
@@ -15,7 +15,7 @@ squared loss (p - y)^2, lambda_max(X^T X)/(4m) for the logistic loss), eta0 = c/
 C_GRID (R1: C_GRID_R1); every method gets the same grid and the same schedules (R1: constant and eta0/sqrt(k); R2/R3:
 also eta0/k, the schedules the paper let EG choose from).
 
-Usage: ``.venv/bin/python bench/repro_duchi2008.py [--quick] [--only R1,R2,R5,R6] [--reuse]``. Writes
+Usage: ``.venv/bin/python -m bench run repro_duchi2008 [--quick] [--only R1,R2,R5,R6] [--reuse]``. Writes
 bench/repro/duchi2008.md and bench/repro/duchi2008-*.png (--quick: bench/out/duchi2008-quick/). Each
 part's results are saved in bench/out/duchi2008-PART.pkl; the report takes the parts not run this time
 (not in --only, or all with --reuse) from their last saved run and says so (their figures are those of
@@ -38,12 +38,13 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
-from repro_common import Progress  # noqa: E402
+from bench.data import DEFAULT_SEED, ensure_data, ensure_head  # noqa: E402
+from bench.harness import REPO, Case, Context, Progress, machine_facts, shared  # noqa: E402
+from bench.timing import kernel_time  # noqa: E402
 
 from streamlearn import batch as sbatch  # noqa: E402
 from streamlearn import datasets  # noqa: E402
 
-REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 OUT = REPO / "bench" / "repro"                 # bench/out/duchi2008-quick with --quick
 STORE = REPO / "bench" / "out"                 # saved results of each part
@@ -513,7 +514,6 @@ def projection_timings(path, tiny, lines, reps, what):
     projection at -b 16, 22, 24, median of ``reps`` runs (linear: 1), also with the table's pages
     pre-touched ("_warm"); ``tiny`` (10 lines) loads the kernels before the clock runs. Returns the
     rows, linear / tree above SGD at -b 22 and the tree's -b 24 / -b 16 growth (pre-touched)."""
-    from bench_l1ball import kernel_time
     rows = {}
     for bits in (16, 22, 24):
         row = {}
@@ -535,8 +535,6 @@ def projection_timings(path, tiny, lines, reps, what):
 
 
 def run_r6(quick, results):
-    sys.path.insert(0, str(REPO / "bench"))
-    from bench_core import DEFAULT_SEED, ensure_data, ensure_head
     lines = 5000 if quick else 20000
     data, meta = ensure_data(200_000, DEFAULT_SEED)
     head = ensure_head(data, meta, Path("bench/data") / f"bench-l1ball-{lines}.vw", lines)
@@ -661,7 +659,6 @@ def plot_r5(r):
 def run_r6_bigram(quick, results):
     """R6 on R5's bigram stream (CCAT): kernel time per example above plain SGD, linear vs tree at -b 22;
     tree at -b 24 vs -b 16 with the table's pages pre-touched (as run_r6 on the benchmark stream)."""
-    sys.path.insert(0, str(REPO / "bench"))
     path = R5_DATA / "rcv1_dev_ccat.vw"
     if not path.exists():
         r5_stream("CCAT")
@@ -715,11 +712,9 @@ def part_line(part, meta):
 
 
 def report(args, results, meta):
-    sys.path.insert(0, str(REPO / "bench"))
-    from bench_core import machine_facts
     mf = machine_facts()
-    cmd = f".venv/bin/python bench/repro_duchi2008.py{' --quick' if args.quick else ''}"
-    L = ["# Duchi, Shalev-Shwartz, Singer & Chandra 2008 — reproduction (bench/repro_duchi2008.py)", "",
+    cmd = f".venv/bin/python -m bench run repro_duchi2008{' --quick' if args.quick else ''}"
+    L = ["# Duchi, Shalev-Shwartz, Singer & Chandra 2008 — reproduction (bench/cases/repro_duchi2008.py)", "",
          f"- Command: `{cmd}` ({'quick' if args.quick else 'full'} version); parts can be run alone with "
          f"`--only R1`, `--only R2` (R2 and R3), `--only R5`, `--only R6`: each part's results are saved in "
          f"bench/out/duchi2008-PART.pkl and the report takes the parts not run from there."
@@ -765,7 +760,7 @@ def report(args, results, meta):
         L.append(f"| R3 Fig. 6 right | EG-1 time/pass <= L1-1's | EG-1 {r['eg1'] * 1e3:.2f} ms, L1-1 "
                  f"{r['l11'] * 1e3:.2f} ms per pass | {pf(r['ok'])} |")
     L.append("| R4 Fig. 7 | L1 < EG on MNIST kernel features | see [multiclass.md](multiclass.md) | "
-             "run by bench/repro_multiclass.py |")
+             "run by bench/cases/repro_multiclass.py |")
     if "R5" in results:
         for topic, t in results["R5"]["topics"].items():
             l1, eg = t["runs"]["l1ball"], t["runs"]["eg"]
@@ -804,7 +799,7 @@ def report(args, results, meta):
     if "R6" in results:
         r = results["R6"]
         L += ["", "## R6 — Section 7 timing", "",
-              f"Kernel time per example (`bench_l1ball.kernel_time`, in-process, parsed beforehand), first "
+              f"Kernel time per example (`bench.timing.kernel_time`, in-process, parsed beforehand), first "
               f"{r['lines']:,} lines of `{r['data']}`, logistic, radius 100, `-l 1`; median of 3 (linear: 1).", "",
               *r6_table(r["rows"])]
         L += ["", f"Projection cost above plain SGD at -b 22: linear / tree = {r['ratio']:.1f}x (paper: 15x). "
@@ -819,7 +814,7 @@ def report(args, results, meta):
     if "R5" in results:
         L += r5_report(results["R5"])
     L += ["", "## R4", "", "- R4 (Fig. 7, per-class L1 ball and EG on MNIST kernel features) is a batch "
-          "experiment on `streamlearn.batch`: bench/repro_multiclass.py, report [multiclass.md](multiclass.md).", "",
+          "experiment on `streamlearn.batch`: bench/cases/repro_multiclass.py, report [multiclass.md](multiclass.md).", "",
           "## What did not reproduce, and why", "", results.get("notes", "(see the table)"), ""]
     L += reasons(results)
     OUT.mkdir(parents=True, exist_ok=True)
@@ -1080,19 +1075,17 @@ PARTS = (("R1", (run_r1,), ("R1",)), ("R2", (run_r2_r3,), ("R2", "R3")), ("R5", 
          ("R6", (run_r6, run_r6_bigram), ("R6", "R6b")))
 
 
-def main():
-    global OUT
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", default="R1,R2,R5,R6", help="comma-separated parts (R2 includes R3, R6 both streams)")
+def arguments(ap: argparse.ArgumentParser) -> None:
+    shared(ap, "quick")
+    shared(ap, "only", default="R1,R2,R5,R6", help="comma-separated parts (R2 includes R3, R6 both streams)")
     ap.add_argument("--reuse", action="store_true", help="run nothing: rewrite the report from the saved results")
-    args = ap.parse_args()
+
+
+def run(args: argparse.Namespace, ctx: Context):
+    global OUT
     if not SHARED.is_dir():
         print(f"skipped: {SHARED} is absent (the reproductions need ../shared/data)")
         return 0
-    sys.path.insert(0, str(REPO))
-    sys.path.insert(0, str(REPO / "bench"))
-    from bench_core import machine_facts
     os.chdir(REPO)
     if args.quick:
         OUT = STORE / "duchi2008-quick"
@@ -1133,7 +1126,7 @@ def main():
         print(f"R3: EG-1 {r['eg1'] * 1e3:.2f} ms/pass vs L1-1 {r['l11'] * 1e3:.2f} ms/pass (paper: EG faster on "
               f"very sparse gradients) -> {pf(r['ok'])}; gaps " +
               ", ".join(f"{k} {c['gap'][-1]:.3g}" for k, c in r["cur"].items()))
-    print("R4: run by bench/repro_multiclass.py (bench/repro/multiclass.md)")
+    print("R4: run by bench/cases/repro_multiclass.py (bench/repro/multiclass.md)")
     if "R5" in results:
         for topic, t in results["R5"]["topics"].items():
             l1, eg = t["runs"]["l1ball"], t["runs"]["eg"]
@@ -1156,5 +1149,4 @@ def main():
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+CASE = Case("repro_duchi2008", arguments, run, __doc__)

@@ -4,7 +4,7 @@ arrays without any check (the version-3 reader's work), in one process, alternat
 ``verify_cache`` (the start-up check of a reused cache) and the pass of ``train`` from the cache for
 scale.
 
-    python bench/bench_cache_check.py [--examples 1000000] [--dir /tmp/cachebench]
+    python -m bench run cache_check [--examples 1000000] [--dir /tmp/cachebench]
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from bench.harness import Case, Context
 
 from streamlearn.io import cache as C
 from streamlearn.io.blocks import Outputs
@@ -67,12 +69,13 @@ def checked_pass(path: str, bits: int) -> int:
     return sum(b.n for b in C.read_cache(path, "x", bits=bits))
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
+def arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--examples", type=int, default=1_000_000)
     ap.add_argument("--dir", default="/tmp/cachebench")
     ap.add_argument("--bits", type=int, default=18)
-    args = ap.parse_args()
+
+
+def run(args: argparse.Namespace, ctx: Context) -> None:
     d = Path(args.dir)
     d.mkdir(parents=True, exist_ok=True)
     text, cache = d / "d.vw", d / "d.cache"
@@ -107,5 +110,4 @@ def main() -> None:
     print(f"train from the cache (one pass, process start-up and the start-up check included): {whole:.2f} s")
 
 
-if __name__ == "__main__":
-    main()
+CASE = Case("cache_check", arguments, run, __doc__)

@@ -8,9 +8,9 @@ nothing is stored on disk. At every checkpoint the script reads ``VmRSS`` and ``
 from /proc/PID/status of the train process (the examples written so far less the pipe's and the
 reader's few buffered blocks have been read).
 
-    python bench/soak.py                        # 10^8 examples
-    python bench/soak.py --examples 10000000 --every 1000000
-    python bench/soak.py --out bench/RESULTS.md
+    python -m bench run soak                        # 10^8 examples
+    python -m bench run soak --examples 10000000 --every 1000000
+    python -m bench run soak --out bench/RESULTS.md
 
 Exit status 1 when the last RSS is more than 2% above the first (or the run fails).
 """
@@ -26,10 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import write_titled_section  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
+from bench.harness import Case, Context, shared, write_titled_section
 
 
 def make_buffer(lines: int, seed: int) -> bytes:
@@ -64,20 +61,21 @@ def memory(pid: int) -> tuple[float, float]:
     return rss, hwm
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--examples", type=int, default=10 ** 8)
     ap.add_argument("--every", type=int, default=10 ** 7, help="examples between two memory readings")
-    ap.add_argument("--lines", type=int, default=10 ** 5, help="lines of the repeated buffer")
-    ap.add_argument("--seed", type=int, default=0)
+    shared(ap, "lines", default=10 ** 5, help="lines of the repeated buffer")
+    shared(ap, "seed", default=0)
     ap.add_argument("--streamlearn", default=str(Path(sys.executable).with_name("streamlearn")),
                     help="the console script to run")
     ap.add_argument("--tolerance", type=float, default=0.02)
-    ap.add_argument("--out", help="also write the table into this markdown file's 'Soak (issue 24)' section")
+    shared(ap, "out", help="also write the table into this markdown file's 'Soak (issue 24)' section")
     ap.add_argument("train_args", nargs="*", help="extra options for train (after --)")
-    args = ap.parse_args(argv)
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
     if args.every % args.lines:
-        ap.error("--every must be a multiple of --lines")
+        ctx.error("--every must be a multiple of --lines")
     buf = make_buffer(args.lines, args.seed)
     cmd = [args.streamlearn, "train", "--quiet", *args.train_args]
     t0 = time.monotonic()
@@ -118,7 +116,7 @@ def main(argv=None) -> int:
     print("\n".join(table))
     print(verdict)
     if args.out:
-        body = (f"`python bench/soak.py --examples {args.examples} --every {args.every}"
+        body = (f"`python -m bench run soak --examples {args.examples} --every {args.every}"
                 f"{' -- ' + ' '.join(args.train_args) if args.train_args else ''}`: a generator writes a buffer "
                 f"of {args.lines:,d} varied VW lines (2 namespaces, 3-25 names from a vocabulary of 10^6, weights, "
                 f"tags) again and again to `streamlearn train --quiet` on stdin; the train process's VmRSS and "
@@ -128,5 +126,4 @@ def main(argv=None) -> int:
     return 0 if ok else 1
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+CASE = Case("soak", arguments, run, __doc__)

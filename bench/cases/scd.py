@@ -36,7 +36,7 @@ Target (issue 11): an scd objective within 1e-3 relative of liblinear's, in at m
 why a form misses it, the true curvature of the objective along each non-zero coordinate at the
 form's final weights, (1/m) sum_i q_i (1 - q_i) x_ij^2, is compared with the form's beta_j.
 
-Usage: ``python bench/bench_scd.py [--quick] [--liblinear-max-iter N ...] [--out PATH]``. Results go to
+Usage: ``python -m bench run scd [--quick] [--liblinear-max-iter N ...] [--out PATH]``. Results go to
 the ``bench_scd`` section of bench/RESULTS.md (``--quick``: fewer epochs, bench/out/RESULTS.scd.quick.md).
 """
 
@@ -48,7 +48,6 @@ import lzma
 import os
 import re
 import subprocess
-import sys
 import tempfile
 import time
 import warnings
@@ -56,11 +55,10 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import REPO, machine_facts, produced_by, say, streamlearn_base, write_section  # noqa: E402
+from bench.harness import REPO, Case, Context, Section, machine_facts, say, shared
+from bench.timing import streamlearn_base
 
-MARK_START = "<!-- bench_scd:start -->"
-MARK_END = "<!-- bench_scd:end -->"
+SECTION = Section("bench_scd")
 DEFAULT_OUT = Path("bench/RESULTS.md")
 QUICK_OUT = Path("bench/out/RESULTS.scd.quick.md")
 DATA = Path("/work/shared/data/real/news20")
@@ -184,16 +182,16 @@ def first_within(trace: list, ref: float, rel: float):
     return None
 
 
-def main(argv: list[str] | None = None) -> None:
-    raw_argv = sys.argv[1:] if argv is None else argv
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help=f"few epochs, results to {QUICK_OUT}")
+def arguments(ap: argparse.ArgumentParser) -> None:
+    shared(ap, "quick", help=f"few epochs, results to {QUICK_OUT}")
     ap.add_argument("--liblinear-max-iter", type=int, nargs="+", default=[100, 1000],
                     help="liblinear runs: max_iter of each (default 100 -- scikit-learn's default, the target's "
                          "reference -- and 1000); the first is the target's reference")
     ap.add_argument("--liblinear-tol", type=float, default=1e-4, help="liblinear's tol (default 1e-4, sklearn's)")
-    ap.add_argument("--out", type=Path, default=None, help=f"results file (default {DEFAULT_OUT})")
-    args = ap.parse_args(raw_argv)
+    shared(ap, "out", help=f"results file (default {DEFAULT_OUT})")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> None:
     out = args.out or (QUICK_OUT if args.quick else DEFAULT_OUT)
     facts = machine_facts()
     date = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
@@ -245,8 +243,8 @@ def main(argv: list[str] | None = None) -> None:
 
     ref = lib[0]["objective"]
     best = min([r["objective"] for r in runs] + [r["objective"] for r in lib])
-    lines = [MARK_START, "## Stochastic coordinate descent against liblinear (bench_scd)", "",
-             f"Produced by {produced_by(raw_argv, 'bench/bench_scd.py')} on {date} UTC; machine: {facts['nproc']} "
+    lines = [SECTION.start, "## Stochastic coordinate descent against liblinear (bench_scd)", "",
+             f"Produced by {ctx.produced_by()} on {date} UTC; machine: {facts['nproc']} "
              f"CPUs ({facts['cpu']}), load average {facts['load']} at the start (the machine is shared: "
              f"times are wall times under that load), numpy {facts['numpy']}, numba {facts['numba']}, "
              f"scikit-learn {lib[0]['sklearn']}, commit {facts['commit']}.", "",
@@ -290,10 +288,9 @@ def main(argv: list[str] | None = None) -> None:
     for r in runs:
         lines += [f"`{r['cmd']}`", "", "| epoch | objective | gap to lowest | non-zero | s |", "|---|---|---|---|---|"]
         lines += trace_rows(r["trace"], best) + [""]
-    lines.append(MARK_END)
-    write_section(out, "\n".join(lines) + "\n", MARK_START, MARK_END)
+    lines.append(SECTION.end)
+    SECTION.write(out, "\n".join(lines) + "\n")
     say(f"results written to {out}")
 
 
-if __name__ == "__main__":
-    main()
+CASE = Case("scd", arguments, run, __doc__)

@@ -2,7 +2,7 @@
 
 Claims R7-R13 of ../shared/docs/reproductions.md. Run: R7 (FOBOS l2^2 vs Pegasos, Fig. 1), R8 (FOBOS l1
 logistic), R11 (MAGIC04S/D), R12 (RCV1 CCAT), R13 (ARCENE-like, with DETCD). R9 and R10 (FOBOS Fig. 3 and
-Table 1, batch experiments) run in bench/repro_multiclass.py.
+Table 1, batch experiments) run in bench/cases/repro_multiclass.py.
 
 Every run is a `streamlearn train ... --objective` subprocess (objective and data accesses after every pass);
 two run at a time. Grids are fixed here, before running: SMIDAS / TG use the paper's constant-eta grid
@@ -15,7 +15,7 @@ Budgets are far below the papers' (stated per claim); `--quick` shortens them fu
 the paper's 1.2e9 accesses (~2,200 passes of the ARCENE-like set, plus DETCD to the same budget) would take
 several hours on 2 cores. MAGIC04D's 208 passes alone take ~1 h of 2 cores; `--magic04d-passes N` runs fewer.
 
-Usage: python bench/repro_fobos_smidas.py [--quick | --budget paper [--magic04d-passes N]] [--only R7,R8,...] [--jobs N]
+Usage: python -m bench run repro_fobos_smidas [--quick | --budget paper [--magic04d-passes N]] [--only R7,R8,...] [--jobs N]
 (--only runs the claims named and keeps the others' sections from the results an earlier run saved.)
 Writes bench/repro/fobos_smidas.md and bench/repro/fobos_smidas-*.png.
 """
@@ -38,14 +38,14 @@ from pathlib import Path
 import warnings
 
 import numpy as np
-from repro_common import Progress
+
+from bench.harness import REPO, Case, Context, Progress, head_commit, shared
 
 from streamlearn.datasets import write_libsvm
 
 warnings.filterwarnings("ignore", category=FutureWarning)
 warnings.filterwarnings("ignore", category=UserWarning)
 
-REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 OUT = REPO / "bench" / "repro"
 DATA = REPO / "bench" / "data" / "repro_fobos_smidas"
@@ -58,7 +58,7 @@ R7_PASSES = 10
 SEED_R8 = 20090101          # synthetic(1000, 400, flip=0.1)
 SEED_SHUFFLE = 1            # --random-seed of every streamlearn run
 SEED_ARCENE = 20030601      # ARCENE-like stand-in
-SEED_MAGIC = 20091109       # MAGIC04S (seed) / MAGIC04D (seed + 1): bench_objective.py's
+SEED_MAGIC = 20091109       # MAGIC04S (seed) / MAGIC04D (seed + 1): bench/cases/objective.py's
 PAPER_GRID = tuple(m * 10.0 ** k for k in range(-6, 0) for m in (1, 3)) + (0.1,)
 PAPER_GRID = tuple(sorted(set(round(e, 12) for e in PAPER_GRID if e <= 0.1 + 1e-12)))
 EXT_GRID = (0.3, 1.0)
@@ -83,7 +83,7 @@ def show(cmd: list[str]) -> str:
 
 
 class Runner:
-    """Runs commands two at a time, with a ``repro_common.Progress`` per group (a bar with the ETA on a
+    """Runs commands two at a time, with a ``bench.harness.Progress`` per group (a bar with the ETA on a
     terminal, else a line per finished run)."""
 
     def __init__(self, workers: int = 2):
@@ -185,7 +185,7 @@ def build_rcv1():
 
 
 def build_magic(kind: str) -> Path:
-    """MAGIC04S/D (streamlearn.datasets.magic04), the file bench/bench_objective.py also uses."""
+    """MAGIC04S/D (streamlearn.datasets.magic04), the file bench/cases/objective.py also uses."""
     from streamlearn import datasets
     path = REPO / "bench" / "data" / f"magic04{kind}.libsvm"
     if not path.exists():
@@ -714,12 +714,12 @@ def report(args, raw, results, elapsed):
     def produced(cid):
         mt = meta[cid]
         argv = list(mt["argv"])
-        return (f"`python bench/repro_fobos_smidas.py{' ' + ' '.join(argv) if argv else ''}` on {mt['date']}, "
+        return (f"`python -m bench run repro_fobos_smidas{' ' + ' '.join(argv) if argv else ''}` on {mt['date']}, "
                 f"commit {mt['commit']}, {mt['elapsed']:.0f} s with {mt.get('jobs', 2)} run(s) at a time, "
                 f"load at the end {mt.get('load', '?')}")
     L += ["# Reproduction: FOBOS (Duchi & Singer 2009) and SCD / SMIDAS (Shalev-Shwartz & Tewari 2009)", "",
           f"- Report written: {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC by "
-          f"`python bench/repro_fobos_smidas.py{' ' + ' '.join(raw) if raw else ''}` ({'quick' if args.quick else 'full'} version); "
+          f"`python -m bench run repro_fobos_smidas{' ' + ' '.join(raw) if raw else ''}` ({'quick' if args.quick else 'full'} version); "
           f"{os.cpu_count()} cores, Python {platform.python_version()}. Each claim's section comes from the run named here "
           f"(an `--only` run keeps the other claims' saved results, bench/out/repro_fobos_smidas_results.pkl):"]
     for cid in ("R7", "R8", "R11", "R12", "R13"):
@@ -780,9 +780,9 @@ def report(args, raw, results, elapsed):
         L.append("| R13 DETCD | DETCD slower than SCD per data access | SCD (paper step) <= DETCD at the checkpoints: "
                  + "; ".join(f"lambda {lam:g}: {v[1]}" for lam, v in x["c_detcd"].items()) + f" | {x['detcd_status']} |")
     L += ["| R9 FOBOS Fig. 3 | stochastic batches reach min test error with <= 25% of the gradients | see "
-          "[multiclass.md](multiclass.md) | run by bench/repro_multiclass.py (mini-batch FOBOS on W in memory) |",
+          "[multiclass.md](multiclass.md) | run by bench/cases/repro_multiclass.py (mini-batch FOBOS on W in memory) |",
           "| R10 FOBOS Table 1 | test error at 5/10/20/40% non-zero rows | see [multiclass.md](multiclass.md) | "
-          "run by bench/repro_multiclass.py (30-lambda paths per regularizer) |", ""]
+          "run by bench/cases/repro_multiclass.py (30-lambda paths per regularizer) |", ""]
 
     if "R7" in r:
         x = r["R7"]
@@ -858,7 +858,7 @@ def report(args, raw, results, elapsed):
         x = r["R11"]
         L += ["## R11 — MAGIC04S / MAGIC04D (Fig. 1 bottom-middle, bottom-right, top-right)", "",
               "![R11](fobos_smidas-fig1-magic.png)", "",
-              f"Data: bench/bench_objective.py's builders (MAGIC04 centred, scaled into [-1, 1], + 1,000 random features). "
+              f"Data: bench/cases/objective.py's builders (MAGIC04 centred, scaled into [-1, 1], + 1,000 random features). "
               f"lambda = 1e-4 (the panel titles). Budget: MAGIC04S {x['MAGIC04S_passes']} passes "
               f"({budget_of(x['MAGIC04S']):,} accesses; paper 2.5e8), MAGIC04D {x['MAGIC04D_passes']} passes "
               f"({budget_of(x['MAGIC04D']):,} accesses; paper 4e9). SCD runs the same number of passes; its curve is cut at the online budget. "
@@ -1014,14 +1014,6 @@ def discussion(results, budget="full"):
 SAVED = REPO / "bench" / "out" / "repro_fobos_smidas_results.pkl"
 
 
-def git_commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
-                              text=True).stdout.strip() or "?"
-    except OSError:
-        return "?"
-
-
 def load_saved(quick: bool) -> dict:
     """The claims saved by an earlier run in the same mode (quick or not): {claim: {"result", "meta"}}."""
     try:
@@ -1034,24 +1026,25 @@ def load_saved(quick: bool) -> dict:
     return obj.get("claims", {})
 
 
-def main(argv=None):
-    raw = sys.argv[1:] if argv is None else argv
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="shorter budgets: MAGIC04S/D 10/3 passes (full 20/6), ARCENE-like 50 (full 200); R8 100 and RCV1 20 in both")
+def arguments(ap: argparse.ArgumentParser) -> None:
+    shared(ap, "quick", help="shorter budgets: MAGIC04S/D 10/3 passes (full 20/6), ARCENE-like 50 (full 200); R8 100 and RCV1 20 in both")
     ap.add_argument("--budget", choices=("full", "paper"), default="full",
                     help="paper: R11 (MAGIC04S/D) to the paper's 215 / 208 passes (~2.5e8 / ~4e9 accesses; about an hour "
                          "on 2 free cores); R13 stays at 200 passes (the paper's 1.2e9 accesses would take hours)")
     ap.add_argument("--magic04d-passes", type=int, default=None,
                     help="override MAGIC04D's passes in R11 (e.g. with --budget paper when ~1 h of 2 cores for its "
                          "208 passes are not available; the report states the passes run)")
-    ap.add_argument("--only", default="R7,R8,R11,R12,R13",
+    shared(ap, "only", default="R7,R8,R11,R12,R13",
                     help="comma-separated claims to run; the other claims' sections are kept from the saved results "
                          "of an earlier run (bench/out/repro_fobos_smidas_results.pkl) in the same mode (quick or not), "
                          "each with the command that produced it")
-    ap.add_argument("--jobs", type=int, default=2, help="streamlearn runs at a time (default 2)")
-    args = ap.parse_args(raw)
+    shared(ap, "jobs", help="streamlearn runs at a time (default 2)")
+
+
+def run(args: argparse.Namespace, ctx: Context):
+    raw = ctx.argv
     if args.quick and args.budget == "paper":
-        ap.error("--quick and --budget paper exclude each other")
+        ctx.error("--quick and --budget paper exclude each other")
     if not SHARED.exists():
         print(f"{SHARED} is absent: skipping the FOBOS / SMIDAS reproductions", flush=True)
         return 0
@@ -1070,7 +1063,7 @@ def main(argv=None):
         err(f"== {cid} ==")
         t1 = time.time()
         results[cid] = fns[cid](runner, args.quick, **({"budget": args.budget, "d_passes": args.magic04d_passes} if cid == "R11" else {}))
-        runs_meta[cid] = dict(argv=raw, date=f"{dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC", commit=git_commit(),
+        runs_meta[cid] = dict(argv=raw, date=f"{dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC", commit=head_commit(),
                               elapsed=time.time() - t1, budget=args.budget, jobs=args.jobs,
                               load="/".join(f"{x:.2f}" for x in os.getloadavg()))
         print(f"{cid}: {results[cid]['status']}", flush=True)
@@ -1096,5 +1089,4 @@ def main(argv=None):
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+CASE = Case("repro_fobos_smidas", arguments, run, __doc__)

@@ -3,12 +3,12 @@ the same update rule, ``-b``, ``-q``, ``--oaa`` and loss for both tools.
 
 Each case runs one untimed warm-up of each tool, then ``--runs`` rounds in which the two tools alternate
 (the one that goes first alternates from round to round). Reported per tool: fastest and median wall
-time and median peak RSS (``bench_core.run_once``: a child process, wall time from start to reap,
+time and median peak RSS (``bench.timing.run_once``: a child process, wall time from start to reap,
 ``ru_maxrss`` from ``os.wait4``); the ratio is judged on the fastest runs (VW's wall time on this
 machine is bimodal, and its slow mode is the machine's noise, not VW's speed). The machine and its load
 average at the start and the end are printed and written.
 
-Usage: ``python bench/bench_targets.py [--lines N] [--runs R] [--cases NAME,...] [--out bench/RESULTS.md]``
+Usage: ``python -m bench run targets [--lines N] [--runs R] [--cases NAME,...] [--out bench/RESULTS.md]``
 (default: the 2,000,000-line core file, 5 rounds, every case; with ``--out`` the table goes between
 ``<!-- bench_targets:start -->`` and ``<!-- bench_targets:end -->``).
 """
@@ -19,14 +19,12 @@ import argparse
 import datetime as dt
 import statistics
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import (core_head, machine_facts, read_through, run_once, say,  # noqa: E402
-                        streamlearn_base, write_section)
-from bench_multiclass import ensure_throughput_data  # noqa: E402
+from bench.data import core_head, ensure_throughput_data, read_through
+from bench.harness import Case, Context, Section, machine_facts, say, shared
+from bench.timing import run_once, streamlearn_base
 
-START, END = "<!-- bench_targets:start -->", "<!-- bench_targets:end -->"
+SECTION = Section("bench_targets")
 VW = [sys.executable, "-m", "vowpalwabbit"]
 
 #: name -> (data: "core" or "oaa20", streamlearn options, VW options, target ratio); both tools also get
@@ -40,17 +38,18 @@ CASES = {
 }
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--lines", type=int, default=2_000_000)
-    ap.add_argument("--runs", type=int, default=5)
+def arguments(ap: argparse.ArgumentParser) -> None:
+    shared(ap, "lines", default=2_000_000)
+    shared(ap, "runs", default=5)
     ap.add_argument("--cases", default=",".join(CASES), help="comma-separated case names")
-    ap.add_argument("--out", type=Path)
-    args = ap.parse_args()
+    shared(ap, "out")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> None:
     names = [c.strip() for c in args.cases.split(",") if c.strip()]
     unknown = [n for n in names if n not in CASES]
     if unknown:
-        ap.error(f"unknown case(s): {', '.join(unknown)}; known: {', '.join(CASES)}")
+        ctx.error(f"unknown case(s): {', '.join(unknown)}; known: {', '.join(CASES)}")
     core = core_head(args.lines)
     files = {"core": core}
     if any(CASES[n][0] == "oaa20" for n in names):
@@ -88,16 +87,16 @@ def main() -> None:
                    + "; VW " + ", ".join(f"{r.wall:.2f}" for r in runs["VW"]))
     end_load = machine_facts()["load"]
     lines = [
-        START,
-        "## Issue 13's targets: streamlearn against VW, like with like (bench/bench_targets.py)",
+        SECTION.start,
+        "## Issue 13's targets: streamlearn against VW, like with like (bench/cases/targets.py)",
         "",
-        f"- Run {started}; produced by `python bench/bench_targets.py --lines {args.lines} --runs {args.runs}"
+        f"- Run {started}; produced by `python -m bench run targets --lines {args.lines} --runs {args.runs}"
         + (f" --cases '{args.cases}'" if args.cases != ",".join(CASES) else "") + "`",
         f"- Machine: nproc {facts['nproc']}, {facts['cpu']}, RAM {facts['ram']}, load average {facts['load']} "
         f"at the start, {end_load} at the end; python {facts['python']}, numba {facts['numba']}, "
         f"vowpalwabbit {facts['vowpalwabbit']}, streamlearn commit {facts['commit']}",
         f"- Data: the first {args.lines:,} lines of `bench/data/bench-2m.vw` (`--oaa 20`: the same lines "
-        "labelled 1..20: bench_multiclass.py's throughput file of that many lines); both tools get `-b 20`, logistic loss, `--quiet`",
+        "labelled 1..20: the multiclass case's throughput file of that many lines); both tools get `-b 20`, logistic loss, `--quiet`",
         f"- Method: one warm-up run of each tool, then {args.runs} rounds alternating the tools (the first "
         "alternates); fastest / median wall time, median peak RSS; ratio = streamlearn's fastest / VW's fastest",
         "",
@@ -113,11 +112,10 @@ def main() -> None:
         "Commands:",
         "",
         *[f"- {c}" for c in cmds],
-        END,
+        SECTION.end,
     ]
     if args.out:
-        write_section(args.out, "\n".join(lines) + "\n", START, END)
+        SECTION.write(args.out, "\n".join(lines) + "\n")
 
 
-if __name__ == "__main__":
-    main()
+CASE = Case("targets", arguments, run, __doc__)

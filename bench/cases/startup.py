@@ -25,14 +25,13 @@ bench/RESULTS.md (the rest of that file is kept).
 Then, unless ``--memory-lines 0``, the peak RSS of ``streamlearn train -b 20 --loss logistic --l1 1e-7``
 (default rule, and ``--algo tg --sgd``) on the first 200,000 lines of the same file, one run each.
 
-    python bench/bench_startup.py [--runs N] [--memory-lines N]
+    python -m bench run startup [--runs N] [--memory-lines N] [--out PATH]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -40,9 +39,10 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from bench.harness import REPO as ROOT, Case, Context, Section, machine_short, shared
+
 OUT = ROOT / "bench" / "RESULTS.md"
-START, END = "<!-- bench_startup:start -->", "<!-- bench_startup:end -->"
+SECTION = Section("bench_startup")
 PY = sys.executable
 FLOOR = "floor: python -c 'import numpy, numba'"
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -106,24 +106,14 @@ def _memory(sl: list[str], src: Path, tmp: Path, lines: int) -> list[tuple[str, 
     return out_rows
 
 
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}"
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--runs", type=int, default=7, help="timed rounds (at least 5)")
     ap.add_argument("--memory-lines", type=int, default=200_000,
                     help="also the peak RSS of train -b 20 on this many lines of the core file (0: skip)")
-    args = ap.parse_args(argv)
+    shared(ap, "out", default=OUT, help=f"results file (default {OUT.relative_to(ROOT)})")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
     runs = max(5, args.runs)
     sl = _streamlearn()
     with tempfile.TemporaryDirectory(prefix="bench-startup-") as tmp:
@@ -159,9 +149,9 @@ def main(argv=None) -> int:
         memory = _memory(sl, src, tmp, args.memory_lines) if args.memory_lines > 0 else []
 
     rows = [f"Warm start-up on 10 lines (the first 10 of `{src.relative_to(ROOT)}`), "
-            f"{runs} alternating runs after a warm-up round; command: `python bench/bench_startup.py`.",
+            f"{runs} alternating runs after a warm-up round; command: `python -m bench run startup`.",
             "",
-            f"Machine: {machine()}; load average {'/'.join(f'{x:.2f}' for x in load_start)} at start, "
+            f"Machine: {machine_short()}; load average {'/'.join(f'{x:.2f}' for x in load_start)} at start, "
             f"{'/'.join(f'{x:.2f}' for x in load_end)} at end.",
             "",
             "Children run without PYTHONDONTWRITEBYTECODE (streamlearn loads from bytecode, as installed)"
@@ -190,19 +180,9 @@ def main(argv=None) -> int:
     table = "\n".join(rows)
     print(table)
 
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    block = f"{START}\n{table}\n{END}\n"
-    text = OUT.read_text() if OUT.exists() else ""
-    if START in text and END in text:
-        head, _, rest = text.partition(START)
-        _, _, tail = rest.partition(END)
-        text = head + block.rstrip("\n") + tail
-    else:
-        text = (text.rstrip("\n") + "\n\n" if text.strip() else "") + block
-    OUT.write_text(text)
-    print(f"\nwritten to {OUT.relative_to(ROOT)}")
+    SECTION.write(args.out, SECTION.wrap(table))
+    print(f"\nwritten to {args.out}")
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+CASE = Case("startup", arguments, run, __doc__)

@@ -12,7 +12,7 @@ All runs use ``streamlearn.batch`` (in-memory full and mini-batch solvers, teste
 transcriptions in tests/kernels/test_batch.py) and the builders of ``streamlearn.datasets``. Every grid and
 setting below was fixed before running; seeds are printed.
 
-Usage: ``.venv/bin/python bench/repro_multiclass.py [--quick] [--only R4,R9,R10] [--reuse]``. Writes
+Usage: ``.venv/bin/python -m bench run repro_multiclass [--quick] [--only R4,R9,R10] [--reuse]``. Writes
 bench/repro/multiclass.md and bench/repro/multiclass-*.png; ``--only`` runs the named parts and rewrites
 only their claim rows, sections, notes and plots, keeping the other parts as the report has them, and
 ``--reuse`` takes the named parts from their pickled results (bench/out) instead of running them. Exits
@@ -34,13 +34,11 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
-REPO = Path(__file__).resolve().parent.parent
+from bench.harness import REPO, Case, Context, Progress, machine_line, shared  # noqa: E402
+
 OUT = REPO / "bench" / "repro"
 SEED = 20090615
 T0 = time.time()
-sys.path.insert(0, str(REPO))
-
-from repro_common import Progress, machine  # noqa: E402
 
 from streamlearn import batch, datasets  # noqa: E402
 
@@ -612,7 +610,7 @@ def report(args, results, timings, kept, made) -> list[str]:
     for part in results.get("parts", ()):
         runs[part] = made[part]
     L = [TITLE, "",
-         "Command: `python bench/repro_multiclass.py` runs every part; `--only PART[,PART]` runs the named parts and "
+         "Command: `python -m bench run repro_multiclass` runs every part; `--only PART[,PART]` runs the named parts and "
          "rewrites only their claim rows, sections, notes and plots, keeping the other parts' from this report "
          "(`--reuse` takes the named parts from their pickled results in bench/out instead of running them). "
          "How each part was last run:", ""]
@@ -667,18 +665,19 @@ def claim_lines(results):
     return out
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="short budgets, one seed, 8 lambdas (a smoke run)")
-    ap.add_argument("--only", default="R4,R9,R10",
+def arguments(ap: argparse.ArgumentParser) -> None:
+    shared(ap, "quick", help="short budgets, one seed, 8 lambdas (a smoke run)")
+    shared(ap, "only", default="R4,R9,R10",
                     help="the parts to run (comma-separated); the report keeps the other parts as they are in it")
     ap.add_argument("--reuse", action="store_true",
                     help="take the named parts' results from their last run (bench/out/multiclass-PART.pkl) instead "
                          "of running them: to rewrite the report")
-    args = ap.parse_args(argv)
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
     only = [p.strip() for p in args.only.split(",") if p.strip()]
     if not only or any(p not in PARTS for p in only):
-        ap.error(f"--only takes parts among {', '.join(PARTS)} (got {args.only!r})")
+        ctx.error(f"--only takes parts among {', '.join(PARTS)} (got {args.only!r})")
     global QUICK
     QUICK = args.quick
     try:
@@ -705,15 +704,15 @@ def main(argv=None) -> int:
                 return 2
             with open(saved, "rb") as f:
                 results[part], timings[part], made[part] = pickle.load(f)
-            made[part] += f"; this report written from its pickled results by `--reuse` on {machine()}"
+            made[part] += f"; this report written from its pickled results by `--reuse` on {machine_line()}"
             continue
         started = time.time()
         say(f"{part} ...")
         fn(args.quick, results)
         timings[part] = time.time() - started
-        made[part] = (f"`python bench/repro_multiclass.py{quick} --only {part}`"
+        made[part] = (f"`python -m bench run repro_multiclass{quick} --only {part}`"
                       f"{' (with ' + ','.join(only) + ')' if len(only) > 1 else ''}, run time {timings[part]:.0f} s, "
-                      f"on {machine()}")
+                      f"on {machine_line()}")
         with open(saved, "wb") as f:
             pickle.dump((results[part], timings[part], made[part]), f)
     results["parts"] = tuple(only)
@@ -825,5 +824,4 @@ Written after the full run, from what it showed.
   much easier problem than LandSat (errors 0.03-0.32 against the paper's 0.19-0.43).
 """
 
-if __name__ == "__main__":
-    sys.exit(main())
+CASE = Case("repro_multiclass", arguments, run, __doc__)

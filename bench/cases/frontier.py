@@ -74,7 +74,7 @@ wall times measured while another run shares the machine. A streamlearn learner 
 fails (e.g. ``--algo ftrl`` before it exists) is skipped with a message; so are VW and scikit-learn
 when they cannot be imported.
 
-Usage: ``python bench/frontier.py [--quick] [--datasets news20,imdb,reuters] [--learners
+Usage: ``python -m bench run frontier [--quick] [--datasets news20,imdb,reuters] [--learners
 tg,fobos,ftrl,scd,scd-newton] [--passes 1,10] [--scd-epochs 10] [--grid NAME=v1,v2,...]...
 [--learner-args NAME=ARGS]... [--vw-args=ARGS] [--seeds N] [--jobs J] [--out PATH]``. Grid NAMEs:
 ``vw-l1``, ``vw-ftrl``, ``C`` (the batch sweep, also scd's), a learner (``tg``: all its passes) or a
@@ -85,15 +85,10 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import lzma
 import math
-import os
 import pickle
-import random
 import shlex
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 import warnings
@@ -101,21 +96,15 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import (file_size, machine_facts, produced_by, read_meta, say,  # noqa: E402
-                        streamlearn_base, version, vw_available, write_meta, write_section)
+from bench.data import DATA_ROOT, DATASETS, SHUFFLE_SEED, Dataset, prepare_test, prepare_train
+from bench.harness import REPO, Case, Context, Section, load_pickle, machine_facts, say, shared, version
+from bench.timing import fmt_v, grid, parse_values, run_timed, streamlearn_base, vw_available, vw_base, vw_test_cmd
 
-REPO = Path(__file__).resolve().parent.parent
-DATA_ROOT = REPO.parent / "shared" / "data" / "real"
-PREP_DIR = Path("bench/data/frontier")  # relative to REPO (children run with cwd=REPO)
 DEFAULT_OUT = Path("bench/RESULTS.md")
 QUICK_OUT = Path("bench/out/RESULTS.quick.md")
 PLOT_NAME = "frontier.png"
-SHUFFLE_SEED = 20261122
 BITS = 20
-MARK_START = "<!-- bench_frontier:start -->"
-MARK_END = "<!-- bench_frontier:end -->"
-PREP_VERSION = 1  # bump when the preparation of the data files changes
+SECTION = Section("bench_frontier")
 LAST_RUN = REPO / "bench" / "out" / "frontier.last.pkl"  # the last run's results (--rerender)
 FTRL_ALPHA, FTRL_BETA = 0.5, 1.0  # VW 9.11.9's defaults for --ftrl
 ONE_PASS_TOL = 0.002  # target 1: accuracy >= VW --ftrl's - this
@@ -123,12 +112,6 @@ BATCH_TOL = 0.01  # target 2: accuracy >= the batch optimum's - this
 BATCH_MIN_NNZ = 300  # target 2 looks at batch points with at least this many non-zero weights
 BATCH_NNZ_FACTOR = 1.5  # ... and streamlearn points with at most this factor of their non-zero weights
 BUDGETS = (100, 300, 1000, 3000, 10000, 30000)  # columns of the summary table
-
-
-def grid(low_exp: int, high_exp: int, mantissas: tuple[int, ...] = (1, 3), zero: bool = True) -> tuple[float, ...]:
-    """(0,) then m x 10^e for e in low_exp..high_exp and each mantissa m, up to 10^high_exp."""
-    values = [float(f"{m}e{e}") for e in range(low_exp, high_exp + 1) for m in mantissas]
-    return ((0.0,) if zero else ()) + tuple(v for v in values if v <= 10.0 ** high_exp)
 
 
 # Sweeps. VW's global --l1 leaves a few hundred weights or fewer of these text models at 1e-4;
@@ -179,25 +162,6 @@ LEARNERS = {
 
 
 @dataclass(frozen=True)
-class Dataset:
-    key: str
-    title: str
-    task: str
-    train: str  # relative to the data root
-    test: str
-
-
-DATASETS = (
-    Dataset("news20", "20 Newsgroups", "comp.* (+1) vs the other groups (-1)",
-            "news20/news20.train.vw.xz", "news20/news20.test.vw.xz"),
-    Dataset("imdb", "IMDB", "positive (+1) vs negative (-1) review",
-            "imdb/imdb.train.vw.xz", "imdb/imdb.test.vw.xz"),
-    Dataset("reuters", "Reuters-21578 ModApte", "'earn' (+1) vs the other topics (-1)",
-            "reuters21578/reuters21578.modapte.train.vw.xz", "reuters21578/reuters21578.modapte.test.vw.xz"),
-)
-
-
-@dataclass(frozen=True)
 class Series:
     """One curve: a tool, a learner and a number of passes, swept over one parameter."""
 
@@ -226,12 +190,6 @@ class Series:
         """A one-pass online series (streamlearn or VW)."""
         return self.passes == 1 and self.tool != "scikit-learn" and not (
             self.learner in LEARNERS and LEARNERS[self.learner].batch)
-
-
-@dataclass
-class Prepared:
-    path: Path  # relative to REPO
-    meta: dict
 
 
 @dataclass(frozen=True)
@@ -267,73 +225,7 @@ class Point:
 # --------------------------------------------------------------------------- data files
 
 
-def strip_tag(line: bytes) -> bytes:
-    """``label [importance] 'tag|ns ...`` -> ``label [importance] |ns ...``: keep the leading numbers of
-    the head (everything before the first '|'), drop the rest of it (the tag)."""
-    head, bar, rest = line.partition(b"|")
-    if not bar:
-        raise ValueError(f"no '|' in line: {line[:80]!r}")
-    numbers = []
-    for token in head.split():
-        try:
-            float(token)
-        except ValueError:
-            break
-        numbers.append(token)
-    if not numbers:
-        raise ValueError(f"no label in line: {line[:80]!r}")
-    return b" ".join(numbers) + b" |" + rest
-
-
-def read_stripped(source: Path) -> list[bytes]:
-    with lzma.open(source, "rb") as f:
-        return [strip_tag(line.rstrip(b"\n")) + b"\n" for line in f if line.strip()]
-
-
-def positives(lines: list[bytes]) -> int:
-    return sum(float(line.split(None, 1)[0]) > 0 for line in lines)
-
-
-def prepare(source: Path, dst: Path, seed: int | None) -> Prepared:
-    """dst = source without tags (shuffled with ``seed`` unless None); reused when its stamp matches."""
-    st = source.stat()
-    want = {"kind": "frontier-data", "version": PREP_VERSION, "source": str(source),
-            "source_size": st.st_size, "source_mtime": int(st.st_mtime), "shuffle_seed": seed}
-    meta = read_meta(dst)
-    size = file_size(dst)
-    if meta and size is not None and all(meta.get(k) == v for k, v in want.items()) and meta.get("size") == size:
-        return Prepared(dst, meta)
-    say(f"writing {dst} from {source}" + (f" (shuffled, seed {seed})" if seed is not None else "") + " ...")
-    lines = read_stripped(source)
-    if seed is not None:
-        random.Random(seed).shuffle(lines)
-    (REPO / dst.parent).mkdir(parents=True, exist_ok=True)
-    tmp = REPO / dst.with_name(dst.name + ".part")
-    tmp.write_bytes(b"".join(lines))
-    os.replace(tmp, REPO / dst)
-    meta = {**want, "lines": len(lines), "positives": positives(lines), "size": file_size(dst)}
-    write_meta(dst, meta)
-    return Prepared(dst, meta)
-
-
-def prepare_train(root: Path, ds: Dataset, seed: int) -> Prepared:
-    name = f"{ds.key}.train.vw" if seed == SHUFFLE_SEED else f"{ds.key}.train.seed{seed}.vw"
-    return prepare(root / ds.train, PREP_DIR / name, seed)
-
-
-def prepare_test(root: Path, ds: Dataset) -> Prepared:
-    return prepare(root / ds.test, PREP_DIR / f"{ds.key}.test.vw", None)
-
-
 # --------------------------------------------------------------------------- commands
-
-
-def vw_base() -> list[str]:
-    return [sys.executable, "-m", "vowpalwabbit"]
-
-
-def fmt_v(v: float | str) -> str:
-    return v if isinstance(v, str) else f"{v:g}"
 
 
 def vw_train_cmd(series: Series, train: str, l1: float | str, model: str, readable: str) -> list[str]:
@@ -342,10 +234,6 @@ def vw_train_cmd(series: Series, train: str, l1: float | str, model: str, readab
         cmd.append("--ftrl")
     return cmd + ["--l1", fmt_v(l1), "-b", str(BITS), "-f", model, "--predict_only_model",
                   "--readable_model", readable, "--quiet", *series.extra]
-
-
-def vw_test_cmd(model: str, test: str, pred: str) -> list[str]:
-    return vw_base() + ["-t", "-i", model, "-d", test, "-p", pred, "--quiet"]
 
 
 def scd_lambda(c: float, m: int) -> float:
@@ -364,18 +252,6 @@ def sl_train_args(series: Series, train: str, value: float | str, model: str, m:
     if series.passes > 1 and not learner.batch:
         args.append("--holdout-off")
     return args + ["-f", model, "--quiet", *series.extra]
-
-
-def run(cmd: list[str]) -> float:
-    """Run cmd (cwd the repository root); its wall time in seconds. A failure raises with its stderr."""
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, text=True)
-    wall = time.perf_counter() - t0
-    if proc.returncode != 0:
-        tail = "\n".join(proc.stderr.strip().splitlines()[-10:])
-        raise RuntimeError(f"exit status {proc.returncode}: {shlex.join(cmd)}\n{tail}")
-    return wall
 
 
 # --------------------------------------------------------------------------- measurements (workers)
@@ -443,8 +319,8 @@ def weights_of(model: Path):
 def vw_task(task: Task, work: Path) -> Point:
     point = Point(task.ds, task.series.key, task.value, task.seed)
     model, readable, pred = work / "vw.model", work / "vw.readable.txt", work / "vw.pred"
-    point.train_s = run(vw_train_cmd(task.series, task.train, task.value, str(model), str(readable)))
-    run(vw_test_cmd(str(model), task.test, str(pred)))
+    point.train_s = run_timed(vw_train_cmd(task.series, task.train, task.value, str(model), str(readable)))
+    run_timed(vw_test_cmd(str(model), task.test, str(pred)))
     _, labels = loaded(task.test)
     point.nnz, point.correct, point.total = vw_nonzero(readable), count_correct_file(pred, labels), len(labels)
     return point
@@ -522,13 +398,6 @@ def run_task(task: Task, work_root: str, index: int) -> Point:
 # --------------------------------------------------------------------------- series and tasks
 
 
-def parse_values(text: str) -> tuple[float, ...]:
-    values = tuple(sorted({float(x) for x in text.split(",") if x.strip()}))
-    if not values or values[0] < 0:
-        raise argparse.ArgumentTypeError("a comma-separated list of values >= 0")
-    return values
-
-
 def grid_for(args, name: str, passes: int) -> tuple[float, ...]:
     """The sweep of a learner at a number of passes: --grid NAME/P, --grid NAME, else the defaults
     (NAME/P, then NAME)."""
@@ -587,7 +456,7 @@ def probe(series: list[Series], tiny: Path, work: Path) -> dict[str, str]:
         cmd = streamlearn_base() + sl_train_args(replace(s, passes=min(s.passes, 2)), str(tiny), value,
                                                  str(work / "probe.model"), m=100)
         try:
-            run(cmd)
+            run_timed(cmd)
         except RuntimeError as exc:
             lines = str(exc).strip().splitlines()
             failed[s.learner] = lines[-1] if lines else str(exc)
@@ -889,8 +758,8 @@ def render(res: dict) -> str:
     m, a = res["machine"], res["args"]
     skipped = [f"{name} ({why})" for name, why in res["skipped"].items()]
     lines = [
-        MARK_START,
-        "## Sparsity frontier: streamlearn vs VW `--l1`, VW `--ftrl` and the batch L1 optimum (bench/frontier.py)",
+        SECTION.start,
+        "## Sparsity frontier: streamlearn vs VW `--l1`, VW `--ftrl` and the batch L1 optimum (bench/cases/frontier.py)",
         "",
         f"- Date: {res['date']} UTC; total run time {res['elapsed']:.0f} s with {a.jobs} worker processes"
         + (f" (the main shuffle's runs done after {res['main_elapsed']:.0f} s, then the other seeds' re-runs)"
@@ -960,7 +829,7 @@ def render(res: dict) -> str:
             lines += [f"Failed runs: {failures}", ""]
         lines += ["<details><summary>All points</summary>", "", *point_table(res["series"], pts), "",
                   "</details>"]
-    lines += ["", MARK_END]
+    lines += ["", SECTION.end]
     return "\n".join(lines) + "\n"
 
 
@@ -984,9 +853,8 @@ def int_list(text: str) -> tuple[int, ...]:
     return values
 
 
-def parse_args(argv: list[str]) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help=f"far fewer values; results to {QUICK_OUT}")
+def arguments(ap: argparse.ArgumentParser) -> None:
+    shared(ap, "quick", help=f"far fewer values; results to {QUICK_OUT}")
     ap.add_argument("--datasets", default=",".join(d.key for d in DATASETS),
                     help="comma-separated subset of " + ", ".join(d.key for d in DATASETS))
     ap.add_argument("--learners", default=",".join(LEARNERS),
@@ -1004,44 +872,44 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--no-batch", action="store_true", help="leave out the scikit-learn batch optimum")
     ap.add_argument("--seeds", type=int, default=1,
                     help="re-run the one-pass points on this many shuffles in all (default 1: no re-runs)")
-    ap.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
-    ap.add_argument("--data-root", type=Path, default=DATA_ROOT, help=f"datasets (default {DATA_ROOT})")
+    shared(ap, "jobs", help="worker processes (default 2)")
+    shared(ap, "data-root", default=DATA_ROOT, help=f"datasets (default {DATA_ROOT})")
     ap.add_argument("--rerender", action="store_true",
                     help=f"only rewrite the report and the plot from the last run's points ({LAST_RUN.name})")
-    ap.add_argument("--out", type=Path, default=None,
-                    help=f"results file (default {DEFAULT_OUT}, or {QUICK_OUT} with --quick); "
+    shared(ap, "out", help=f"results file (default {DEFAULT_OUT}, or {QUICK_OUT} with --quick); "
                     f"the plot {PLOT_NAME} goes next to it")
-    args = ap.parse_args(argv)
+
+
+def check(args: argparse.Namespace, ctx: Context) -> None:
     keys = [k.strip() for k in args.datasets.split(",") if k.strip()]
     known = {d.key: d for d in DATASETS}
     if not keys or any(k not in known for k in keys):
-        ap.error(f"--datasets must name some of {', '.join(known)}")
+        ctx.error(f"--datasets must name some of {', '.join(known)}")
     args.datasets = [known[k] for k in keys]
     args.learners = [k.strip() for k in args.learners.split(",") if k.strip()]
     if any(k not in LEARNERS for k in args.learners):
-        ap.error(f"--learners must name some of {', '.join(LEARNERS)}")
+        ctx.error(f"--learners must name some of {', '.join(LEARNERS)}")
     args.passes = args.passes or (QUICK_PASSES if args.quick else (1, 10))
     args.scd_epochs = args.scd_epochs or ((3,) if args.quick else (10,))
     if any(p > 10 for p in args.passes + args.scd_epochs):
-        ap.error("the targets look at <= 10 passes: --passes and --scd-epochs must be <= 10")
+        ctx.error("the targets look at <= 10 passes: --passes and --scd-epochs must be <= 10")
     if args.seeds < 1 or args.jobs < 1:
-        ap.error("--seeds and --jobs must be at least 1")
+        ctx.error("--seeds and --jobs must be at least 1")
     try:
         args.grid = parse_named(args.grid, "--grid", parse_values)
         args.learner_args = parse_named(args.learner_args, "--learner-args", shlex.split)
     except argparse.ArgumentTypeError as exc:
-        ap.error(str(exc))
+        ctx.error(str(exc))
     args.vw_extra = shlex.split(args.vw_args)
     args.out = REPO / (args.out or (QUICK_OUT if args.quick else DEFAULT_OUT))
     return args
 
 
-def main(argv: list[str] | None = None) -> int:
-    raw_argv = sys.argv[1:] if argv is None else argv
-    args = parse_args(raw_argv)
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    raw_argv = ctx.argv
+    check(args, ctx)
     if args.rerender:
-        with open(LAST_RUN, "rb") as f:
-            res = pickle.load(f)
+        res = load_pickle(LAST_RUN, __name__)
         res["args"].out = args.out if "--out" in " ".join(raw_argv) else res["args"].out
         return report(res)
     if not args.data_root.is_dir():
@@ -1064,7 +932,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     seeds = [SHUFFLE_SEED + i for i in range(args.seeds)]
     res: dict = {"args": args, "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S"),
-                 "produced_by": produced_by(raw_argv, "bench/frontier.py"), "machine": machine_facts(),
+                 "produced_by": ctx.produced_by(), "machine": machine_facts(),
                  "datasets": args.datasets, "seeds": seeds, "prepared": {}, "skipped": skipped,
                  "points": {}, "targets": {}, "failures": {}}
     trains: dict = {}
@@ -1134,10 +1002,9 @@ def report(res: dict) -> int:
         plot(res, args.out.parent / PLOT_NAME)
     except Exception as exc:  # the tables matter more than the picture
         say(f"warning: the plot could not be drawn ({exc.__class__.__name__}: {exc})")
-    write_section(args.out, render(res), MARK_START, MARK_END)
+    SECTION.write(args.out, render(res))
     say(f"results written to {args.out} and {args.out.parent / PLOT_NAME} ({res['elapsed']:.0f} s)")
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+CASE = Case("frontier", arguments, run, __doc__)

@@ -57,14 +57,13 @@ against one process, and the sync's share. On a bigger machine or a real cluster
 1,2,4,8``, or ``--scheduler tcp://host:8786`` (then k is that cluster's worker count, and the workers
 must see ``bench/out/speed/`` under the same path).
 
-Usage: ``python bench/bench_dask_speed.py [--runs 5] [--workers 1,2] [--lines 2000000]
+Usage: ``python -m bench run dask_speed [--runs 5] [--workers 1,2] [--lines 2000000]
 [--scheduler ADDRESS] [--out bench/RESULTS.md]``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import re
@@ -76,11 +75,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import dask_skip, machine_facts, produced_by, read_through, say, streamlearn_base, write_section  # noqa: E402
-
-REPO = Path(__file__).resolve().parent.parent
-DATA_ROOT = REPO.parent / "shared" / "data" / "real"
+from bench.data import DATA_ROOT, file_size, fresh, read_through, write_meta
+from bench.harness import REPO, Case, Context, Section, machine_facts, say, shared
+from bench.timing import dask_skip, streamlearn_base, vw_available
 SOURCE = DATA_ROOT / "imdb" / "imdb.train.vw.xz"
 WORK = REPO / "bench" / "out" / "speed"
 SEED = 20261124
@@ -89,31 +86,19 @@ BITS_BYTES = (18, 24)           # -b of the byte figures
 VW_STRIDE = 4                   # VW's default learner: weight, G, N, spare (Workspace.get_stride())
 WARM_LINES = 20_000
 OPTIONS = {"loss": "logistic", "bits": BITS}
-MARK_START = "<!-- bench_dask_speed:start -->"
-MARK_END = "<!-- bench_dask_speed:end -->"
+SECTION = Section("bench_dask_speed")
 
 
 # --------------------------------------------------------------------------- data
 
 
-def _stamp(path: Path) -> Path:
-    return path.with_name(path.name + ".meta.json")
-
-
 def _fresh(paths: list[Path], want: dict) -> bool:
     """Whether every path exists with the stamp ``want`` (and the size the stamp records)."""
-    for p in paths:
-        try:
-            meta = json.loads(_stamp(p).read_text())
-        except (OSError, ValueError):
-            return False
-        if any(meta.get(k) != v for k, v in want.items()) or not p.exists() or meta.get("size") != p.stat().st_size:
-            return False
-    return True
+    return all(fresh(p, want) for p in paths)
 
 
 def _seal(path: Path, want: dict) -> None:
-    _stamp(path).write_text(json.dumps({**want, "size": path.stat().st_size}, sort_keys=True) + "\n")
+    write_meta(path, {**want, "size": file_size(path)})
 
 
 def build_data(lines: int) -> Path:
@@ -288,7 +273,7 @@ def render(res: dict) -> str:
     facts = res["facts"]
     single, vw, ks = res["single"], res["vw"], res["ks"]
     s_fast = fastest(single)
-    L = [MARK_START, "## Dask: speed against one process and VW (issue 16; bench/bench_dask_speed.py)", "",
+    L = [SECTION.start, "## Dask: speed against one process and VW (issue 16; bench/cases/dask_speed.py)", "",
          f"Produced by {res['produced_by']} on {res['date']} UTC; {res['secs']:.0f} s in all. "
          f"Machine: {facts['nproc']} cores ({facts['cpu']}), {facts['ram']}; Python {facts['python']}, numba "
          f"{facts['numba']}, vowpalwabbit {facts['vowpalwabbit']}, dask/distributed {res['dask_version']}, streamlearn "
@@ -414,46 +399,43 @@ def render(res: dict) -> str:
             b = res["bytes"][(bits, k)]
             L.append(f"| {bits} | {k} | {b['mean']:,.0f} / {b['max']:,} | {b['start']:,} | {vw_node_bytes(bits):,} | "
                      f"{b['max'] / vw_node_bytes(bits):.3f} |")
-    L += ["", MARK_END]
+    L += ["", SECTION.end]
     return "\n".join(L) + "\n"
 
 
 # --------------------------------------------------------------------------- main
 
 
-def parse_args(argv):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--runs", type=int, default=5, help="timed runs of each configuration (default 5)")
+def arguments(ap: argparse.ArgumentParser) -> None:
+    shared(ap, "runs", default=5, help="timed runs of each configuration (default 5)")
     ap.add_argument("--workers", default="1,2", help="the k of the LocalClusters (default 1,2)")
-    ap.add_argument("--lines", type=int, default=2_000_000, help="lines of the data file (default 2,000,000)")
+    shared(ap, "lines", default=2_000_000, help="lines of the data file (default 2,000,000)")
     ap.add_argument("--scheduler", default=None, metavar="ADDRESS",
                     help="use the Dask cluster at ADDRESS instead of LocalClusters (k = its worker count)")
-    ap.add_argument("--out", type=Path, default=None, help="write the section into this file (bench/RESULTS.md)")
-    args = ap.parse_args(argv)
+    shared(ap, "out", help="write the section into this file (bench/RESULTS.md)")
+
+
+def check(args: argparse.Namespace, ctx: Context) -> None:
     if args.runs < 1:
-        ap.error("--runs must be at least 1")
+        ctx.error("--runs must be at least 1")
     if args.lines < 1000:
-        ap.error("--lines must be at least 1000")
+        ctx.error("--lines must be at least 1000")
     try:
         args.ks = sorted({int(k) for k in args.workers.split(",")})
     except ValueError:
-        ap.error(f"--workers takes whole numbers separated by commas, not {args.workers!r}")
+        ctx.error(f"--workers takes whole numbers separated by commas, not {args.workers!r}")
     if args.ks[0] < 1:
-        ap.error("--workers must be at least 1")
-    return args
+        ctx.error("--workers must be at least 1")
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    args = parse_args(argv)
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    check(args, ctx)
     skip = dask_skip(SOURCE)
     if skip:
         print(skip)
         return 0
     import distributed
     import datetime as dt
-
-    from bench_core import vw_available
 
     started = time.time()
     load_before = "/".join(f"{x:.2f}" for x in os.getloadavg())
@@ -524,7 +506,7 @@ def main(argv: list[str] | None = None) -> int:
         for c in clusters.values():
             c.close()
 
-    res = {"facts": machine_facts(), "produced_by": produced_by(argv, "bench/bench_dask_speed.py"),
+    res = {"facts": machine_facts(), "produced_by": ctx.produced_by(),
            "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M"), "secs": time.time() - started,
            "dask_version": distributed.__version__, "dask_py_dirty": _dirty("streamlearn/dask.py"), "load_before": load_before,
            "load_after": "/".join(f"{x:.2f}" for x in os.getloadavg()), "data": data.relative_to(REPO),
@@ -537,10 +519,9 @@ def main(argv: list[str] | None = None) -> int:
     text = render(res)
     print(text)
     if args.out:
-        write_section(args.out, text, MARK_START, MARK_END)
+        SECTION.write(args.out, text)
         say(f"written to {args.out}")
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+CASE = Case("dask_speed", arguments, run, __doc__)

@@ -14,25 +14,23 @@ The data come from ``--data-root`` (default ../shared/data/real next to the repo
 script says so and exits 0. Runs in-process through ``streamlearn.driver`` (a few seconds once the
 kernels are compiled).
 
-    .venv/bin/python bench/plots.py [--data-root DIR] [--out bench/plots]
+    .venv/bin/python -m bench run plots [--data-root DIR] [--out bench/plots]
 """
 
 from __future__ import annotations
 
 import argparse
 import lzma
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from streamlearn import driver, plot, session  # noqa: E402
-from streamlearn.config import predict_config  # noqa: E402
+from bench.data import DATA_ROOT
+from bench.harness import REPO as ROOT, Case, Context, shared
+from streamlearn import driver, plot, session
+from streamlearn.config import predict_config
 
 L1_SWEEP = (1e-6, 1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 2e-3, 4e-3, 1e-2)
 
@@ -74,17 +72,18 @@ def save(ax, path: Path) -> None:
     print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data-root", type=Path, default=ROOT.parent / "shared" / "data" / "real")
-    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "plots")
-    args = ap.parse_args(argv)
+def arguments(ap: argparse.ArgumentParser) -> None:
+    shared(ap, "data-root", default=DATA_ROOT)
+    shared(ap, "out", default=ROOT / "bench" / "plots")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> int:
     rcv1 = args.data_root / "rcv1"
     train_file, test_file = rcv1 / "rcv1_small.train.vw.xz", rcv1 / "rcv1_small.test.vw.xz"
     text_file = args.data_root / "rcv1_text" / "rcv1_dev.ccat.vw.xz"
     missing = [p for p in (train_file, test_file, text_file) if not p.exists()]
     if missing:
-        print(f"bench/plots.py: skipped, {missing[0]} is absent (give --data-root)")
+        print(f"bench/cases/plots.py: skipped, {missing[0]} is absent (give --data-root)")
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -129,5 +128,4 @@ def main(argv=None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+CASE = Case("plots", arguments, run, __doc__)

@@ -5,19 +5,19 @@
     rows written as LIBSVM (``dump_svmlight_file(zero_based=True)``, which is what the estimator's column j
     means); the two models are checked to be byte for byte the same.
 (b) ``Model(loss="logistic", algo="tg", sgd=True, l1=1e-7, bits=20).learn_many`` on the first ``--lines``
-    lines of ``bench/data/bench-2m.vw`` (``bench_core.core_head``), held in memory as a list of bytes,
+    lines of ``bench/data/bench-2m.vw`` (``bench.data.core_head``), held in memory as a list of bytes,
     against ``streamlearn train`` with the same options on the same file; models checked equal.
 (c) river's ``linear_model.LogisticRegression().learn_one`` on the same lines as dicts, if river is
     installed (it is not installed by this script).
 
-Timing: the CLI runs as a child process (``bench_core.run_once``: wall time from start to reap, so it
+Timing: the CLI runs as a child process (``bench.timing.run_once``: wall time from start to reap, so it
 includes the interpreter's start-up and reading the file); the API is timed in this process
 (``time.perf_counter`` around the training call on data already in memory, a fresh estimator/Model each
 run; one untimed warm-up run fills the numba cache). The two alternate for ``--runs`` rounds (the one
 that goes first alternates); reported: fastest and median, ratio = API fastest / CLI fastest (target
 1.3).
 
-Usage: ``python bench/bench_api.py [--lines N] [--rows N] [--runs R] [--out bench/RESULTS.md]``.
+Usage: ``python -m bench run api [--lines N] [--rows N] [--runs R] [--out bench/RESULTS.md]``.
 """
 
 from __future__ import annotations
@@ -25,16 +25,16 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import REPO, core_head, machine_facts, read_through, run_once, say, streamlearn_base, write_section  # noqa: E402,E501
+from bench.data import core_head, read_through
+from bench.harness import REPO, Case, Context, Section, machine_facts, say, shared, version
+from bench.timing import run_once, streamlearn_base
 
-START, END = "<!-- bench_api:start -->", "<!-- bench_api:end -->"
+SECTION = Section("bench_api")
 TARGET = 1.3
 OPTS = dict(loss="logistic", algo="tg", sgd=True, l1=1e-7, bits=20)
 CLI_OPTS = ["--loss", "logistic", "--algo", "tg", "--sgd", "--l1", "1e-07", "-b", "20", "--quiet"]
@@ -88,16 +88,16 @@ def compare(label, api_run, cli_cmd, runs):
     return api, cli
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--lines", type=int, default=200_000, help="VW lines for (b) and (c)")
     ap.add_argument("--rows", type=int, default=200_000, help="CSR rows for (a)")
     ap.add_argument("--chunk", type=int, default=20_000, help="rows per partial_fit call")
-    ap.add_argument("--runs", type=int, default=5)
+    shared(ap, "runs", default=5)
     ap.add_argument("--river-lines", type=int, default=20_000, help="lines river learns (it is slow)")
-    ap.add_argument("--out", type=Path)
-    args = ap.parse_args()
+    shared(ap, "out")
 
+
+def run(args: argparse.Namespace, ctx: Context) -> None:
     from streamlearn import Model, SparseLinearClassifier
     facts = machine_facts()
     started = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -182,7 +182,7 @@ def main() -> None:
             walls.append(time.perf_counter() - t0)
         per = min(walls) / n
         ours = min(api_b) / len(lines)
-        river_note = (f"river {version_of('river')} `linear_model.LogisticRegression().learn_one` on the first {n:,} "
+        river_note = (f"river {version('river')} `linear_model.LogisticRegression().learn_one` on the first {n:,} "
                       f"lines as dicts: fastest {min(walls):.3f} s ({per * 1e6:.2f} us/example) vs `Model.learn_many` "
                       f"{ours * 1e6:.2f} us/example: river / Model = {per / ours:.1f}x")
     say(river_note)
@@ -206,11 +206,11 @@ def main() -> None:
         raw.append(f"- {name}: API " + ", ".join(f"{w:.3f}" for w in api_w) + "; CLI "
                    + ", ".join(f"{w:.3f}" for w in cli_w))
         say(table[-1])
-    command = (f"python bench/bench_api.py --lines {args.lines} --rows {args.rows} --chunk {args.chunk} "
+    command = (f"python -m bench run api --lines {args.lines} --rows {args.rows} --chunk {args.chunk} "
                f"--runs {args.runs}" + (f" --out {args.out}" if args.out else ""))
     text = [
-        START,
-        "## The Python API against the CLI (bench/bench_api.py)",
+        SECTION.start,
+        "## The Python API against the CLI (bench/cases/api.py)",
         "",
         f"- Run {started}; produced by `{command}`",
         f"- Machine: nproc {facts['nproc']}, {facts['cpu']}, RAM {facts['ram']}, load average {facts['load']} "
@@ -237,16 +237,10 @@ def main() -> None:
         "Commands:",
         "",
         *[f"- {c}" for c in cmds],
-        END,
+        SECTION.end,
     ]
     if args.out:
-        write_section(args.out, "\n".join(text) + "\n", START, END)
+        SECTION.write(args.out, "\n".join(text) + "\n")
 
 
-def version_of(dist: str) -> str:
-    from bench_core import version
-    return version(dist)
-
-
-if __name__ == "__main__":
-    main()
+CASE = Case("api", arguments, run, __doc__)

@@ -20,7 +20,7 @@ searched over a grid, as the paper searches it, and the best final objective is 
 * fobos-l1: ``--algo fobos --sgd --l1 1e-4 -l ETA``;
 * scd: ``--algo scd --l1 1e-4`` (no step size), when the build has it.
 
-Usage: ``python bench/bench_objective.py [--passes P] [--quick]``. Results go to the
+Usage: ``python -m bench run objective [--passes P] [--quick]``. Results go to the
 ``bench_objective`` section of bench/RESULTS.md and the plot to bench/objective.png.
 """
 
@@ -31,16 +31,14 @@ import datetime as dt
 import lzma
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import REPO, machine_facts, produced_by, say, streamlearn_base, write_section  # noqa: E402
+from bench.harness import REPO, Case, Context, Section, machine_facts, say, shared
+from bench.timing import streamlearn_base
 
-MARK_START = "<!-- bench_objective:start -->"
-MARK_END = "<!-- bench_objective:end -->"
+SECTION = Section("bench_objective")
 SOURCE = REPO.parent / "shared" / "data" / "real" / "uci" / "magic04.libsvm.xz"
 DATA_DIR = Path("bench/data")
 LAMBDA = 1e-4
@@ -106,7 +104,7 @@ def has_scd() -> bool:
     return "scd" in ALGO_NAMES
 
 
-def run(cmd: list[str]) -> list[tuple[int, float, int, int]]:
+def run_curve(cmd: list[str]) -> list[tuple[int, float, int, int]]:
     """(pass, objective, non-zero weights, data accesses) after every pass."""
     res = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
     if res.returncode != 0:
@@ -119,12 +117,12 @@ def run(cmd: list[str]) -> list[tuple[int, float, int, int]]:
     return out
 
 
-def main(argv: list[str] | None = None) -> None:
-    raw = sys.argv[1:] if argv is None else argv
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--passes", type=int, default=10)
-    ap.add_argument("--quick", action="store_true", help="2 passes, results to bench/out/")
-    args = ap.parse_args(raw)
+    shared(ap, "quick", help="2 passes, results to bench/out/")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> None:
     passes = 2 if args.quick else args.passes
     out_md = REPO / ("bench/out/RESULTS.objective.quick.md" if args.quick else "bench/RESULTS.md")
     out_png = REPO / ("bench/out/objective.quick.png" if args.quick else "bench/objective.png")
@@ -137,7 +135,7 @@ def main(argv: list[str] | None = None) -> None:
         for learner, cmds in learner_cmds(data, passes).items():
             best = None
             for cmd in cmds:
-                curve = run(cmd)
+                curve = run_curve(cmd)
                 if curve and all(np.isfinite(c[1]) for c in curve) and (best is None or curve[-1][1] < best[1][-1][1]):
                     best = (cmd, curve)
             results[(name, learner)] = best
@@ -146,9 +144,9 @@ def main(argv: list[str] | None = None) -> None:
 
     plot(results, out_png)
     m = machine_facts()
-    text = [MARK_START, "## Regularized objective against data accesses, MAGIC04S / MAGIC04D (bench/bench_objective.py)", "",
+    text = [SECTION.start, "## Regularized objective against data accesses, MAGIC04S / MAGIC04D (bench/cases/objective.py)", "",
             f"- Date: {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M:%S} UTC",
-            f"- Produced by: {produced_by(raw, 'bench/bench_objective.py')}",
+            f"- Produced by: {ctx.produced_by()}",
             f"- Machine: nproc {m['nproc']}; Python {m['python']}, numba {m['numba']}, streamlearn commit {m['commit']}",
             f"- Data: MAGIC04 (19,020 examples, 10 features centred and scaled into [-1, 1]) + 1,000 random features (S: 1 with "
             f"probability 0.05; D: +-1), seed {SEED}; logistic loss, lambda {LAMBDA:g}, {passes} passes",
@@ -160,8 +158,8 @@ def main(argv: list[str] | None = None) -> None:
         shown = " ".join(cmd[len(streamlearn_base()) + 3:])
         text.append(f"| {name} | {learner} | `{shown}` | {curve[0][1]:.6f} | {curve[-1][1]:.6f} | "
                     f"{curve[-1][2]} | {curve[-1][3]:,} |")
-    text += ["", MARK_END]
-    write_section(out_md, "\n".join(text) + "\n", MARK_START, MARK_END)
+    text += ["", SECTION.end]
+    SECTION.write(out_md, "\n".join(text) + "\n")
     say(f"results written to {out_md}")
 
 
@@ -186,5 +184,4 @@ def plot(results, path: Path) -> None:
     fig.savefig(path, dpi=100)
 
 
-if __name__ == "__main__":
-    main()
+CASE = Case("objective", arguments, run, __doc__)
