@@ -40,7 +40,7 @@ fuzz: $(STAMP)
 
 # issue 24: 10^8 generated examples through train on stdin, peak RSS every 10^7 (bench/RESULTS.md)
 soak: $(STAMP)
-	$(BIN)/python bench/soak.py --out bench/RESULTS.md
+	$(BIN)/python -m bench run soak --out bench/RESULTS.md
 
 # issue 26: byte-identical models and predictions against tools/golden.json, the option interface against
 # tools/interface.json; the structure's figures

@@ -691,7 +691,7 @@ def round2(v: float) -> float:
 def scd_step_text(st, name, newton=None, best_online=None):
     """Why SCD's paper step is short on a data set, from ``data_stats``'s measurement."""
     return (f"SCD's step on {name} (measured by `data_stats` on the file as streamlearn reads it, m = {st['m']:,}, "
-            f"{st['d']:,} columns): Algorithm 1 (`--cd-step paper`, `kernels.scd.column_betas`) bounds column c's "
+            f"{st['d']:,} columns): Algorithm 1 (`--cd-step paper`, `learners.scd.column_betas`) bounds column c's "
             f"curvature by beta_c = max(1, max_i x_ic^2) / 4 ({'= 1/4 here: every |x| <= 1' if st.get('absmax_max', 2) <= 1 else 'here some |x| > 1'}), while the column's real "
             f"curvature is sum_i L''(z_i) x_ic^2 / m <= sum_i x_ic^2 / (4m) (equal at w = 0). Their ratio per column is a "
             f"median {st['ratio_med']:.2g} (10-90%: {st['ratio_q10']:.2g}-{st['ratio_q90']:.2g}, mean {st['ratio_mean']:.2g}): "
