@@ -17,23 +17,16 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import json
-import math
-import re
-import shlex
-import subprocess
-import sys
-import tarfile
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from support import vwsuite
 from support.helpers import cli, dense_rows, parse_examples, read_predictions, vw_dataset, write_lines
+from support.vwsuite import average_loss, fuzzy_equal, same_weight_lines, vw_run, weight_lines
 
 BITS = 10
 F = np.float32
-SUITE = Path(__file__).resolve().parents[3] / "shared" / "data" / "vw" / "suite" / "vw-test.tar.xz"
 
 _libm = ctypes.CDLL(ctypes.util.find_library("m"))
 _libm.expf.restype = ctypes.c_float
@@ -239,47 +232,6 @@ def test_options(tmp_path):
 
 # ----------------------------------------------------------------------------- VW 9.11.9
 
-def fuzzy_equal(a: str, b: str, eps: float = 1e-3) -> bool:
-    """VW's test rule for two numbers (test/run_tests.py): equal when they differ by less than eps,
-    or, when |b| > 1, when their ratio differs from 1 by less than eps."""
-    x, y = float(a), float(b)
-    if (math.isinf(x) and math.isinf(y)) or (math.isnan(x) and math.isnan(y)):
-        return True
-    if abs(x - y) < eps:
-        return True
-    return abs(y) > 1.0 and abs(x / y - 1.0) < eps
-
-
-def weight_lines(text: str) -> dict:
-    """slot -> (name or None, [values]) of the weight lines of a VW or streamlearn readable model."""
-    out = {}
-    for line in text.splitlines():
-        m = re.fullmatch(r"(?:(.*):)?(\d+):(\S+(?: \S+)*)", line.strip())
-        if m is None or line.startswith(("Min label", "Max label", "bits", "options", "Checksum")):
-            continue
-        out[int(m.group(2))] = (m.group(1), m.group(3).split())
-    return out
-
-
-def same_weight_lines(mine: str, theirs: str) -> None:
-    a, b = weight_lines(mine), weight_lines(theirs)
-    assert sorted(a) == sorted(b), (sorted(set(a) ^ set(b)))[:10]
-    for slot in b:
-        (na, va), (nb, vb) = a[slot], b[slot]
-        assert na == nb and len(va) == len(vb), (slot, a[slot], b[slot])
-        assert all(fuzzy_equal(x, y) for x, y in zip(va, vb)), (slot, va, vb)
-
-
-def average_loss(stderr: str) -> str:
-    return [l for l in stderr.splitlines() if l.startswith("average loss")][0].split("=")[1].split()[0]
-
-
-def vw_run(tmp_path, args):
-    pytest.importorskip("vowpalwabbit")
-    return subprocess.run([sys.executable, "-m", "vowpalwabbit", *map(str, args)], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=300, check=True)
-
-
 def generated_lines(seed, loss, n=400):
     """Examples whose numbers VW's parser and ours read as the same float32 (halves: VW's parser is not
     correctly rounded, vw-spec-2 §2g, and a 1-ulp difference would hide behind the fuzzy rule),
@@ -350,19 +302,9 @@ SUITE_CASES = (189, 190, 296, 386, 599)
 
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory):
-    if not SUITE.is_file():
-        pytest.skip("../shared/data/vw/suite is absent")
-    root = tmp_path_factory.mktemp("vwsuite")
-    with tarfile.open(SUITE) as tar:
-        wanted = [m for m in tar.getmembers() if m.isfile() and (
-            m.name.endswith("core.vwtest.json") or any(k in m.name for k in (
-                "0001.dat", "0002_25.dat", "regression_simple.txt", "regression_simple_1var_overflow.txt",
-                "ref/coin.readable", "ref/coin_model_overflow.invert.txt", "ref/t599.stderr", "ftrl_coin")))]
-        tar.extractall(root, members=wanted, filter="data")
-    test = root / "test"
-    (test / "models").mkdir(exist_ok=True)
-    cases = {c["id"]: c for c in json.loads((test / "core.vwtest.json").read_text()) if c["id"] in SUITE_CASES}
-    return test, cases
+    return vwsuite.extract(tmp_path_factory.mktemp("vwsuite"), SUITE_CASES, (
+        "0001.dat", "0002_25.dat", "regression_simple.txt", "regression_simple_1var_overflow.txt",
+        "ref/coin.readable", "ref/coin_model_overflow.invert.txt", "ref/t599.stderr", "ftrl_coin"))
 
 
 @pytest.mark.parametrize("case_id", SUITE_CASES)
@@ -373,20 +315,5 @@ def test_vw_suite_case(suite, case_id, monkeypatch):
     monkeypatch.chdir(test)
     if case_id == 190 and not (test / "models" / "ftrl_coin.model").exists():
         test_vw_suite_case(suite, 189, monkeypatch)
-    args = [a for a in shlex.split(case["vw_command"]) if a != "-k"]
-    res = cli("train", *args)
-    compared = 0
-    for produced, reference in case["diff_files"].items():
-        ref = (test / reference).read_text()
-        if produced == "stderr":
-            assert average_loss(res.stderr) == average_loss(ref)
-        elif produced == "stdout":
-            assert res.stdout == ref == ""
-        elif produced.endswith(".predict"):
-            mine, theirs = (test / produced).read_text().split(), ref.split()
-            assert len(mine) == len(theirs)
-            assert all(fuzzy_equal(a, b) for a, b in zip(mine, theirs))
-        else:
-            same_weight_lines((test / produced).read_text(), ref)
-        compared += 1
+    compared = vwsuite.run_case(test, case, cli, drop=("-k",))
     assert compared >= 1
