@@ -57,12 +57,10 @@ float64), so the model equals VW's bit for bit where the inputs are the same flo
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 from numba import njit
 
-from streamlearn.errors import OptionError
 from streamlearn.kernels.losses import HINGE, LOGISTIC, SQUARED, loss_dloss_f32
 from streamlearn.kernels.loop import account, begin_example, clamp_prediction, diverged_at, example_loss, \
     shown_before_label, written_finite
@@ -72,6 +70,7 @@ from streamlearn.kernels.state import (
     C_DUMP, C_W_LABELED, C_W_UNLABELED, I_BINARY, I_FIXED_BOUNDS, I_HOLDOUT, I_LOSS, I_TRAIN,
     P_FTRL_ALPHA, P_FTRL_BETA, P_TAU, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN, S_NORM_SUM, S_T, S_TOTAL_W,
 )
+from streamlearn.learners._vw32 import check_alpha_beta, check_float32, f32, refuse_rates
 from streamlearn.options import Option
 
 W = 0          # the stored weight
@@ -86,7 +85,6 @@ ALPHA = 4.0
 BETA = 1.0
 
 F32 = np.float32
-FLT_MAX = float(np.finfo(np.float32).max)
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
@@ -234,31 +232,15 @@ def learn_coin_block(indptr, idx, val, labels, weights, bases, nfeat, start, end
     return end
 
 
-def f32(x: float) -> float:
-    """x as the float32 VW parses a float option to."""
-    return float(np.float32(x))
-
-
 def settings(cfg, prm, iprm) -> None:
     prm[P_FTRL_ALPHA] = f32(cfg.ftrl_alpha)
     prm[P_FTRL_BETA] = f32(cfg.ftrl_beta)
 
 
 def check(cfg, flag) -> None:
-    for name in ("ftrl_alpha", "ftrl_beta"):
-        v = getattr(cfg, name)
-        if not (v >= 0 and math.isfinite(v)) or (name == "ftrl_alpha" and v == 0):
-            what = "> 0" if name == "ftrl_alpha" else ">= 0"
-            raise OptionError(f"{flag[name]} must be a finite number {what} (got {v:g})")
-        with np.errstate(over="ignore"):
-            overflows = not math.isfinite(f32(v))
-        if overflows:
-            raise OptionError(f"{flag[name]} must be at most {FLT_MAX:.7g}, the largest float32: coin "
-                              f"computes in float32 as VW does (got {v:g})")
-    for name in ("learning_rate", "power_t", "initial_t", "decay_learning_rate"):
-        if name in cfg.explicit:
-            raise OptionError(f"{flag[name]} does not apply to --algo coin: coin betting has no learning "
-                              f"rate (each coordinate bets a fraction of its wealth)")
+    check_alpha_beta(cfg, flag)
+    check_float32(cfg, flag, ("ftrl_alpha", "ftrl_beta"), "coin")
+    refuse_rates(cfg, flag, "coin", "coin betting has no learning rate (each coordinate bets a fraction of its wealth)")
 
 
 LAYOUT = Layout(("w", "coin_z", "coin_g", "coin_mx", "coin_wealth", "coin_mg"), 6)

@@ -43,6 +43,7 @@ from streamlearn.kernels.multiclass import oaa_loop
 from streamlearn.kernels.losses import loss_dloss_f32
 from streamlearn.kernels.spec import Layout, LearnerSpec
 from streamlearn.kernels.state import A_FTRL, P_FTRL_ALPHA, P_FTRL_BETA, P_L1, P_L2, S_NLEARN, S_T
+from streamlearn.learners._vw32 import check_alpha_beta, check_float32, f32, refuse_rates
 from streamlearn.options import Option
 
 #: ftrl's own options (besides the shared --l1 and --l2)
@@ -66,7 +67,6 @@ BETA = 1.0
 
 
 F32 = np.float32
-FLT_MAX = float(np.finfo(np.float32).max)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -157,11 +157,6 @@ def after_load(table, prm, iprm, st) -> None:
     recompute_weights(table, prm[P_FTRL_ALPHA], prm[P_FTRL_BETA], prm[P_L1], prm[P_L2])
 
 
-def f32(x: float) -> float:
-    """x as the float32 VW parses a float option to."""
-    return float(np.float32(x))
-
-
 def settings(cfg, prm, iprm) -> None:
     prm[P_FTRL_ALPHA] = f32(cfg.ftrl_alpha)
     prm[P_FTRL_BETA] = f32(cfg.ftrl_beta)
@@ -184,26 +179,14 @@ def regularizer_scale(cfg, st) -> float:
 
 
 def check(cfg, flag) -> None:
-    for name in ("ftrl_alpha", "ftrl_beta"):
-        v = getattr(cfg, name)
-        if not (v >= 0 and math.isfinite(v)) or (name == "ftrl_alpha" and v == 0):
-            what = "> 0" if name == "ftrl_alpha" else ">= 0"
-            raise OptionError(f"{flag[name]} must be a finite number {what} (got {v:g})")
+    check_alpha_beta(cfg, flag)
     for name in ("l1", "l2"):
         v = getattr(cfg, name)
         if not (v >= 0 and math.isfinite(v)):
             raise OptionError(f"{flag[name]} must be a finite number >= 0 (got {v:g})")
-    for name in ("ftrl_alpha", "ftrl_beta", "l1", "l2"):     # read as VW's float32 (``settings``)
-        v = getattr(cfg, name)
-        with np.errstate(over="ignore"):
-            overflows = not math.isfinite(f32(v))
-        if overflows:
-            raise OptionError(f"{flag[name]} must be at most {FLT_MAX:.7g}, the largest float32: ftrl "
-                              f"computes in float32 as VW does (got {v:g})")
-    for name in ("learning_rate", "power_t", "initial_t", "decay_learning_rate"):
-        if name in cfg.explicit:
-            raise OptionError(f"{flag[name]} does not apply to --algo ftrl: each coordinate's rate is "
-                              f"--ftrl-alpha / (--ftrl-beta + sqrt(n_i)), n_i its sum of squared gradients")
+    check_float32(cfg, flag, ("ftrl_alpha", "ftrl_beta", "l1", "l2"), "ftrl")    # read as float32 (``settings``)
+    refuse_rates(cfg, flag, "ftrl", "each coordinate's rate is --ftrl-alpha / (--ftrl-beta + sqrt(n_i)), "
+                                    "n_i its sum of squared gradients")
 
 
 LAYOUT = Layout(("w", "ftrl_z", "ftrl_n"), 3)
