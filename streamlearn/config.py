@@ -16,7 +16,8 @@ from streamlearn import options as _options
 from streamlearn.errors import OptionError
 from streamlearn.io.reader import DEFAULT_BLOCK_SIZE
 from streamlearn.options import (  # noqa: F401  (the names of the choices, for the CLI and tests)
-    FEATURE_EXPANSION, FORMAT_NAMES, HASH_NAMES, HEADER_ORDER, LINK_NAMES, LOSS_NAMES, REQUIRED, default_threads,
+    FEATURE_EXPANSION, FORMAT_NAMES, HASH_NAMES, HEADER_ORDER, LINK_NAMES, LOSS_NAMES, REQUIRED,
+    SHARED_LEARNER_OPTIONS, default_threads,
 )
 
 MAX_BITS = 32
@@ -448,7 +449,7 @@ def _check_learner_options(cfg: TrainConfig) -> None:
     for stage, names in OPTION_STAGES:
         given = [n for n in names if n in cfg.explicit and n not in spec.options]
         if given and stage == "regularization":
-            if not spec.options:
+            if not any(o.name in spec.options for o in SHARED_LEARNER_OPTIONS):
                 raise OptionError(f"{FLAG[given[0]]} needs a regularized learner (--algo tg); "
                                   f"--algo {cfg.algo} does not regularize")
             if given[0] == "l1" and "radius" in spec.options:
