@@ -384,152 +384,193 @@ def _reuse_cache(cfg: TrainConfig, path: str, options: dict, window: tuple, rep:
         return False
 
 
-def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
-    """Train an online learner as configured. Returns a small dict of results (for tests and the
-    Python API); with ``progress`` (or ``--plot``) also the progress rows as arrays, "progress"
-    (``streamlearn.history.ProgressHistory.as_dict``)."""
+class SourcePlan:
+    """Where each pass reads its blocks from: the first pass the input text (writing the cache when
+    later passes, ``--cache-file`` or the objective of the training examples need one: a temporary
+    file unless ``--cache-file`` names one), or an existing ``--cache-file`` that matches; later
+    passes the cache, in order or shuffled (``--shuffle``). A Dask task's window of examples reads
+    only those."""
+
+    def __init__(self, cfg: TrainConfig, hashing: Hashing, rep: Reporter):
+        self.cfg, self.hashing = cfg, hashing
+        self.use_cache = (cfg.passes > 1 or cfg.cache_file is not None
+                          or (cfg.objective and cfg.objective_data is None))
+        self.path = cfg.cache_file
+        self.temporary = self.reuse = False
+        self.note = None            # the preamble's line about the cache
+        self.options = dict(hashing.as_dict(), format=cfg.format, sources=list(cfg.sources))
+        if cfg.shard_range is not None:
+            self.options["range"] = list(cfg.shard_range)
+        self.window = cfg.shard_window or (0, None)
+        self.source_name = cfg.sources[0] if len(cfg.sources) == 1 else "cache"
+        self.shuffled = None
+        if self.use_cache:
+            if self.path is None:
+                fd, self.path = tempfile.mkstemp(prefix="streamlearn-", suffix=".cache")
+                os.close(fd)
+                self.temporary = True
+                self.note = "using a temporary cache"
+            elif _reuse_cache(cfg, self.path, self.options, self.window, rep):
+                self.reuse = True
+                self.note = f"using cache_file = {self.path}\nignoring text input in favor of cache input"
+            else:
+                self.note = f"creating cache_file = {self.path}"
+
+    def blocks(self, p: int, run: "Run", holdout: int):
+        """(the blocks of pass ``p``, the cache writer the pass fills or None)."""
+        cfg = self.cfg
+        if p == 0 and not self.reuse:
+            writer = CacheWriter(self.path, self.options) if self.use_cache else None
+            blocks = text_blocks(cfg.sources, cfg.format, self.hashing, cfg.block_size, writer, run.read_error,
+                                 with_text=run.names is not None, byte_range=cfg.shard_range)
+            if cfg.shard_window is not None:    # a cache is written whole: the window reads on to the end
+                blocks = examples_window(blocks, *self.window, drain=writer is not None)
+            return blocks, writer
+        if cfg.shuffle:
+            if self.shuffled is None:
+                self.shuffled = ShuffledExamples(read_cache(self.path, self.source_name, bits=cfg.bits),
+                                                 self.source_name)
+            rng = np.random.default_rng([cfg.random_seed, p])
+            return self.shuffled.blocks(self.shuffled.order(rng, holdout)), None
+        return read_cache(self.path, self.source_name, *self.window, bits=cfg.bits), None
+
+    def remove_temporary(self) -> None:
+        if self.temporary:
+            try:
+                os.unlink(self.path)
+            except OSError:
+                pass
+
+
+class EarlyStop:
+    """The holdout loss after each pass (``--holdout-period``): like VW, the model files hold the
+    best pass (a snapshot is saved when a pass improves on the best, the last pass aside), and
+    training stops after ``--early-terminate`` passes without improvement."""
+
+    def __init__(self, cfg: TrainConfig, holdout: int):
+        self.cfg, self.holdout = cfg, holdout
+        self.best = None
+        self.no_win = 0
+        self.stopped = False
+        self.nonzero = None         # the snapshot's non-zero weights
+
+    def after_pass(self, p: int, run: "Run") -> bool:
+        """True when training stops after pass ``p``."""
+        w = run.ctr[S.C_HO_W_PASS]
+        if not self.holdout or w <= 0:
+            return False
+        loss = run.ctr[S.C_HO_LOSS_PASS] / w
+        if self.best is None or loss < self.best:
+            self.best = loss
+            self.no_win = 0
+            if p < self.cfg.passes - 1 and (self.cfg.final_model or self.cfg.readable_model):
+                self.nonzero = save_outputs(self.cfg, run, snapshot=True)
+            return False
+        self.no_win += 1
+        self.stopped = self.no_win >= self.cfg.early_terminate
+        return self.stopped
+
+
+def _check_paths(cfg: TrainConfig) -> None:
+    """Inputs readable and outputs writable, before the training rather than after it."""
     check_readable(cfg.sources + tuple(p for p in (cfg.objective_data, cfg.trace_data) if p))
     for path, what in ((cfg.final_model, "model"), (cfg.readable_model, "readable model"),
                        (cfg.invert_hash, "readable model"), (cfg.trace, "trace"), (cfg.plot, "plot")):
         if path:
-            check_target(path, what)        # refused now, not after the training
+            check_target(path, what)
+
+
+def _open_run(cfg: TrainConfig, state: RunState, hashing: Hashing, rep: Reporter, history) -> "Run":
+    """The run of a training: its arrays, the -p writer, one-against-all's outputs, and the feature
+    names --invert_hash and --audit need."""
     learner = learners.get(cfg.algo)
-    hashing = hashing_of(cfg)
-    holdout = cfg.holdout
-    state = RunState.start(cfg, model, train=not cfg.testonly, holdout=holdout)
-    table, prm, iprm, st, ctr = state.table, state.prm, state.iprm, state.st, state.ctr
-    rep = Reporter(cfg.quiet)
-    history = ProgressHistory() if progress or cfg.plot else None
-    if cfg.quiet and history is None:   # the history keeps the rows' schedule (quiet prints none)
-        ctr[S.C_DUMP] = math.inf
-
-    # where passes read their blocks from
-    # the objective of the training examples reads them again after every pass: from the cache
-    use_cache = (cfg.passes > 1 or cfg.cache_file is not None
-                 or (cfg.objective and cfg.objective_data is None))
-    cache_path = cfg.cache_file
-    temp_cache = False
-    reuse = False
-    cache_note = None
-    cache_opts = dict(hashing.as_dict(), format=cfg.format, sources=list(cfg.sources))
-    if cfg.shard_range is not None:
-        cache_opts["range"] = list(cfg.shard_range)
-    window = cfg.shard_window or (0, None)
-    if use_cache:
-        if cache_path is None:
-            fd, cache_path = tempfile.mkstemp(prefix="streamlearn-", suffix=".cache")
-            os.close(fd)
-            temp_cache = True
-            cache_note = "using a temporary cache"
-        elif _reuse_cache(cfg, cache_path, cache_opts, window, rep):
-            reuse = True
-            cache_note = f"using cache_file = {cache_path}\nignoring text input in favor of cache input"
-        else:
-            cache_note = f"creating cache_file = {cache_path}"
-    preamble(cfg, rep, learner, cache_note)
-
     writer = PredictionWriter(cfg.predictions) if cfg.predictions else None
-    run = Run(learner, table, prm, st, rep, cfg.link, cfg.binary, writer, cfg.strict, iprm=iprm, ctr=ctr,
-              kernel=learners.block_kernel(cfg), history=history, cfg=cfg, **_class_outputs(cfg, learner))
+    run = Run(learner, state.table, state.prm, state.st, rep, cfg.link, cfg.binary, writer, cfg.strict,
+              iprm=state.iprm, ctr=state.ctr, kernel=learners.block_kernel(cfg), history=history, cfg=cfg,
+              **_class_outputs(cfg, learner))
     if cfg.invert_hash or cfg.audit:
         from streamlearn.audit import FeatureNames
         run.names = FeatureNames(hashing.features, cfg.bits, cfg.noconstant, cfg.hash_seed, cfg.hash, cfg.classes)
         if cfg.audit:     # G is shown while learning with adaptive rates, as VW does
             run.audit_g = learners.layout(cfg).g if cfg.adaptive and not cfg.testonly else -1
+    return run
+
+
+def _feed(run: "Run", blocks, trace, writer) -> int:
+    """Learn a pass's blocks (cut where a trace row falls, the same learning); the cache ``writer``
+    the pass fills is committed at its end, and discarded if it fails. Returns the line of the last
+    example read (0: none)."""
+    last_line = 0
+    try:
+        for block in pipelined(blocks):
+            if block.n:
+                last_line = int(block.lines[block.n - 1])
+            if trace is None:
+                run.process(block)
+            else:
+                for piece in trace.split(block):
+                    trace.account(piece, run.process(piece))
+    except BaseException:
+        if writer is not None:
+            writer.discard()
+        raise
+    if writer is not None:
+        writer.commit()
+    return last_line
+
+
+def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
+    """Train an online learner as configured. Returns a small dict of results (for tests and the
+    Python API); with ``progress`` (or ``--plot``) also the progress rows as arrays, "progress"
+    (``streamlearn.history.ProgressHistory.as_dict``)."""
+    _check_paths(cfg)
+    hashing = hashing_of(cfg)
+    holdout = cfg.holdout
+    state = RunState.start(cfg, model, train=not cfg.testonly, holdout=holdout)
+    ctr = state.ctr
+    rep = Reporter(cfg.quiet)
+    history = ProgressHistory() if progress or cfg.plot else None
+    if cfg.quiet and history is None:   # the history keeps the rows' schedule (quiet prints none)
+        state.quiet()
+    sources = SourcePlan(cfg, hashing, rep)
+    preamble(cfg, rep, learners.get(cfg.algo), sources.note)
+    run = _open_run(cfg, state, hashing, rep, history)
     trace = None
     if cfg.trace:
         from streamlearn.trace import Trace, load_test_blocks
         trace = Trace(cfg, run, load_test_blocks(cfg) if cfg.trace_data else None)
-    best_holdout = None
-    no_win = 0
-    passes_done = 0
-    objectives = []
-    shuffled = None
-    source_name = cfg.sources[0] if len(cfg.sources) == 1 else "cache"
-    early_stop = False
-    nonzero = None
-    last_line = 0       # the line of the last example read (a Dask period resumes after it)
+    stop = EarlyStop(cfg, holdout)
+    passes_done, objectives, nonzero, last_line = 0, [], None, 0
     try:
         for p in range(cfg.passes):
             run.holding_out = holdout > 0 and p >= 1
-            ctr[S.C_PASS_EX] = 0.0
-            ctr[S.C_HO_W_PASS] = 0.0
-            ctr[S.C_HO_LOSS_PASS] = 0.0
-            cache_writer = None
-            if p == 0 and not reuse:
-                if use_cache:
-                    cache_writer = CacheWriter(cache_path, cache_opts)
-                blocks = text_blocks(cfg.sources, cfg.format, hashing, cfg.block_size, cache_writer,
-                                     run.read_error, with_text=run.names is not None,
-                                     byte_range=cfg.shard_range)
-                if cfg.shard_window is not None:    # a cache is written whole: the window reads on to the end
-                    blocks = examples_window(blocks, *window, drain=cache_writer is not None)
-            elif cfg.shuffle:
-                if shuffled is None:
-                    shuffled = ShuffledExamples(read_cache(cache_path, source_name, bits=cfg.bits), source_name)
-                rng = np.random.default_rng([cfg.random_seed, p])
-                blocks = shuffled.blocks(shuffled.order(rng, holdout))
-            else:
-                blocks = read_cache(cache_path, source_name, *window, bits=cfg.bits)
-            try:
-                for block in pipelined(blocks):
-                    if block.n:
-                        last_line = int(block.lines[block.n - 1])
-                    if trace is None:
-                        run.process(block)
-                    else:       # blocks cut where a trace row falls (the same learning)
-                        for piece in trace.split(block):
-                            trace.account(piece, run.process(piece))
-            except BaseException:
-                if cache_writer is not None:
-                    cache_writer.discard()
-                raise
-            if cache_writer is not None:
-                cache_writer.commit()
+            ctr[S.C_PASS_EX] = ctr[S.C_HO_W_PASS] = ctr[S.C_HO_LOSS_PASS] = 0.0
+            blocks, cache_writer = sources.blocks(p, run, holdout)
+            last_line = _feed(run, blocks, trace, cache_writer) or last_line
             passes_done += 1
             if run.names is not None:       # names come from the first pass (every pass with -t)
                 run.names.collecting = cfg.testonly
             if cfg.objective:
-                objectives.append(_objective(cfg, run, hashing, cache_path, passes_done))
-            st[S.S_ETA] *= cfg.decay_learning_rate
-            if holdout:
-                w = ctr[S.C_HO_W_PASS]
-                if w > 0:
-                    loss = ctr[S.C_HO_LOSS_PASS] / w
-                    if best_holdout is None or loss < best_holdout:
-                        # like VW, the model files hold the best pass if training stops early
-                        best_holdout = loss
-                        no_win = 0
-                        if p < cfg.passes - 1 and (cfg.final_model or cfg.readable_model):
-                            nonzero = save_outputs(cfg, run, snapshot=True)
-                    else:
-                        no_win += 1
-                        if no_win >= cfg.early_terminate:
-                            early_stop = True
-                            break
+                objectives.append(_objective(cfg, run, hashing, sources.path, passes_done))
+            state.st[S.S_ETA] *= cfg.decay_learning_rate
+            if stop.after_pass(p, run):
+                break
         if history is not None and history.last_examples() != int(ctr[S.C_EXAMPLES]):
             run.record_progress()       # the end of training: short runs have a point too
         if trace is not None:
             trace.finish()
-        if not early_stop or nonzero is None:
-            nonzero = save_outputs(cfg, run)
+        nonzero = stop.nonzero if stop.stopped and stop.nonzero is not None else save_outputs(cfg, run)
     finally:
-        if writer is not None:
-            writer.close()
-        if run.raw_writer is not None:
-            run.raw_writer.close()
-        if temp_cache:
-            try:
-                os.unlink(cache_path)
-            except OSError:
-                pass
+        for out in (run.writer, run.raw_writer):
+            if out is not None:
+                out.close()
+        sources.remove_temporary()
     if ctr[S.C_NONFINITE] and not run.diverge_warned:
         rep.warn("some predictions were not finite (the weights diverged); try a smaller -l/--learning-rate")
-    rep.summary(_summary_lines(run, cfg.loss, cfg.quantile_tau, passes_done, holdout, best_holdout,
-                               nonzero, cfg.bits))
-    result = {"state": st, "counters": ctr, "table": table, "nonzero": nonzero, "malformed": run.malformed,
-              "passes": passes_done, "best_holdout": best_holdout, "early_stop": early_stop,
-              "objectives": objectives, "last_line": last_line}
+    rep.summary(_summary_lines(run, cfg.loss, cfg.quantile_tau, passes_done, holdout, stop.best, nonzero, cfg.bits))
+    result = {"state": state.st, "counters": ctr, "table": state.table, "nonzero": nonzero,
+              "malformed": run.malformed, "passes": passes_done, "best_holdout": stop.best,
+              "early_stop": stop.stopped, "objectives": objectives, "last_line": last_line}
     if history is not None:
         result["progress"] = history.as_dict()
         if cfg.plot:
