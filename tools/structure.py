@@ -26,8 +26,8 @@ REPO = Path(__file__).resolve().parent.parent
 PKG = REPO / "streamlearn"
 
 LEARNERS = ("sgd", "tg", "l1ball", "fobos", "eg", "smidas", "rounding", "subgradient", "scd", "ftrl", "softmax",
-            "gravity", "pegasos")
-OPTIONS = ("ftrl_alpha", "l2_ball", "p_norm", "batch_size", "radius", "threshold")
+            "gravity", "pegasos", "coin")
+OPTIONS = ("ftrl_alpha", "initial_weight", "l2_ball", "p_norm", "batch_size", "radius", "threshold")
 
 
 def modules() -> dict[str, Path]:
