@@ -15,36 +15,16 @@
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 
 import numpy as np
 import pytest
 
 from support import vwsuite
+from support.vw32 import F, dloss
 from support.helpers import cli, dense_rows, parse_examples, read_predictions, vw_dataset, write_lines
 from support.vwsuite import average_loss, fuzzy_equal, same_weight_lines, vw_run, weight_lines
 
 BITS = 10
-F = np.float32
-
-_libm = ctypes.CDLL(ctypes.util.find_library("m"))
-_libm.expf.restype = ctypes.c_float
-_libm.expf.argtypes = [ctypes.c_float]
-
-
-def expf(x):
-    """C's expf, which VW's float32 logistic loss calls (vw-spec-2 §2g)."""
-    return F(_libm.expf(float(x)))
-
-
-def dloss(loss, p, y):
-    """VW's first_derivative in float32 (loss_functions.cc), squared and logistic."""
-    p, y = F(p), F(y)
-    if loss == "squared":
-        return F(2.0) * (p - y)
-    return -y / (F(1.0) + expf(y * p))
-
 
 # ----------------------------------------------------------------------------- the reference
 

@@ -12,41 +12,16 @@ The VW conformance cases are in test_vw_cases2.py (prefix ftrl).
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import math
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as hs
 
+from support.vw32 import F, dloss
 from support.helpers import cli, dense_rows, model_arrays, parse_examples, read_predictions, vw_dataset, write_lines
 
 BITS = 10
-
-
-F = np.float32
-_libm = ctypes.CDLL(ctypes.util.find_library("m"))
-_libm.expf.restype = ctypes.c_float
-_libm.expf.argtypes = [ctypes.c_float]
-
-
-def expf(x):
-    """C's expf, which VW's float32 logistic loss calls (vw-spec-2 §2g)."""
-    return F(_libm.expf(float(x)))
-
-
-def dloss(loss, p, y, tau=0.5):
-    """VW's first_derivative in float32 (loss_functions.cc)."""
-    p, y = F(p), F(y)
-    if loss == "squared":
-        return F(2.0) * (p - y)
-    if loss == "logistic":
-        return -y / (F(1.0) + expf(y * p))
-    if loss == "hinge":
-        return -y if y * p < F(1.0) else F(0.0)
-    e = y - p
-    return F(0.0) if e == 0 else (-F(tau) if e > 0 else F(1.0) - F(tau))
 
 
 def eager_ftrl(examples, d, loss, alpha, beta, l1, l2):
