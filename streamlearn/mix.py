@@ -29,7 +29,7 @@ takes the weights of its base slot's G.
 * a raw weight z with a penalty (tg's cumulative penalty, Langford, Li & Zhang 2009 §4 kept per
   feature: z and P per row; gravity: z per row and VW's global gravity): z and the penalty averaged
   alike (the global gravity uniformly), then w = shrink(z_bar, P_bar) with the learner's own function
-  (``table.effective_weights``, ``gd.gravity_in_force``). A feature only some workers kept is 0
+  (``table.effective_weights``, ``learners.gravity.gravity_in_force``). A feature only some workers kept is 0
   unless it outgrows its averaged penalty.
 * eg (log-weights phi+ and phi- of w+ and w-; Duchi et al. 2008, Section 7, eq. 13): w+ and w-
   averaged entry by entry, which stays on the simplex sum(w+ + w-) = z; stored back as log-weights,
@@ -178,12 +178,13 @@ def _config(header: dict):
 
 def _mix_weights(cfg, X, col, index, rule) -> np.ndarray:
     """a[model, row] (module docstring): G_k / sum G (weighted, adaptive), else 1/k."""
+    from streamlearn import learners
     k, n = X.shape[1], X.shape[2]
     name = "g" if "g" in col else "ftrl_n" if "ftrl_n" in col else None
     if rule != "weighted" or name is None:
         return np.full((k, n), 1.0 / k)
     G = X[col[name]]
-    if cfg.classes and cfg.algo == "softmax":        # one G per feature row, in its base slot
+    if cfg.classes and learners.get(cfg.algo).joint:  # a joint learner: one G per feature row, in its base slot
         width = cfg.class_width
         base = index - index % width
         pos = np.minimum(np.searchsorted(index, base), n - 1)
