@@ -64,7 +64,7 @@ class Engine:
         if spec.batch:
             raise ValueError(f"--algo {cfg.algo} is a batch method; train it with the streamlearn CLI")
         self.cfg = cfg
-        state = as_value_error(RunState.start, cfg, model, train=True, holdout=cfg.holdout)
+        self.state = state = as_value_error(RunState.start, cfg, model, train=True, holdout=cfg.holdout)
         self.table, self.prm, self.iprm, self.st = state.table, state.prm, state.iprm, state.st
         self.run = Run(spec, self.table, self.prm, self.st, Reporter(True), cfg.link, cfg.binary, None, False,
                        iprm=self.iprm, ctr=state.ctr, kernel=learners.block_kernel(cfg),
@@ -85,15 +85,12 @@ class Engine:
     # ------------------------------------------------------------------ learning
     def start_pass(self) -> None:
         """Counters of a new pass over the data (holdout from the second pass on, as the CLI)."""
-        ctr = self.run.ctr
         self.run.holding_out = self.cfg.holdout > 0 and self.passes >= 1
-        ctr[S.C_PASS_EX] = 0.0
-        ctr[S.C_HO_W_PASS] = 0.0
-        ctr[S.C_HO_LOSS_PASS] = 0.0
+        self.state.start_pass()
 
     def end_pass(self) -> None:
         self.passes += 1
-        self.st[S.S_ETA] *= self.cfg.decay_learning_rate
+        self.state.end_pass()
 
     def learn(self, block: ParsedBlock) -> np.ndarray:
         """Predict and learn the block's examples (progressive validation); their predictions as the

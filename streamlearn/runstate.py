@@ -67,6 +67,16 @@ class RunState:
         st = state.copy() if isinstance(state, np.ndarray) else learners.make_state(cfg, prm, state)
         return cls(cfg, table, prm, iprm, st)
 
+    def start_pass(self) -> None:
+        """The counters of a new pass over the data: its examples and its holdout loss from 0."""
+        self.ctr[S.C_PASS_EX] = 0.0
+        self.ctr[S.C_HO_W_PASS] = 0.0
+        self.ctr[S.C_HO_LOSS_PASS] = 0.0
+
+    def end_pass(self) -> None:
+        """After a pass: the learning rate times --decay-learning-rate."""
+        self.st[S.S_ETA] *= self.cfg.decay_learning_rate
+
     def quiet(self) -> "RunState":
         """No progress rows (the counters' next row never comes)."""
         self.ctr[S.C_DUMP] = math.inf

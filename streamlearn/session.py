@@ -544,7 +544,7 @@ def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
     try:
         for p in range(cfg.passes):
             run.holding_out = holdout > 0 and p >= 1
-            ctr[S.C_PASS_EX] = ctr[S.C_HO_W_PASS] = ctr[S.C_HO_LOSS_PASS] = 0.0
+            state.start_pass()
             blocks, cache_writer = sources.blocks(p, run, holdout)
             last_line = _feed(run, blocks, trace, cache_writer) or last_line
             passes_done += 1
@@ -552,7 +552,7 @@ def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
                 run.names.collecting = cfg.testonly
             if cfg.objective:
                 objectives.append(_objective(cfg, run, hashing, sources.path, passes_done))
-            state.st[S.S_ETA] *= cfg.decay_learning_rate
+            state.end_pass()
             if stop.after_pass(p, run):
                 break
         if history is not None and history.last_examples() != int(ctr[S.C_EXAMPLES]):
