@@ -65,9 +65,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from streamlearn.regularizers import REGULARIZERS, simplex_threshold  # noqa: F401 (batch.simplex_threshold)
+
 LOSSES = ("squared", "logistic", "softmax")
 METHODS = ("l1", "eg", "fobos")
-REGS = ("l1", "l1l2", "l1linf")
+REGS = tuple(name for name, r in REGULARIZERS.items() if r.prox is not None)
 SCHEDULES = ("const", "sqrt", "inv")
 
 
@@ -111,22 +113,6 @@ def predict(X, W: np.ndarray, loss: str) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- projections and proxes
 
-def simplex_threshold(U: np.ndarray, z: float) -> np.ndarray:
-    """Per column j of U >= 0 (d x K): theta_j >= 0 with sum_i [U_ij - theta_j]_+ = z when
-    sum_i U_ij > z, else 0 (Duchi et al. 2008, Figure 1, by sorting: rho the largest j with
-    sum_{i<=j} u_(i) - j u_(j) < z, theta = (sum_{i<=rho} u_(i) - z) / rho; the comparison in this
-    form holds at j = 1 in floating point too)."""
-    d = U.shape[0]
-    V = -np.sort(-U, axis=0)
-    C = np.cumsum(V, axis=0)
-    j = np.arange(1, d + 1, dtype=np.float64)[:, None]
-    ok = C - j * V < z
-    rho = d - np.argmax(ok[::-1], axis=0)                # the last index where ok holds, 1-based
-    cols = np.arange(U.shape[1])
-    theta = (C[rho - 1, cols] - z) / rho
-    return np.where(C[-1] > z, np.maximum(theta, 0.0), 0.0)
-
-
 def project_columns(W: np.ndarray, z: float, signs: np.ndarray | None) -> np.ndarray:
     """Each column onto ``{w: ||w||_1 <= z}``, or with signs onto ``{w: signs * w >= 0, ||w||_1 <= z}``
     (the orthant first: entries of the wrong sign become 0; then the simplex threshold)."""
@@ -140,20 +126,11 @@ def project_columns(W: np.ndarray, z: float, signs: np.ndarray | None) -> np.nda
 def prox(W: np.ndarray, reg: str, a: float) -> np.ndarray:
     """The prox of strength a of lam r (a = eta lam) on W (rows are features): l1 soft threshold;
     l1l2 ``row [1 - a/||row||_2]_+``; l1linf ``row - Proj_{||.||_1 <= a}(row)``, i.e. every |w| capped
-    at the row's threshold, the zero row when ||row||_1 <= a (Duchi & Singer 2009, eq. 6, 9, 8)."""
+    at the row's threshold, the zero row when ||row||_1 <= a (Duchi & Singer 2009, eq. 6, 9, 8;
+    ``streamlearn.regularizers``)."""
     if a <= 0.0:
         return W
-    if reg == "l1":
-        return np.sign(W) * np.maximum(np.abs(W) - a, 0.0)
-    if reg == "l1l2":
-        norm = np.sqrt(np.einsum("ij,ij->i", W, W))
-        keep = np.where(norm > a, 1.0 - a / np.where(norm > 0, norm, 1.0), 0.0)
-        return W * keep[:, None]
-    A = np.abs(W)
-    theta = simplex_threshold(A.T, a)                     # per row; 0 where ||row||_1 <= a
-    capped = np.sign(W) * np.minimum(A, theta[:, None])
-    capped[A.sum(axis=1) <= a] = 0.0
-    return capped
+    return REGULARIZERS[reg].prox(W, a)
 
 
 # ----------------------------------------------------------------------------- the solver
@@ -224,11 +201,8 @@ def objective(X, y, W, loss, method="l1", reg="l1", lam=0.0) -> float:
 def _penalty(W, method, reg, lam) -> float:
     if method != "fobos" or lam <= 0.0:
         return 0.0
-    if reg == "l1":
-        return lam * float(np.abs(W).sum())
-    if reg == "l1l2":
-        return lam * float(np.sqrt((W * W).sum(axis=1)).sum())
-    return lam * float(np.abs(W).max(axis=1).sum())
+    r = REGULARIZERS[reg]
+    return r.value({name: lam for name in r.strengths}, W)
 
 
 def fit(X, y, loss: str = "softmax", method: str = "l1", *, radius: float | None = None, signs=None,

@@ -80,6 +80,7 @@ from streamlearn.kernels.state import (
     S_BATCH_EX, S_BATCH_ROWS, S_BATCH_SCALE, S_EPOCH, S_FOBOS_CUM, S_FOBOS_CUM2, S_MULT, S_NLEARN,
     S_NNZ, S_SCALE, S_SQNORM, S_SQPEAK, S_T,
 )
+from streamlearn.regularizers import REGULARIZERS
 from streamlearn.kernels.table import feature_rate, shrink
 
 W = 0               # the weight (l2: the stored value s, the weight being sigma * s)
@@ -486,11 +487,11 @@ def after_load(table, prm, iprm, st):
 
 #: --reg names -> REG_* codes, and the strength options each regularizer takes
 REGS = {"l1": REG_L1, "l2sq": REG_L2SQ, "elastic": REG_ELASTIC, "l2": REG_L2, "linf": REG_LINF}
-REG_STRENGTHS = {"l1": ("l1",), "l2sq": ("l2",), "elastic": ("l1", "l2"), "l2": ("lam",), "linf": ("lam",)}
+REG_STRENGTHS = {name: REGULARIZERS[name].strengths for name in REGS}
 #: regularizers caught up lazily per coordinate (LAST columns); l2 and linf act globally
-LAZY_REGS = ("l1", "l2sq", "elastic")
+LAZY_REGS = tuple(name for name in REGS if REGULARIZERS[name].lazy)
 #: regularizers whose lazy catch-up is exact with per-feature rates
-PER_FEATURE_REGS = ("l1", "l2sq")
+PER_FEATURE_REGS = tuple(name for name in REGS if REGULARIZERS[name].per_feature)
 
 
 def ball(cfg) -> bool:
@@ -521,18 +522,8 @@ def fobos_settings_of(cfg, prm, iprm) -> None:
 
 
 def fobos_regularizer(cfg, w):
-    """The regularizer r of --reg at w (Section 4)."""
-    a = np.abs(w)
-    if cfg.reg == "l1":
-        return cfg.l1 * float(a.sum()), f"{cfg.l1:g} ||w||_1"
-    if cfg.reg == "l2sq":
-        return cfg.l2 / 2 * float(np.dot(w, w)), f"{cfg.l2:g}/2 ||w||_2^2"
-    if cfg.reg == "elastic":
-        return (cfg.l1 * float(a.sum()) + cfg.l2 / 2 * float(np.dot(w, w)),
-                f"{cfg.l1:g} ||w||_1 + {cfg.l2:g}/2 ||w||_2^2")
-    if cfg.reg == "l2":
-        return cfg.lam * math.sqrt(float(np.dot(w, w))), f"{cfg.lam:g} ||w||_2"
-    return cfg.lam * float(a.max(initial=0.0)), f"{cfg.lam:g} ||w||_inf"
+    """The regularizer r of --reg at w (Section 4; ``streamlearn.regularizers``)."""
+    return REGULARIZERS[cfg.reg].of(cfg, w)
 
 
 def check_strengths(cfg, flag, takes, what: str) -> None:

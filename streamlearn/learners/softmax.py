@@ -79,7 +79,8 @@ import numpy as np
 from numba import njit
 
 from streamlearn.errors import OptionError
-from streamlearn.learners.fobos import check_strengths, fobos_regularizer
+from streamlearn.learners.fobos import check_strengths
+from streamlearn.regularizers import REGULARIZERS
 from streamlearn.kernels.rules import X2_MAX, X2_MIN, X_MIN, rule_layout, rule_saved, rule_settings, step_scale
 from streamlearn.kernels.multiclass import joint_loop
 from streamlearn.kernels.loop import base_start, sum_end
@@ -377,8 +378,7 @@ def finalize(table, prm, iprm, st):
 
 #: --reg names -> REG_* codes, and the strength options each takes
 REGS = {"l1": REG_L1, "l2sq": REG_L2SQ, "elastic": REG_ELASTIC, "l1l2": REG_L1L2, "l1linf": REG_L1LINF}
-REG_STRENGTHS = {"l1": ("l1",), "l2sq": ("l2",), "elastic": ("l1", "l2"), "l1l2": ("lam",),
-                 "l1linf": ("lam",)}
+REG_STRENGTHS = {name: REGULARIZERS[name].strengths for name in REGS}
 
 
 def softmax_layout(cfg) -> Layout:
@@ -404,11 +404,8 @@ def rows_regularizer(cfg, dense: np.ndarray) -> tuple[float, str]:
     """The regularizer of --reg at the weights in force ``dense`` (indexed by slot, length 2^b):
     lambda ||W||_1, lambda/2 ||W||_F^2, both, lambda sum_rows ||row||_2 (l1l2) or lambda sum_rows
     ||row||_inf (l1linf)."""
-    if cfg.reg in ("l1l2", "l1linf"):
-        R = rows_of(cfg, dense)
-        norms = np.sqrt((R * R).sum(axis=1)) if cfg.reg == "l1l2" else np.abs(R).max(axis=1, initial=0.0)
-        name = "2" if cfg.reg == "l1l2" else "inf"
-        return cfg.lam * float(norms.sum()), f"{cfg.lam:g} sum_rows ||row||_{name}"
+    if REGULARIZERS[cfg.reg].rows:
+        return REGULARIZERS[cfg.reg].of(cfg, rows_of(cfg, dense))
     return softmax_regularizer(cfg, np.asarray(dense, float))
 
 
@@ -416,11 +413,11 @@ def softmax_regularizer(cfg, w: np.ndarray) -> tuple[float, str]:
     """The regularizer at the weights in force ``w`` (any subset holding the non-zero ones): exact
     for the separable l1, l2sq and elastic; the mixed norms need the rows (``rows_regularizer``) and
     give NaN here."""
-    if cfg.reg in ("l1", "l2sq", "elastic"):      # fobos's, over all the class weights
-        value, form = fobos_regularizer(cfg, w)
+    reg = REGULARIZERS[cfg.reg]
+    if not reg.rows:                # fobos's, over all the class weights
+        value, form = reg.of(cfg, w)
         return value, form.replace("||w||_2^2", "||W||_F^2").replace("||w||_1", "||W||_1")
-    name = "2" if cfg.reg == "l1l2" else "inf"
-    return math.nan, f"{cfg.lam:g} sum_rows ||row||_{name}"
+    return math.nan, reg.reads(cfg)
 
 
 def softmax_check(cfg, flag) -> None:
@@ -430,7 +427,7 @@ def softmax_check(cfg, flag) -> None:
 
 def softmax_plain_only(cfg):
     """One rate per row composes with every regularizer's prox except the elastic net's."""
-    if cfg.reg == "elastic":
+    if not REGULARIZERS[cfg.reg].per_feature:
         return "its prox with per-feature rates cannot be caught up lazily"
     return None
 
