@@ -30,7 +30,7 @@ from streamlearn import learners
 from streamlearn.config import TrainConfig, train_config
 from streamlearn.errors import StreamlearnError
 from streamlearn.history import ProgressHistory
-from streamlearn.hashing import CONSTANT_RAW_INDEX, HASH_MODES, default_namespace_hash, feature_index
+from streamlearn.features.hashing import CONSTANT_RAW_INDEX, HASH_MODES, default_namespace_hash, feature_index
 from streamlearn.io.blocks import FMT_LIBSVM, FMT_VW, ParsedBlock, line_ends, parse_block
 from streamlearn.io.model_file import model_bytes, parse_model
 from streamlearn.kernels import state as S

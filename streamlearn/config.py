@@ -196,8 +196,8 @@ class _TrainConfigMethods:
         return any(getattr(self, name) for name in FEATURE_OPTIONS)
 
     def feature_spec(self):
-        """The feature expansion these options ask for (streamlearn.expansion.FeatureSpec)."""
-        from streamlearn.expansion import FeatureSpec
+        """The feature expansion these options ask for (streamlearn.features.expansion.FeatureSpec)."""
+        from streamlearn.features.expansion import FeatureSpec
         return FeatureSpec.from_options(**{name: getattr(self, name) for name in FEATURE_OPTIONS})
 
 

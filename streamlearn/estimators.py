@@ -26,7 +26,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from streamlearn import config as _config
 from streamlearn import learners
 from streamlearn.api import Engine, check_sample_weight, check_targets, check_X, column_rows, csr_block, make_config
-from streamlearn.hashing import CONSTANT_RAW_INDEX
+from streamlearn.features.hashing import CONSTANT_RAW_INDEX
 from streamlearn.kernels import state as S
 from streamlearn.options import NOT_A_PARAMETER
 

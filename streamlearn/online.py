@@ -118,7 +118,7 @@ class Model:
         self.cfg = engine.cfg
         engine.run.history = None       # no progress rows kept (the CLI keeps them only for --plot)
         if self.collect_names and engine.run.names is None:
-            from streamlearn.audit import FeatureNames
+            from streamlearn.features.audit import FeatureNames
             from streamlearn.stream import hashing_of
             cfg = engine.cfg
             engine.run.names = FeatureNames(hashing_of(cfg).features, cfg.bits, cfg.noconstant, cfg.hash_seed,

@@ -49,7 +49,7 @@ class Run:
     writer: PredictionWriter | None = None
     strict: bool = False
     holding_out: bool = False
-    names: object = None     # streamlearn.audit.FeatureNames when --invert_hash or --audit
+    names: object = None     # streamlearn.features.audit.FeatureNames when --invert_hash or --audit
     audit_g: int | None = None   # --audit: None = off, else the table column of G printed (-1: none)
     malformed: int = 0
     read_errors: int = 0
@@ -117,7 +117,7 @@ class Run:
         audit = self.audit_g is not None and entries is not None
         tags = block.tag_list() if audit else None
         if audit:       # --audit's formatting (and the names' expansion): imported by the runs that use it
-            from streamlearn.audit import audit_features, audit_prediction, audit_score, write as write_audit
+            from streamlearn.features.audit import audit_features, audit_prediction, audit_score, write as write_audit
         while pos < n:
             end = pos + 1 if audit else n       # --audit: one example at a time, weights before learning
             twice = audit and self.learner.predicts_twice and self.iprm[S.I_TRAIN]
@@ -489,7 +489,7 @@ def _open_run(cfg: TrainConfig, state: RunState, hashing: Hashing, rep: Reporter
               iprm=state.iprm, ctr=state.ctr, kernel=learners.block_kernel(cfg), history=history, cfg=cfg,
               **_class_outputs(cfg, learner))
     if cfg.invert_hash or cfg.audit:
-        from streamlearn.audit import FeatureNames
+        from streamlearn.features.audit import FeatureNames
         run.names = FeatureNames(hashing.features, cfg.bits, cfg.noconstant, cfg.hash_seed, cfg.hash, cfg.classes)
         if cfg.audit:     # G is shown while learning with adaptive rates, as VW does
             run.audit_g = learners.layout(cfg).g if cfg.adaptive and not cfg.testonly else -1

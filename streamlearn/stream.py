@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from streamlearn.hashing import HASH_MODES
+from streamlearn.features.hashing import HASH_MODES
 from streamlearn.io.blocks import FMT_VW, FORMATS, Outputs, detect_format, example_texts, parse_block
 from streamlearn.io.cache import CacheWriter
 from streamlearn.io.expand import ExpandedOutputs, make_expander
@@ -37,7 +37,7 @@ from streamlearn.io.reader import Source, read_blocks, ring_size
 @dataclass(frozen=True)
 class Hashing:
     """How text becomes features: VW's hashing options and the feature expansion (a
-    ``streamlearn.expansion.FeatureSpec``; None or an identity spec: the parsed features as they are)."""
+    ``streamlearn.features.expansion.FeatureSpec``; None or an identity spec: the parsed features as they are)."""
 
     bits: int
     noconstant: bool

@@ -6,7 +6,7 @@ Stateless, like ``sklearn.feature_extraction.FeatureHasher``: a row is
 * with ``namespace`` given, a dict ``{feature: value}``, or
 * a list of tokens (features of value 1) in ``namespace`` (the default namespace ``" "`` when None),
 
-and feature f of namespace ns goes to column ``streamlearn.hashing.feature_index(ns, f, bits, hash_seed,
+and feature f of namespace ns goes to column ``streamlearn.features.hashing.feature_index(ns, f, bits, hash_seed,
 hash)`` of an (n, 2^bits) CSR matrix. Entries keep the order of the features (the order of a VW line);
 a feature given twice in a row is summed into one entry; there is no constant column (the estimator
 adds it, as the CLI does).
@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from streamlearn.hashing import feature_index
+from streamlearn.features.hashing import feature_index
 
 
 class VWHasher(TransformerMixin, BaseEstimator):
@@ -41,7 +41,7 @@ class VWHasher(TransformerMixin, BaseEstimator):
         return self
 
     def _check(self):
-        from streamlearn.hashing import HASH_MODES
+        from streamlearn.features.hashing import HASH_MODES
         if not isinstance(self.bits, (int, np.integer)) or not 1 <= int(self.bits) <= 32:
             raise ValueError(f"bits must be an integer in 1..32, not {self.bits!r}")
         if self.hash not in HASH_MODES:

@@ -451,7 +451,7 @@ class ExpandedOutputs:
 
 
 def make_expander(spec, mask: int) -> Expander:
-    """The Expander for a ``streamlearn.expansion.FeatureSpec``. The constant (index 128) is never
+    """The Expander for a ``streamlearn.features.expansion.FeatureSpec``. The constant (index 128) is never
     dropped (VW adds it after --ignore/--keep) and never n-grammed."""
     keep = 1 - np.array(spec.ignore_mask, np.uint8)
     keep[128] = 1

@@ -11,7 +11,7 @@ example unless ``noconstant``. Output arrays and fault handling are those of the
 import numpy as np
 from numba import njit
 
-from streamlearn.hashing import CONSTANT_RAW_INDEX, default_namespace_hash, hash_name
+from streamlearn.features.hashing import CONSTANT_RAW_INDEX, default_namespace_hash, hash_name
 from streamlearn.io.parsing import (
     COLON, CR, E_CR, E_INDEX, E_LABEL, E_LABEL_RANGE, E_NUMBER, E_TOKEN, E_VALUE, E_VALUE_RANGE, NUM_FINITE,
     NUM_NONFINITE, SP, TAB, beyond_float32, line_span, parse_number,

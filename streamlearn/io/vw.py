@@ -24,7 +24,7 @@ the rest of the line is dropped. Only the first fault of a line is recorded.
 import numpy as np
 from numba import njit
 
-from streamlearn.hashing import CONSTANT_RAW_INDEX, default_namespace_hash, scan_hash
+from streamlearn.features.hashing import CONSTANT_RAW_INDEX, default_namespace_hash, scan_hash
 from streamlearn.io.parsing import (
     BAR, COLON, CR, E_BASE, E_BASE_RANGE, E_CR, E_LABEL, E_LABEL_RANGE, E_LABEL_TOKENS, E_NEG_WEIGHT,
     E_NS_NAME, E_NS_RANGE, E_NS_VALUE, E_STRAY, E_VALUE, E_VALUE_RANGE, E_WEIGHT, E_WEIGHT_RANGE, NL,

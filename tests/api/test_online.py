@@ -202,7 +202,7 @@ def test_vwhasher_pipeline_equals_cli(tmp_path):
     X = VWHasher(bits=18, namespace="w").transform(docs)
     assert (VWHasher(bits=18).transform([{"w": d} for d in docs]) != X).nnz == 0
     assert (VWHasher(bits=18, namespace="w").transform([{t: 1 for t in d} for d in docs]) != X).nnz == 0
-    from streamlearn.hashing import feature_index
+    from streamlearn.features.hashing import feature_index
     assert X.shape == (200, 1 << 18)
     assert X[0, feature_index("w", docs[0][0], 18)] == 1.0
     # duplicates are summed; a bare token list goes to the default namespace

@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from streamlearn.cli import main
-from streamlearn.hashing import feature_index
+from streamlearn.features.hashing import feature_index
 from streamlearn.io.model_file import load_model
 
 TRAIN = "data/samples/sparse.train.vw"

@@ -1,5 +1,5 @@
 """The compiled feature expansion (streamlearn.io.expand, in the parsing thread) equals the slow,
-plain-Python transcription of vw-spec-2.md (streamlearn.names) on random streams and option sets:
+plain-Python transcription of vw-spec-2.md (streamlearn.features.names) on random streams and option sets:
 the same features in the same order, the same float32 values and the same per-example counts."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from streamlearn.expansion import FeatureSpec
-from streamlearn.hashing import HASH_MODES
+from streamlearn.features.expansion import FeatureSpec
+from streamlearn.features.hashing import HASH_MODES
 from streamlearn.io.blocks import FMT_LIBSVM, FMT_VW, parse_block
 from streamlearn.io.expand import ExpandedOutputs, ExpansionError, make_expander
-from streamlearn.names import expand_line
+from streamlearn.features.names import expand_line
 from support.helpers import text_buffer
 
 NAMESPACES = ["a", "ab", "b", "c", "12", "", "u2", "\u00e9t\u00e9"]

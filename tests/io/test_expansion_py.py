@@ -1,4 +1,4 @@
-"""Feature-expansion options (streamlearn.expansion) and the named Python pipeline (streamlearn.names)
+"""Feature-expansion options (streamlearn.features.expansion) and the named Python pipeline (streamlearn.features.names)
 against vw-spec-2.md §2a-§2d and the stored VW 9.11.9 outputs of shared/data/vw/cases2."""
 
 import json
@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from streamlearn.errors import OptionError
-from streamlearn.expansion import (
+from streamlearn.features.expansion import (
     FeatureSpec, expand_wildcards, must_be_left_sorted, normalize_terms, parse_namespace_bytes, term_text,
 )
-from streamlearn.names import expand_line
+from streamlearn.features.names import expand_line
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 CASES = SHARED / "data" / "vw" / "cases2"
@@ -282,7 +282,7 @@ def test_ngrams():
     ex = expand_line(b"1 |t a b |x c |t d |tz e", spec(ngram="t2"), 18, True)
     names = [e.name for e in ex.entries]
     assert names == ["t^a", "t^b", "t^d", "tz^e", "t^a^b", "t^b^d", "t^d^e", "x^c"]
-    from streamlearn.hashing import feature_index
+    from streamlearn.features.hashing import feature_index
     d, e = feature_index("t", "d"), feature_index("tz", "e")
     assert ex.entries[6].index == (d * 27942141 + e) % (1 << 18)
 

@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streamlearn.hashing import (
+from streamlearn.features.hashing import (
     constant_index, feature_index, hash_name, hash_string, murmur3, murmur3_32, namespace_hash, scan_hash,
 )
 

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from streamlearn.hashing import constant_index, feature_index, namespace_hash
+from streamlearn.features.hashing import constant_index, feature_index, namespace_hash
 from streamlearn.io.blocks import FMT_LIBSVM, FMT_VW, detect_format, parse_block, quote_bytes
 from support.helpers import text_buffer
 

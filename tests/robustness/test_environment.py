@@ -82,7 +82,7 @@ assert streamlearn.__file__.startswith(sys.argv[1]), streamlearn.__file__
 from streamlearn import _cache
 _cache.install_lazy_caches()
 _cache.install_kernel_loader()
-from streamlearn.hashing import hash_name
+from streamlearn.features.hashing import hash_name
 h = hash_name(np.frombuffer(bytearray(b"abc"), np.uint8), 0, 3, 0, 0)
 real = hash_name._cache._real
 print(h, _cache._counts["compiled"], _cache._counts["loaded"], type(real).__name__,
@@ -158,7 +158,7 @@ def test_a_read_only_package_loads_its_own_warm_kernels(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
     warm, _, _ = _kernel_run(root, home, tmp_path)        # the owner's run: kernel and guard record current
-    assert Path(warm[4]) == root / "streamlearn" / "__pycache__"
+    assert Path(warm[4]) == root / "streamlearn" / "features" / "__pycache__"    # hash_name's module
     pkg = root / "streamlearn"
     read_only = ["unshare", "-m", "sh", "-c", f'mount --bind -o ro "{pkg}" "{pkg}" && exec "$@"', "sh"]
     got, _, err = _kernel_run(root, home, tmp_path, prefix=read_only)

@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 
 from streamlearn.cli import main
 from streamlearn.errors import StreamlearnError
-from streamlearn.hashing import HASH_MODES
+from streamlearn.features.hashing import HASH_MODES
 from streamlearn.io import cache as C
 from streamlearn.io.blocks import FAULTS, FMT_LIBSVM, FMT_VW, parse_block
 from streamlearn.io.model_file import parse_model

@@ -10,7 +10,7 @@ import numpy as np
 from click.testing import CliRunner
 
 from streamlearn.cli import main
-from streamlearn.hashing import HASH_MODES
+from streamlearn.features.hashing import HASH_MODES
 from streamlearn.io.blocks import FMT_VW, parse_block
 from streamlearn.io.model_file import load_model
 

@@ -146,7 +146,7 @@ def test_scan_of_the_real_package():
     assert "kernels/losses.py" in files["kernels/rules.py"]
     assert "kernels/rules.py" in files["learners/fobos.py"]
     assert "learners/fobos.py" in files["learners/subgradient.py"]
-    assert "hashing.py" in files["io/vw.py"]
+    assert "features/hashing.py" in files["io/vw.py"]
     assert "io/parsing.py" in files["io/vw.py"]
     assert "learners/scd.py" in files["scd.py"]  # from streamlearn.learners import scd as K
 
@@ -157,7 +157,7 @@ def package_copy(tmp_path):
     shutil.copytree(PACKAGE, dst, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     kernels = sorted(str(p.relative_to(dst)).replace(os.sep, "/") for p in dst.rglob("*.py")
                      if "cache=True" in p.read_text())
-    assert "kernels/rules.py" in kernels and "learners/ftrl.py" in kernels and "hashing.py" in kernels
+    assert "kernels/rules.py" in kernels and "learners/ftrl.py" in kernels and "features/hashing.py" in kernels
     _cache.check_cache(str(dst))
     return dst, kernels
 
@@ -181,7 +181,7 @@ def test_real_package_kernel_change_drops_it_and_its_importers(package_copy):
     assert not stems & {"losses", "projection", "hashing", "parsing", "vw", "libsvm"}
 
     _fake_caches(pkg, kernels)
-    _append(pkg / "hashing.py")
+    _append(pkg / "features/hashing.py")
     stems = {stem for _, stem in _stems(_cache.check_cache(str(pkg)))}
     assert {"hashing", "vw", "libsvm"} <= stems  # the parsers inline the hash
     assert not stems & {"table", "rules", "fobos", "losses"}

@@ -1,5 +1,5 @@
 """Feature-expansion options: parsing and normalisation exactly as VW 9.11.9 does it (vw-spec-2.md
-§2a-§2c). Pure Python; used once at set-up by the compiled path and by ``streamlearn.names``.
+§2a-§2c). Pure Python; used once at set-up by the compiled path and by ``streamlearn.features.names``.
 
 Options handled (all repeatable, values as given on the command line, ``\\xNN`` escapes decoded):
 

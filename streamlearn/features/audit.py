@@ -1,6 +1,6 @@
 """Feature names for ``--invert_hash`` and ``--audit`` (vw-spec-2.md §2d).
 
-Names cost a slow, plain-Python expansion of every line (``streamlearn.names``), so they are
+Names cost a slow, plain-Python expansion of every line (``streamlearn.features.names``), so they are
 collected only when one of these options is given; the default path pays nothing. As in VW, the
 first name seen for a weight wins (with hash collisions the later names are lost), names are
 collected in the first pass (in every pass with ``-t``), and ``--audit`` prints, for every example
@@ -14,10 +14,10 @@ import sys
 
 import numpy as np
 
-from streamlearn.expansion import FeatureSpec
+from streamlearn.features.expansion import FeatureSpec
 from streamlearn.io.writers import format_predictions
 from streamlearn.kernels.multiclass import class_width
-from streamlearn.names import expand_line
+from streamlearn.features.names import expand_line
 
 
 class FeatureNames:
@@ -38,7 +38,7 @@ class FeatureNames:
         self.collecting = True
 
     def entries(self, block) -> list[list[tuple]]:
-        """Per example of the block: its ``streamlearn.names.Entry`` list (name, index, value, kind)
+        """Per example of the block: its ``streamlearn.features.names.Entry`` list (name, index, value, kind)
         in VW's order."""
         out = []
         names = self.names

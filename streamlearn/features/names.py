@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from streamlearn.expansion import CONSTANT_NS, DEFAULT_NS, FeatureSpec
-from streamlearn.hashing import CONSTANT_RAW_INDEX, hash_string, namespace_hash
+from streamlearn.features.expansion import CONSTANT_NS, DEFAULT_NS, FeatureSpec
+from streamlearn.features.hashing import CONSTANT_RAW_INDEX, hash_string, namespace_hash
 from streamlearn.io.parsing import NUM_FINITE, NUM_NONE, parse_number
 
 FNV_PRIME = 16777619
