@@ -318,7 +318,7 @@ def parse_blocks(path: Path, cfg):
     copies are not timed."""
     import numpy as np
 
-    from streamlearn.stream import hashing_of, text_blocks
+    from streamlearn.run.stream import hashing_of, text_blocks
     blocks = []
     took = 0.0
     it = text_blocks((str(path),), cfg.format, hashing_of(cfg), cfg.block_size)

@@ -108,7 +108,8 @@ def kernel_time(path: Path, bits: int, projection: str, radius: float, pretouch:
 
     import numpy as np
 
-    from streamlearn import learners, stream
+    from streamlearn import learners
+    from streamlearn.run import stream
     from streamlearn.config import train_config
     from streamlearn.kernels import state as S
 

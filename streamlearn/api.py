@@ -29,16 +29,16 @@ import numpy as np
 from streamlearn import learners
 from streamlearn.config import TrainConfig, train_config
 from streamlearn.errors import StreamlearnError
-from streamlearn.history import ProgressHistory
+from streamlearn.run.history import ProgressHistory
 from streamlearn.features.hashing import CONSTANT_RAW_INDEX, HASH_MODES, default_namespace_hash, feature_index
 from streamlearn.io.blocks import FMT_LIBSVM, FMT_VW, ParsedBlock, line_ends, parse_block
 from streamlearn.io.model_file import model_bytes, parse_model
 from streamlearn.kernels import state as S
 from streamlearn.kernels.table import nonzero_rows
-from streamlearn.model_io import model_content, model_options
-from streamlearn.runstate import RunState
-from streamlearn.report import Reporter
-from streamlearn.session import Run, _class_outputs
+from streamlearn.run.model_io import model_content, model_options
+from streamlearn.run.runstate import RunState
+from streamlearn.run.report import Reporter
+from streamlearn.run.session import Run, _class_outputs
 
 
 def as_value_error(fn, *args, **kwargs):
@@ -75,7 +75,7 @@ class Engine:
 
     def text_block(self, lines, fmt: str = "vw", source: str = "lines") -> ParsedBlock:
         """``text_block`` with this run's feature expansion (one expander for the whole run)."""
-        from streamlearn.stream import hashing_of
+        from streamlearn.run.stream import hashing_of
         hashing = hashing_of(self.cfg)
         if hashing.expands and self.expander is None:
             from streamlearn.io.expand import make_expander
@@ -396,7 +396,7 @@ def csr_block(X, y, sample_weight, cfg: TrainConfig, column_offset: int = 0, sou
 def text_block(lines, cfg: TrainConfig, fmt: str = "vw", source: str = "lines", expander=None) -> ParsedBlock:
     """The parsed block of VW (or LIBSVM) text lines, with the CLI's parser and feature expansion
     (``expander``: the run's ``make_expander``, which remembers the namespaces seen so far)."""
-    from streamlearn.stream import hashing_of
+    from streamlearn.run.stream import hashing_of
     parts = [ln.encode() if isinstance(ln, str) else bytes(ln) for ln in lines]
     data = b"\n".join(p.rstrip(b"\n") for p in parts) + (b"\n" if parts else b"")
     hashing = hashing_of(cfg)

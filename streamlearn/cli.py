@@ -178,7 +178,7 @@ def main():
 @click.pass_context
 def train(ctx, **values):
     """Train a model on examples read from -d FILE... or stdin."""
-    from streamlearn import driver
+    from streamlearn.run import driver
 
     explicit = _given(ctx, values)
     explicit.pop("sources", None)
@@ -244,7 +244,7 @@ def _train_dask(address: str, values: dict, dask_only: dict, explicit: dict) -> 
 def predict(sources, format, quiet, strict, block_size, threads, initial_model, predictions, link, binary,
             probabilities, scores):
     """Predict with a saved model; hashing options come from the model."""
-    from streamlearn import driver
+    from streamlearn.run import driver
     from streamlearn.config import predict_config
 
     options = dict(initial_model=initial_model, sources=tuple(sources) or ("-",), format=format,
@@ -264,7 +264,7 @@ def warm_up():
 
     Trains and predicts with every learner, with one-against-all, and reads both input formats, on a
     few examples. Idempotent: with the kernels cached it only loads them."""
-    from streamlearn import warmup
+    from streamlearn.run import warmup
 
     _run(warmup.warm_up, lambda argv: main.main(argv, standalone_mode=False))
 

@@ -1,7 +1,7 @@
 """Load VW or LIBSVM files into a SciPy CSR matrix with streamlearn's hashing and feature expansion.
 
 ``load_csr`` reads its input with the parser, hashing and expansion of ``streamlearn train`` (the same
-``streamlearn.stream.text_blocks`` pipeline, configured through ``streamlearn.config.train_config``
+``streamlearn.run.stream.text_blocks`` pipeline, configured through ``streamlearn.config.train_config``
 as the CLI configures it), so column ``j`` of the matrix is weight slot ``j`` of a streamlearn (or VW)
 model trained with the same options, the constant feature included unless ``noconstant``. A model's
 raw prediction of an example is then ``X[i] @ w + base_i`` with ``w`` its dense weight vector.
@@ -106,7 +106,7 @@ def load_csr(path_or_paths, *, format: str | None = None, bits: int = 18, quadra
         raise ImportError("streamlearn.csr.load_csr needs SciPy: pip install 'streamlearn[csr]' "
                           "(or scipy>=1.10)") from None
     from streamlearn.io.reader import check_readable
-    from streamlearn.stream import hashing_of, text_blocks
+    from streamlearn.run.stream import hashing_of, text_blocks
 
     paths = path_or_paths
     if isinstance(paths, (str, bytes, os.PathLike)):

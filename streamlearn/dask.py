@@ -212,7 +212,7 @@ def _train_shard(shard, options: dict, model: bytes | None, window: tuple | None
     ``total``, the shard's examples (read from the cache when there is one), or, for a window read from
     a byte offset without a cache, ``next``: the byte offset and line number where the next period
     begins (just after the window's last example)."""
-    from streamlearn import driver
+    from streamlearn.run import driver
     from streamlearn.errors import StreamlearnError
     from streamlearn.io.cache import cache_examples
     from streamlearn.io.reader import Source, first_line
@@ -331,7 +331,7 @@ def check(files, passes: int, mix: str, options: dict, split: int = 1, sync_ever
     from streamlearn import learners
     from streamlearn.api import make_config
     from streamlearn.errors import StreamlearnError
-    from streamlearn.model_io import model_options
+    from streamlearn.run.model_io import model_options
     from streamlearn.io.model_file import load_model
 
     if mix not in MIX_RULES:

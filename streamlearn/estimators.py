@@ -106,9 +106,9 @@ class _SparseLinear(BaseEstimator):
 
     def _objective(self, X, y, sample_weight) -> dict:
         """The CLI's --objective after a pass: the regularized objective over the training rows
-        (``streamlearn.objective.evaluate``: average loss + the learner's regularizer, ||w||_1,
+        (``streamlearn.run.objective.evaluate``: average loss + the learner's regularizer, ||w||_1,
         non-zero weights, data accesses so far)."""
-        from streamlearn import objective
+        from streamlearn.run import objective
         from streamlearn.learners import allocate_table
         eng = self.engine_
         blocks = [csr_block(X[s:s + CHUNK], y[s:s + CHUNK], None if sample_weight is None else

@@ -130,7 +130,7 @@ def merge(base, models, rule: str = "weighted") -> tuple[dict, np.ndarray, np.nd
 def _options_json(header: dict) -> dict:
     # the options as stored, to name the one that differs (``_config`` checks them, once the models
     # agree on their options and columns)
-    from streamlearn.model_io import stored_options
+    from streamlearn.run.model_io import stored_options
     return {k: json.dumps(v, sort_keys=True) for k, v in stored_options(header, "model").items()}
 
 
@@ -167,7 +167,7 @@ def _config(header: dict):
     """The TrainConfig of a model's options (as ``streamlearn predict`` builds it)."""
     from streamlearn.config import train_config
     from streamlearn.errors import StreamlearnError
-    from streamlearn.model_io import model_options
+    from streamlearn.run.model_io import model_options
     try:
         return train_config({}, model_options(header, "model"))
     except StreamlearnError as exc:

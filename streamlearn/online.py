@@ -119,7 +119,7 @@ class Model:
         engine.run.history = None       # no progress rows kept (the CLI keeps them only for --plot)
         if self.collect_names and engine.run.names is None:
             from streamlearn.features.audit import FeatureNames
-            from streamlearn.stream import hashing_of
+            from streamlearn.run.stream import hashing_of
             cfg = engine.cfg
             engine.run.names = FeatureNames(hashing_of(cfg).features, cfg.bits, cfg.noconstant, cfg.hash_seed,
                                             cfg.hash, cfg.classes)
@@ -210,7 +210,7 @@ class Model:
         engine = self.engine
         blocks = (self._block(cx, cy, cw) for cx, cy, cw in self._chunks(xs, ys, weights))
         if len(xs) > BLOCK:
-            from streamlearn.stream import pipelined
+            from streamlearn.run.stream import pipelined
             blocks = pipelined(blocks)
         out = [self._shown(engine.learn(block)) for block in blocks]
         return np.concatenate(out) if out else np.zeros(0)
@@ -240,7 +240,7 @@ class Model:
     def _readable(self, names: bool) -> str:
         from streamlearn import learners
         from streamlearn.io.writers import write_readable_model
-        from streamlearn.model_io import readable_content
+        from streamlearn.run.model_io import readable_content
         cfg, engine = self.cfg, self.engine
         header, rows, values = readable_content(cfg, *engine.finalized())
         fd, path = tempfile.mkstemp(suffix=".txt", prefix="streamlearn-readable-")

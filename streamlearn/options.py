@@ -118,7 +118,7 @@ def _o(name, flags, kind, default=None, help="", **kw) -> Option:
 def default_threads() -> int:
     """Parse threads by default: the cores this process may use less one, kept for the learner on
     the main thread; at least 1. On two cores that is 1: the one parse thread already overlaps the
-    learner, and a second would only take the learner's core (streamlearn.stream)."""
+    learner, and a second would only take the learner's core (streamlearn.run.stream)."""
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):

@@ -27,9 +27,9 @@ REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "data" / "samples"
 
 def learners() -> dict:
-    """Options that make each binary learner valid: warm-up's run of each (``streamlearn.warmup.RUNS``),
+    """Options that make each binary learner valid: warm-up's run of each (``streamlearn.run.warmup.RUNS``),
     sgd with none."""
-    from streamlearn.warmup import RUNS
+    from streamlearn.run.warmup import RUNS
 
     out = {"sgd": []}
     for _, opts in RUNS:

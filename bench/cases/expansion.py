@@ -82,7 +82,7 @@ def where_runs(path: Path, runs: int) -> list[str]:
     """In-process: expansion in the parsing thread vs in the learner thread (module docstring)."""
     import time
 
-    from streamlearn import driver, session, stream
+    from streamlearn.run import driver, session, stream
     from streamlearn.io import expand
 
     class PassThrough:

@@ -1,7 +1,7 @@
 """Parse-only throughput of ``streamlearn train``'s input side, with 1 and 2 parse threads.
 
 Reads the first N lines of the core benchmark's file (``bench/data/bench-2m.vw``, -b 20, default
-block size) through the CLI's own pipeline -- ``streamlearn.stream.pipelined(text_blocks(...))``
+block size) through the CLI's own pipeline -- ``streamlearn.run.stream.pipelined(text_blocks(...))``
 with ``--threads T`` -- while the main thread, where the learner would run, does nothing with the
 blocks. The thread counts alternate, R rounds, after one untimed warm-up of each; the report gives
 the fastest and the median in MB/s, with the machine's facts and its load average before and after
@@ -29,7 +29,7 @@ SECTION = Section("bench_parse")
 def parse_seconds(path: Path, threads: int) -> float:
     """Wall time to parse the whole file as ``train`` does, the consumer idle."""
     from streamlearn.config import train_config
-    from streamlearn.stream import hashing_of, pipelined, text_blocks
+    from streamlearn.run.stream import hashing_of, pipelined, text_blocks
     cfg = train_config({"sources": (str(path),), "bits": 20, "threads": threads})
     t0 = time.perf_counter()
     for _ in pipelined(text_blocks(cfg.sources, cfg.format, hashing_of(cfg), cfg.block_size)):

@@ -11,7 +11,7 @@
   (rcv1_text/rcv1_dev.ccat.vw.xz, CCAT vs rest, words as features), named with ``--invert-hash``.
 
 The data come from ``--data-root`` (default ../shared/data/real next to the repository); without it the
-script says so and exits 0. Runs in-process through ``streamlearn.driver`` (a few seconds once the
+script says so and exits 0. Runs in-process through ``streamlearn.run.driver`` (a few seconds once the
 kernels are compiled).
 
     .venv/bin/python -m bench run plots [--data-root DIR] [--out bench/plots]
@@ -29,7 +29,8 @@ import numpy as np
 
 from bench.data import DATA_ROOT
 from bench.harness import REPO as ROOT, Case, Context, shared
-from streamlearn import driver, plot, session
+from streamlearn import plot
+from streamlearn.run import driver, session
 from streamlearn.config import predict_config
 
 L1_SWEEP = (1e-6, 1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 2e-3, 4e-3, 1e-2)

@@ -5,7 +5,7 @@ For each case the script parses the core benchmark's data file once into blocks 
 parse throughput in MB/s), then runs the learner's block kernel over the parsed blocks R times (the
 fastest and median learn time, no parsing, no I/O), and reports them beside the end-to-end wall time
 of the CLI (fastest of R child runs) and the warm start-up of the CLI on 10 lines. In the CLI the
-parse runs in a thread beside the learner (``streamlearn.stream.pipelined``), so on two cores the
+parse runs in a thread beside the learner (``streamlearn.run.stream.pipelined``), so on two cores the
 end-to-end time is about start-up + max(parse, learn) + the hand-over; whichever of parse and learn
 is larger is the one to work on.
 

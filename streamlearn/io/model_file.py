@@ -20,7 +20,7 @@ another size is refused before its body is read; devices and pipes are read as s
 without a writer is given up after FIFO_WAIT seconds), and ``parse_model`` checks the checksum, every
 header key (known keys only, each of its type), the saved state, the column names, the indices
 (strictly increasing, below 2^bits) and the rows (finite) before anything uses them;
-``streamlearn.model_io.model_options`` then checks the options as a configuration. Every refusal is
+``streamlearn.run.model_io.model_options`` then checks the options as a configuration. Every refusal is
 one line: "PATH is not a streamlearn model file", "model file PATH has format version N ...",
 "model file PATH is truncated", "model file PATH is corrupt (checksum mismatch)", or
 "corrupt model PATH: what".
@@ -82,7 +82,7 @@ def model_chunks(header: dict, index: np.ndarray, rows: np.ndarray) -> list:
 
 #: the largest JSON header a model file may announce (a real one is a few KiB)
 MAX_HEADER = 1 << 24
-#: the columns a model file may store (``streamlearn.model_io`` checks them against the learner), with
+#: the columns a model file may store (``streamlearn.run.model_io`` checks them against the learner), with
 #: those of the learners that declare their own (``LearnerSpec.columns``: ``known_columns()``)
 KNOWN_COLUMNS = ("w", "z", "g", "n", "p", "ep", "en", "ftrl_z", "ftrl_n", "theta")
 #: columns that hold sums of squares or magnitudes, never negative
@@ -435,7 +435,7 @@ def parse_model(data: bytes, path: str = "model") -> tuple[dict, np.ndarray, np.
     Checks everything the file itself says (``check_header``, ``check_rows``): the prefix, sizes and
     checksum, every header key known and of its type, the state finite, the column names, the
     indices strictly increasing below 2^bits, the rows finite. Whether the options make a valid
-    configuration is ``streamlearn.model_io.model_options``'s check (``validate_model`` does both)."""
+    configuration is ``streamlearn.run.model_io.model_options``'s check (``validate_model`` does both)."""
     crc, head_len = _check_prefix(data[:_PREFIX.size], path)
     start = _PREFIX.size
     _check_head_len(head_len, len(data), path)

@@ -7,7 +7,7 @@ position of every line end and the 1-based number of the first line. Memory ther
 (ring size x block size) whatever the length of the stream, and no page is allocated per block.
 
 A yielded block stays valid until the ring comes round to its buffer again: the consumer must be done
-with block k before block k + ``ring`` is read. With ``threads`` parse threads (streamlearn.stream) at
+with block k before block k + ``ring`` is read. With ``threads`` parse threads (streamlearn.run.stream) at
 most threads + 1 blocks are alive at once: the consumer's block k, the threads - 1 after it (parsed or being
 parsed), and block k + threads being read (the producer reads it while the consumer holds
 block k, and reads no further until the consumer asks for the next block). ``ring_size(threads)`` =

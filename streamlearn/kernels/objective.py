@@ -1,6 +1,6 @@
 """The regularized objective the SMIDAS and truncated-gradient papers compare learners by
 (Shalev-Shwartz & Tewari 2009, Section 4; Langford, Li & Zhang 2009, Section 6): the average loss of
-a set of examples at fixed weights, to which ``streamlearn.objective`` adds the regularizer."""
+a set of examples at fixed weights, to which ``streamlearn.run.objective`` adds the regularizer."""
 
 import numpy as np
 from numba import njit

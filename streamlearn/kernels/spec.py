@@ -150,7 +150,7 @@ class LearnerSpec:
     #: again with the widened bounds (VW's learners whose learn returns no prediction, --ftrl), and
     #: --audit prints the example twice
     predicts_twice: bool = False
-    batch: bool = False              # a batch method, trained by streamlearn.scd_run
+    batch: bool = False              # a batch method, trained by streamlearn.run.scd_run
     #: the block kernel of --oaa K: the learner one-against-all (``streamlearn.kernels.multiclass``);
     #: None when the learner does not run one-against-all
     oaa_kernel: Callable | None = None

@@ -1,4 +1,4 @@
-"""Progress history (streamlearn.history), train --plot, and the plots of streamlearn.plot: the history
+"""Progress history (streamlearn.run.history), train --plot, and the plots of streamlearn.plot: the history
 holds the progress table's numbers, recording it does not change the run, and every plot function
 draws the data it was given (read back from the Axes; no image comparisons)."""
 
@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from streamlearn import driver, session
-from streamlearn.history import ProgressHistory, nonzero_in_force
+from streamlearn.run import driver, session
+from streamlearn.run.history import ProgressHistory, nonzero_in_force
 from streamlearn.kernels import state as S
 from support.helpers import cli, vw_dataset, write_lines
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from streamlearn.cli import main
 from streamlearn.io.model_file import load_model
-from streamlearn.scd_run import EpochProgress
+from streamlearn.run.scd_run import EpochProgress
 from support.objective import LINE, numpy_loss
 
 TRAIN = "data/samples/sparse.train.vw"

@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from streamlearn.cli import main
-from streamlearn.stream import Hashing, text_blocks
+from streamlearn.run.stream import Hashing, text_blocks
 from streamlearn.io.model_file import load_model
 from streamlearn.io.shuffle import ShuffledExamples
 

@@ -9,7 +9,7 @@ from support.helpers import cli, vw_dataset
 
 from streamlearn.config import default_threads, predict_config, train_config
 from streamlearn.errors import OptionError
-from streamlearn.stream import Hashing, text_blocks
+from streamlearn.run.stream import Hashing, text_blocks
 
 BAD = {37: "abc |a f1\n", 120: "1 |a f2:nan f3\n", 121: "\n", 250: "1 2 3 4 5 |b f1\n",
        399: "-1 |c f4:1x f5\n", 555: "1 -2 |a f6\n"}
@@ -126,7 +126,7 @@ def test_ring_outlives_the_blocks_in_flight(data, threads):
     block and the parse window): block k's arrays and text must not be overwritten meanwhile."""
     import time
 
-    from streamlearn.stream import pipelined
+    from streamlearn.run.stream import pipelined
 
     def snap(b):
         return (b.labels.tobytes(), b.lines.tolist(), b.idx.tolist(), b.val.tolist(), b.tag_list(),

@@ -144,7 +144,7 @@ def test_cache_windows_are_the_windows_of_the_text(tmp_path):
     examples ``window`` cuts from the text's blocks, and ``cache_examples`` counts them all."""
     from streamlearn.io.blocks import window
     from streamlearn.io.cache import cache_examples, read_cache
-    from streamlearn.stream import Hashing, text_blocks
+    from streamlearn.run.stream import Hashing, text_blocks
 
     p = tmp_path / "d.vw"
     p.write_bytes(b"".join(b"%d 'e%d |a x%d:%d y\n" % (i % 3 - 1, i, i % 7, i) for i in range(103)))
@@ -174,7 +174,7 @@ def test_a_drained_windows_last_block_outlives_the_ring(tmp_path):
     while the consumer still works on the window's last block: that block must not share the reader's
     ring of buffers, which the rest of the stream overwrites."""
     from streamlearn.io.blocks import window
-    from streamlearn.stream import Hashing, text_blocks
+    from streamlearn.run.stream import Hashing, text_blocks
 
     p = tmp_path / "d.vw"
     p.write_bytes(b"".join(b"%d |a x%d:%d y\n" % (i % 3 - 1, i % 7, i) for i in range(300)))

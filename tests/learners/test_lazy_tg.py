@@ -220,7 +220,7 @@ def test_rate_column_holds_every_used_rows_rate(tmp_path, opts):
     from streamlearn.config import train_config
     from streamlearn.kernels.table import fill_rates, nonzero_rows, rate_decay
     from streamlearn.learners import allocate_table
-    from streamlearn.stream import hashing_of, text_blocks
+    from streamlearn.run.stream import hashing_of, text_blocks
     rng = np.random.default_rng(3)
     data = tmp_path / "d.vw"
     data.write_text("".join(f"{rng.choice([-1, 1])} |a " + " ".join(f"f{rng.integers(40)}:{rng.random():.3f}"

@@ -165,10 +165,10 @@ def _validate(data: bytes, name: str = "fuzz.model"):
     """Every check a model's bytes get before use: the models helper's ``validate_model`` when present,
     else ``parse_model`` and the options as a configuration."""
     try:
-        from streamlearn.model_io import validate_model
+        from streamlearn.run.model_io import validate_model
     except ImportError:
         from streamlearn.config import train_config
-        from streamlearn.model_io import model_options
+        from streamlearn.run.model_io import model_options
         model = parse_model(data, name)
         return model, train_config({}, model_options(model[0], name))
     return validate_model(data, name)

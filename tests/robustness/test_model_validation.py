@@ -29,7 +29,7 @@ from streamlearn.cli import main
 from streamlearn.errors import ModelError, StreamlearnError
 from streamlearn.io import model_file
 from streamlearn.io.model_file import MAGIC, load_model, parse_model
-from streamlearn.model_io import load_checked, validate_model
+from streamlearn.run.model_io import load_checked, validate_model
 
 SCALE = int(os.environ.get("STREAMLEARN_FUZZ_SCALE", "1") or 1)
 FIXED = (r"is not a streamlearn model file", "is truncated", "is corrupt (checksum mismatch)",

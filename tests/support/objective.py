@@ -4,7 +4,7 @@ import re
 
 import numpy as np
 
-from streamlearn.stream import Hashing, text_blocks
+from streamlearn.run.stream import Hashing, text_blocks
 
 LINE = re.compile(r"objective after pass (\d+) \((.*)\): (\S+) = average loss (\S+) \+ .* \((\S+)\); "
                   r"\|\|w\|\|_1 = (\S+); non-zero weights = (\d+); data accesses = (\d+)$")

@@ -59,7 +59,7 @@ class ProgressHistory:
 def nonzero_in_force(cfg, table, prm, iprm, st) -> int:
     """The number of non-zero weights in force now, exactly, without changing the run: the learner's
     ``finalize`` (catch-up, open mini-batch) runs on copies of the table and state."""
-    from streamlearn.objective import in_force
+    from streamlearn.run.objective import in_force
 
     rows, _ = in_force(cfg, table.copy(), prm, iprm, st.copy())
     return int(rows.shape[0])

@@ -1,7 +1,7 @@
 """A training or prediction session: the Run (the table, settings, state and reports one run works
 on, and the processing of a parsed block), and the train and predict flows: passes over text or the
 cache, holdout and early termination, objective reporting, summary. Model files are read and written by
-``streamlearn.model_io``; the blocks come from ``streamlearn.stream``.
+``streamlearn.run.model_io``; the blocks come from ``streamlearn.run.stream``.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from streamlearn import learners, objective
+from streamlearn import learners
+from streamlearn.run import objective
 from streamlearn.learners import allocate_table
-from streamlearn.history import ProgressHistory, nonzero_in_force
+from streamlearn.run.history import ProgressHistory, nonzero_in_force
 from streamlearn.config import PredictConfig, TrainConfig, train_config
 from streamlearn.errors import InputError, OptionError
 from streamlearn.io.blocks import ParsedBlock, window as examples_window
@@ -29,10 +30,10 @@ from streamlearn.io.shuffle import ShuffledExamples
 from streamlearn.io.writers import PredictionWriter, class_probabilities, format_class_values
 from streamlearn.kernels import multiclass
 from streamlearn.kernels import state as S
-from streamlearn.model_io import model_options, save_outputs
-from streamlearn.runstate import RunState
-from streamlearn.report import Reporter, best_constant, next_dump
-from streamlearn.stream import Hashing, hashing_of, pipelined, text_blocks
+from streamlearn.run.model_io import model_options, save_outputs
+from streamlearn.run.runstate import RunState
+from streamlearn.run.report import Reporter, best_constant, next_dump
+from streamlearn.run.stream import Hashing, hashing_of, pipelined, text_blocks
 
 
 @dataclass
@@ -522,7 +523,7 @@ def _feed(run: "Run", blocks, trace, writer) -> int:
 def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
     """Train an online learner as configured. Returns a small dict of results (for tests and the
     Python API); with ``progress`` (or ``--plot``) also the progress rows as arrays, "progress"
-    (``streamlearn.history.ProgressHistory.as_dict``)."""
+    (``streamlearn.run.history.ProgressHistory.as_dict``)."""
     _check_paths(cfg)
     hashing = hashing_of(cfg)
     holdout = cfg.holdout
@@ -537,7 +538,7 @@ def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
     run = _open_run(cfg, state, hashing, rep, history)
     trace = None
     if cfg.trace:
-        from streamlearn.trace import Trace, load_test_blocks
+        from streamlearn.run.trace import Trace, load_test_blocks
         trace = Trace(cfg, run, load_test_blocks(cfg) if cfg.trace_data else None)
     stop = EarlyStop(cfg, holdout)
     passes_done, objectives, nonzero, last_line = 0, [], None, 0

@@ -19,7 +19,7 @@ import numpy as np
 from streamlearn import learners
 from streamlearn.kernels import state as S
 from streamlearn.learners import allocate_table
-from streamlearn.model_io import restore_model
+from streamlearn.run.model_io import restore_model
 
 
 @dataclass

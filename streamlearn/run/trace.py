@@ -8,13 +8,13 @@ Columns, each cumulative over the run (all passes) at the row:
 * ``average_loss`` (the progressive loss, as the progress table's first column) and ``errors`` /
   ``error_rate``: the progressive 0/1 errors of the labeled examples read (the sign of the score
   against the label's for binary losses, the class for --oaa; empty for regression losses);
-* ``nonzero``: the weights in force that are not 0 (counted on a copy, as ``streamlearn.history``),
+* ``nonzero``: the weights in force that are not 0 (counted on a copy, as ``streamlearn.run.history``),
   and ``nonzero_rows`` with --oaa (features with a class weight that is not 0);
 * ``features_seen``: distinct hashed weight indices among the examples' features so far;
 * ``accesses``: feature entries read by the learner (the data accesses of --objective), ``seconds``
   since training started;
 * with ``--trace-data FILE``: ``test_loss``, ``test_error`` (the weights in force on FILE's examples,
-  nothing learned) and ``objective`` (``streamlearn.objective.evaluate`` on FILE: its loss plus the
+  nothing learned) and ``objective`` (``streamlearn.run.objective.evaluate`` on FILE: its loss plus the
   learner's regularizer).
 
 Rows fall exactly every N examples: blocks are cut at those examples (``split``) and each piece goes
@@ -83,7 +83,7 @@ class Trace:
             self.row()
 
     def row(self) -> None:
-        from streamlearn.model_io import rows_in_use
+        from streamlearn.run.model_io import rows_in_use
         run, cfg, ctr = self.run, self.cfg, self.run.ctr
         slots, w = self._weights()          # the weights in force, once per row
         wl = ctr[S.C_W_LABELED]
@@ -101,13 +101,13 @@ class Trace:
         self.rows.append(r)
 
     def _weights(self):
-        from streamlearn.objective import in_force
+        from streamlearn.run.objective import in_force
         return in_force(self.cfg, self.run.table.copy(), self.run.prm, self.run.iprm, self.run.st.copy())
 
     def _test(self, rows, w) -> dict:
         """Loss, 0/1 error and objective of the weights in force (``rows``, ``w``) on the
         --trace-data examples."""
-        from streamlearn import objective
+        from streamlearn.run import objective
         from streamlearn.learners import allocate_table
         cfg, run = self.cfg, self.run
         table = allocate_table(cfg.bits, 1)
@@ -158,7 +158,7 @@ class _Snapshot:
 def load_test_blocks(cfg):
     """The --trace-data examples, parsed once with the run's hashing and kept (copied out of the
     parser's reusable buffers)."""
-    from streamlearn.stream import hashing_of, text_blocks
+    from streamlearn.run.stream import hashing_of, text_blocks
     out = []
     for b in text_blocks([cfg.trace_data], cfg.format, hashing_of(cfg), cfg.block_size):
         out.append(ParsedBlock(b.source, b.labels.copy(), b.weights.copy(), b.bases.copy(), b.lines.copy(),

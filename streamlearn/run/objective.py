@@ -15,7 +15,7 @@ from streamlearn.kernels.losses import LOSSES
 from streamlearn.kernels import state as S
 from streamlearn.kernels.objective import class_loss_sums, loss_sums
 from streamlearn.kernels.table import nonzero_rows
-from streamlearn.model_io import rows_in_use
+from streamlearn.run.model_io import rows_in_use
 
 
 def regularizer(cfg, w: np.ndarray) -> tuple[float, str]:

@@ -1,10 +1,10 @@
 """The entry points of a run, kept in one place for the CLI and the Python API: ``prepare_train``,
 ``train`` and ``predict``.
 
-The work is split by concern: ``streamlearn.stream`` (text sources -> parsed blocks, the parsing
-pipeline), ``streamlearn.session`` (a run: the online train and the predict flows),
-``streamlearn.model_io`` (restoring -i models, writing -f / --readable-model) and
-``streamlearn.scd_run`` (the batch flow of --algo scd). ``train`` picks the flow of the learner.
+The work is split by concern: ``streamlearn.run.stream`` (text sources -> parsed blocks, the parsing
+pipeline), ``streamlearn.run.session`` (a run: the online train and the predict flows),
+``streamlearn.run.model_io`` (restoring -i models, writing -f / --readable-model) and
+``streamlearn.run.scd_run`` (the batch flow of --algo scd). ``train`` picks the flow of the learner.
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ from __future__ import annotations
 from streamlearn._cache import install_kernel_loader, install_lazy_caches
 
 install_lazy_caches()   # before the kernel modules are imported: their numba caches are built on first call
-from streamlearn import learners, session  # noqa: E402
+from streamlearn import learners  # noqa: E402
+from streamlearn.run import session  # noqa: E402
 from streamlearn.config import TrainConfig  # noqa: E402
-from streamlearn.session import predict, prepare_train  # noqa: F401 (entry points, re-exported)
+from streamlearn.run.session import predict, prepare_train  # noqa: F401 (entry points, re-exported)
 
 # cached kernels load without numba's registry set-up; a first compilation tells the user (stderr)
 install_kernel_loader()
@@ -24,6 +25,6 @@ def train(cfg: TrainConfig, model=None) -> dict:
     """Train as configured (the online session, or the batch flow of a batch learner). Returns a small
     dict of results (for tests and the Python API)."""
     if learners.get(cfg.algo).batch and not cfg.testonly:   # -t learns nothing: the online session predicts
-        from streamlearn import scd_run   # the batch flow: imported by the runs that use it
+        from streamlearn.run import scd_run   # the batch flow: imported by the runs that use it
         return scd_run.train_scd(cfg, model)
     return session.train(cfg, model)

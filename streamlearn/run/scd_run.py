@@ -18,18 +18,19 @@ import time
 
 import numpy as np
 
-from streamlearn import learners, objective, scd
+from streamlearn import learners, scd
+from streamlearn.run import objective
 from streamlearn.config import TrainConfig, memory_limit
 from streamlearn.errors import OptionError
 from streamlearn.io.cache import CacheWriter, read_cache
 from streamlearn.io.reader import check_readable
 from streamlearn.io.writers import PredictionWriter
-from streamlearn.model_io import restore_model, save_outputs
-from streamlearn.report import Reporter
+from streamlearn.run.model_io import restore_model, save_outputs
+from streamlearn.run.report import Reporter
 from streamlearn.learners import allocate_table
-from streamlearn.runstate import RunState
-from streamlearn.session import Run, preamble
-from streamlearn.stream import hashing_of, pipelined, text_blocks
+from streamlearn.run.runstate import RunState
+from streamlearn.run.session import Run, preamble
+from streamlearn.run.stream import hashing_of, pipelined, text_blocks
 
 
 def train_scd(cfg: TrainConfig, model=None) -> dict:
