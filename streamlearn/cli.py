@@ -19,7 +19,7 @@ from streamlearn._version import __version__
 from streamlearn._cache import install_lazy_caches
 
 install_lazy_caches()   # before config/learners import the kernels: numba caches built on first call
-from streamlearn import config  # noqa: E402
+from streamlearn import config, learners  # noqa: E402
 from streamlearn.errors import StreamlearnError  # noqa: E402
 from streamlearn.options import INPUT_OPTIONS, SAME  # noqa: E402
 
@@ -66,21 +66,21 @@ class _Sectioned(click.Command):
     options under the learner's name), as VW's --help lists each reduction's."""
 
     def format_options(self, ctx, formatter):
-        learners = {s.name for s in config._learners().SPECS}
+        names = {s.name for s in learners.SPECS}
         groups: dict = {}
         for param in self.get_params(ctx):
             record = param.get_help_record(ctx)
             if record is None:
                 continue
             section = _SECTIONS.get(param.name, "Help")
-            if section in learners:
+            if section in names:
                 section = f"Options of --algo {section}"
             groups.setdefault(section, []).append(record)
         for title, rows in groups.items():
             with formatter.section(title):
                 formatter.write_dl(rows)
         with formatter.section("The options each --algo takes"):
-            formatter.write_dl([(spec.name, _takes(spec)) for spec in config._learners().SPECS])
+            formatter.write_dl([(spec.name, _takes(spec)) for spec in learners.SPECS])
 
 
 def _takes(spec) -> str:

@@ -63,29 +63,15 @@ OPTION_STAGES += (("own", tuple(o.name for spec in _registry.SPECS for o in spec
 SCD_REFUSES = ("learning_rate", "power_t", "initial_t", "decay_learning_rate", "holdout_period",
                "holdout_off", "early_terminate", "shuffle", "invariant", "sgd", "plot", "trace",
                "trace_every", "trace_data")
-#: learner tables derived from the specs: name -> the option whose choices it lists
-_CHOICE_TABLES = {"REG_NAMES": "reg", "PROJECTION_NAMES": "projection", "CD_ORDERS": "cd_order",
-                  "CD_STEPS": "cd_step"}
-
-
-def _learners():
-    """The learner registry (imported on first use: it imports the compiled kernels' modules)."""
-    from streamlearn import learners
-    return learners
-
 
 def _spec(algo):
     """The spec of a learner name, None when there is no such learner."""
-    return _learners().LEARNERS.get(algo)
-
-
-def _algo_names() -> tuple:
-    return tuple(_learners().LEARNERS)
+    return _registry.LEARNERS.get(algo)
 
 
 def _choices(option: str) -> tuple:
     """The names an option accepts, from the spec of the learner that defines them."""
-    for spec in _learners().SPECS:
+    for spec in _registry.SPECS:
         if option in spec.choices:
             return tuple(spec.choices[option])
     raise KeyError(option)
@@ -93,7 +79,7 @@ def _choices(option: str) -> tuple:
 
 def _takers(option: str) -> tuple:
     """The learners that accept a learner option, in registry order."""
-    return tuple(spec.name for spec in _learners().SPECS if option in spec.options)
+    return tuple(spec.name for spec in _registry.SPECS if option in spec.options)
 
 
 def _one_of(names) -> str:
@@ -103,7 +89,7 @@ def _one_of(names) -> str:
 def algo_help() -> str:
     """``--algo``'s help, from the learners' specs: each learner in a few words, then how a learner is
     chosen when --algo is not given (``_resolve_algo``)."""
-    specs = _learners().SPECS
+    specs = _registry.SPECS
     names = _one_of([f"{s.name} ({s.summary})" if s.summary else s.name for s in specs])
     picks = [f"{s.name} when {_one_of([FLAG[n] for n in s.selected_by])} is given" for s in specs if s.selected_by]
     bare = [f"{s.name} for {_one_of([FLAG[n] for n in s.default_for])} alone (with no rule flag or rate option)"
@@ -115,23 +101,13 @@ def algo_help() -> str:
 def option_choices(option) -> tuple | None:
     """The names a choice option accepts (those the learners define come from their specs)."""
     if option.choices == _options.FROM_LEARNERS:
-        return _algo_names() if option.name == "algo" else _reg_choices(None)
+        return ALGO_NAMES if option.name == "algo" else _reg_choices(None)
     return option.choices
 
 
 def _needs(option: str) -> OptionError:
     return OptionError(f"{FLAG.get(option, '--' + option.replace('_', '-'))} needs --algo "
                        f"{_one_of(_takers(option))}")
-
-
-def __getattr__(name):
-    if name == "ALGO_NAMES":
-        return _algo_names()
-    if name == "REG_NAMES":
-        return _reg_choices(None)
-    if name in _CHOICE_TABLES:
-        return _choices(_CHOICE_TABLES[name])
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def plain_only(algo, reg=None, batch_size=1, l2_ball=None) -> bool:
@@ -270,7 +246,7 @@ def _check_train(cfg: TrainConfig) -> None:
     if not 1 <= cfg.bits <= MAX_BITS:
         raise OptionError(f"-b/--bits must be between 1 and {MAX_BITS} (got {cfg.bits})")
     _check_choice("loss", cfg.loss, LOSS_NAMES)
-    _check_choice("algo", cfg.algo, _algo_names())
+    _check_choice("algo", cfg.algo, ALGO_NAMES)
     _check_choice("link", cfg.link, LINK_NAMES)
     _check_choice("hash", cfg.hash, HASH_NAMES)
     if not 0 <= cfg.hash_seed < 2 ** 32:
@@ -362,7 +338,7 @@ def _reg_choices(algo) -> tuple:
     if spec is not None and "reg" in spec.choices:
         return tuple(spec.choices["reg"])
     names = []
-    for s in _learners().SPECS:
+    for s in _registry.SPECS:
         names += [n for n in s.choices.get("reg", ()) if n not in names]
     return tuple(names)
 
@@ -383,7 +359,7 @@ def _check_multiclass(cfg: TrainConfig) -> None:
         elif spec.joint:
             raise OptionError(f"--algo {cfg.algo} needs --loss softmax")
         elif spec.oaa_kernel is None:
-            takers = [s.name for s in _learners().SPECS if s.oaa_kernel is not None]
+            takers = [s.name for s in _registry.SPECS if s.oaa_kernel is not None]
             raise OptionError(f"--oaa does not apply to --algo {cfg.algo}; one-against-all runs --algo "
                               f"{_one_of(takers)}, and --loss softmax the softmax learner")
         if cfg.batch_size > 1:
@@ -497,7 +473,7 @@ def _resolve_algo(values: dict, explicit: dict) -> None:
     if values.get("loss") == "softmax":
         values["algo"] = "softmax"
         return
-    specs = _learners().SPECS
+    specs = _registry.SPECS
     model = _spec(values.get("algo"))         # values hold the algo only when a model is given
     learner_options = {n for spec in specs for n in spec.options} & set(explicit)
     if model is not None and learner_options <= set(model.options):
@@ -608,3 +584,9 @@ def predict_config(**options) -> PredictConfig:
     if cfg.link is not None:
         _check_choice("link", cfg.link, LINK_NAMES)
     return cfg
+
+
+#: the names the learners' specs define (the CLI's choices; the checks above)
+ALGO_NAMES = tuple(_registry.LEARNERS)
+REG_NAMES = _reg_choices(None)
+PROJECTION_NAMES, CD_ORDERS, CD_STEPS = (_choices(name) for name in ("projection", "cd_order", "cd_step"))

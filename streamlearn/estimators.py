@@ -34,7 +34,7 @@ from streamlearn.options import NOT_A_PARAMETER
 #: parameter's default, None meaning the CLI's), and the estimator's own
 OPTIONS = tuple(o.name for o in _config.OPTIONS if o.estimator is not NOT_A_PARAMETER)
 OWN = {"passes": 1, "shuffle": False, "column_offset": 0, "objective": False}
-PARAMETERS = {**{o.name: o.estimator for o in _config.OPTIONS if o.estimator is not NOT_A_PARAMETER}, **OWN}
+PARAMETERS = {**{name: _config.OPTION[name].estimator for name in OPTIONS}, **OWN}
 
 
 def _init(self, **params):

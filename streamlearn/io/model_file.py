@@ -28,6 +28,7 @@ one line: "PATH is not a streamlearn model file", "model file PATH has format ve
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -89,13 +90,16 @@ KNOWN_COLUMNS = ("w", "z", "g", "n", "p", "ep", "en", "ftrl_z", "ftrl_n", "theta
 NONNEGATIVE_COLUMNS = ("g", "n", "ftrl_n")
 
 
+@functools.cache
 def known_columns() -> tuple[tuple, tuple]:
     """(every column a model file may store, those never negative): the ones above and each
-    learner's own (``LearnerSpec.columns``: name -> never negative)."""
+    learner's own (``LearnerSpec.columns``: name -> never negative); derived once."""
     from streamlearn.learners import SPECS
     own = {name: nonneg for spec in SPECS for name, nonneg in spec.columns}
     known = KNOWN_COLUMNS + tuple(n for n in own if n not in KNOWN_COLUMNS)
     return known, NONNEGATIVE_COLUMNS + tuple(n for n, nonneg in own.items() if nonneg)
+
+
 #: header keys beside the model options (``streamlearn.config.STORED_OPTIONS``)
 LAYOUT_KEYS = ("streamlearn", "count", "columns", "bits", "state", "column_names", "mix")
 #: a merged model's record of its mixing (``streamlearn.mix.merge``): key -> (check, what it must be)
@@ -282,8 +286,9 @@ def check_header(header: dict, path, columns: int) -> list:
     names = header.get("column_names", ["w"])
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise _corrupt(path, "column_names is not a list of strings")
+    known = known_columns()[0]
     for name in names:
-        if name not in known_columns()[0]:
+        if name not in known:
             raise _corrupt(path, f"unknown column {_show(name)}")
     if len(set(names)) != len(names):
         raise _corrupt(path, "a column name appears twice")

@@ -26,6 +26,7 @@ from streamlearn.kernels.losses import LOGISTIC, LOGISTIC_BOUND, LOSSES
 from streamlearn.kernels.spec import Layout, LearnerSpec
 from streamlearn.kernels.table import fill_rates
 
+
 def _discover() -> tuple:
     """Every learner module of this package (a module whose name starts with _ is a helper), sorted
     by ``order``."""
