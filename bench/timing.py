@@ -132,8 +132,8 @@ def kernel_time(path: Path, bits: int, projection: str, radius: float, pretouch:
     start = now()
     for indptr, idx, val, labels, weights, bases, nfeat in blocks:
         preds = np.empty(labels.shape[0])
-        learner.kernel(indptr, idx, val, labels, weights, bases, nfeat, 0, labels.shape[0], table, prm, iprm,
-                       st, ctr, preds)
+        learner.kernel((indptr, idx, val, labels, weights, bases, nfeat, preds), (table, prm, iprm, st, ctr), 0,
+                       labels.shape[0])
     return now() - start
 
 

@@ -152,9 +152,7 @@ class Engine:
         n = block.n
         K = self.cfg.classes
         preds = np.empty((n, K + 2)) if K else np.empty(n)
-        learners.predict_kernel(self.cfg)(block.indptr, block.idx, block.val, block.labels, block.weights,
-                                          block.bases, block.feature_counts(), 0, n, table, prm, iprm,
-                                          st.copy(), ctr, preds)
+        learners.predict_kernel(self.cfg)(block.arrays(preds), (table, prm, iprm, st.copy(), ctr), 0, n)
         return preds
 
     def nonzero(self) -> int:

@@ -272,7 +272,7 @@ def fresh_state(cfg) -> dict:
     """The saved state of a run that has learned nothing (the baseline of the first round)."""
     from streamlearn import learners
     prm, _ = learners.make_settings(cfg, train=True)
-    return learners.saved_state(learners.make_state(cfg, prm))
+    return learners.saved_state(cfg, learners.make_state(cfg, prm))
 
 
 def merge_state(cfg, base: dict | None, states: list) -> dict:

@@ -54,7 +54,7 @@ def learn_time(cfg, blocks) -> float:
     for indptr, idx, val, labels, weights, bases, counts in blocks:
         n = labels.shape[0]
         preds = np.empty((n, K + 2)) if K else np.empty(n)
-        kernel(indptr, idx, val, labels, weights, bases, counts, 0, n, table, prm, iprm, st, ctr, preds)
+        kernel((indptr, idx, val, labels, weights, bases, counts, preds), (table, prm, iprm, st, ctr), 0, n)
     return time.perf_counter() - t0
 
 

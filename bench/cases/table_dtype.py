@@ -56,7 +56,7 @@ def learn(cfg, blocks, dtype):
     for indptr, idx, val, labels, weights, bases, counts in blocks:
         n = labels.shape[0]
         p = np.empty(n)
-        kernel(indptr, idx, val, labels, weights, bases, counts, 0, n, table, prm, iprm, st, ctr, p)
+        kernel((indptr, idx, val, labels, weights, bases, counts, p), (table, prm, iprm, st, ctr), 0, n)
         preds.append(p)
     took = time.perf_counter() - t0
     return took, ctr[S.C_SUM_LOSS] / ctr[S.C_W_LABELED], np.concatenate(preds), table[:, 0].astype(np.float64)

@@ -89,6 +89,12 @@ class ParsedBlock:
     def n(self) -> int:
         return self.labels.shape[0]
 
+    def arrays(self, preds: np.ndarray) -> tuple:
+        """The block as a learner kernel takes it, (indptr, idx, val, labels, weights, bases, nfeat,
+        preds), with ``preds`` the array its predictions go to (``streamlearn.kernels.loop``)."""
+        return (self.indptr, self.idx, self.val, self.labels, self.weights, self.bases, self.feature_counts(),
+                preds)
+
     def feature_counts(self) -> np.ndarray:
         """int64 per example: the number of features the reports count for it (``counts``, or the
         length of its CSR row when no feature expansion set them)."""

@@ -169,14 +169,14 @@ def begin_example(ctr, st, code, y, train, holdout_period, bounds_follow):
     return y, labeled, holdout
 
 
-@njit(cache=True, nogil=True)
-def finish_prediction(ctr, st, preds, e, raw, code, y, tau, h, labeled, holdout, binary, nfeat):
-    """Clamp the raw score, store it as example e's prediction, and count its loss. Returns it."""
+@njit(nogil=True, inline="always")
+def finish_prediction(ctr, st, raw, code, y, tau, h, labeled, holdout, binary, nfeat, loss):
+    """Clamp the raw score and count its loss (``loss(code, p, y, tau, lo, hi, h, binary)``, the
+    importance-weighted loss, ``example_loss`` for every learner but coin). Returns the prediction."""
     p = clamp_prediction(ctr, st, raw)
-    preds[e] = p
     lval = 0.0
     if labeled and h > 0.0:
-        lval = example_loss(code, p, y, tau, st[S_MIN_LABEL], st[S_MAX_LABEL], h, binary)
+        lval = loss(code, p, y, tau, st[S_MIN_LABEL], st[S_MAX_LABEL], h, binary)
     account(ctr, labeled, holdout, h, y, lval, nfeat)
     return p
 
@@ -230,23 +230,37 @@ def shown_before_label(raw, p, lo, hi):
     return raw
 
 
-@njit(nogil=True, inline="always")
-def example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
-                 preds, cfg, view, weight, dot_start, dot_end, learn):
-    """``example_loop_shown`` with the -p prediction the one scored (every learner but ftrl)."""
-    return example_loop_shown(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm,
-                              st, ctr, preds, cfg, view, weight, dot_start, dot_end, learn, shown_as_scored)
+@njit(cache=True, nogil=True, inline="always")
+def as_predicted(idx, val, s, f, table, cfg, st, h, raw):
+    """``rescore`` of the learners that learn from the score they predict."""
+    return raw
 
 
 @njit(nogil=True, inline="always")
-def example_loop_shown(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
-                       ctr, preds, cfg, view, weight, dot_start, dot_end, learn, shown):
+def example_loop(block, state, start, end, cfg, view, weight, dot_start, dot_end, learn):
+    """``learner_loop`` with the -p prediction the one scored and learned from, and the float64 loss
+    (every learner but ftrl and coin)."""
+    return learner_loop(block, state, start, end, cfg, view, weight, dot_start, dot_end, learn, shown_as_scored,
+                        as_predicted, example_loss)
+
+
+@njit(nogil=True, inline="always")
+def learner_loop(block, state, start, end, cfg, view, weight, dot_start, dot_end, learn, shown, rescore, loss):
     """Predict, score and (when training) learn examples start..end-1 of a block with the learner
     given by ``cfg``, ``view``, ``weight``, ``dot_start``, ``dot_end`` and ``learn`` (see the module
-    docstring); ``shown(raw, p, lo, hi)`` is the prediction written for -p, from the raw score, the
-    scored prediction and the bounds before the example's label. Stops early, returning the next
-    example index, once the weighted example count reaches the next progress row (``ctr[C_DUMP]``);
-    returns ``end`` otherwise."""
+    docstring). Three more hooks let a learner whose prediction for learning is not its stored
+    weights' score (VW's --ftrl and --coin) use the same loop:
+
+    * ``shown(raw, p, lo, hi)``: the prediction written for -p, from the raw score, the scored
+      prediction and the bounds before the example's label;
+    * ``rescore(idx, val, s, f, table, cfg, st, h, raw)``: the raw score an example that is learned
+      is scored and learned with (``as_predicted``: the stored weights' score ``raw``);
+    * ``loss(code, p, y, tau, lo, hi, h, binary)``: the importance-weighted loss counted.
+
+    Stops early, returning the next example index, once the weighted example count reaches the next
+    progress row (``ctr[C_DUMP]``); returns ``end`` otherwise."""
+    indptr, idx, val, labels, weights, bases, nfeat, preds = block
+    table, prm, iprm, st, ctr = state
     code = iprm[I_LOSS]
     tau = prm[P_TAU]
     holdout_period = iprm[I_HOLDOUT]
@@ -265,13 +279,17 @@ def example_loop_shown(indptr, idx, val, labels, weights, bases, nfeat, start, e
         for k in range(s, f):
             acc += weight(table, idx[k], cfg, v) * val[k]
         raw = dot_end(acc, bases[e], table, cfg, st)
-        if raw - raw != 0.0:        # infinite or NaN (the features are finite: the weights diverged)
+        learn_it = train and labeled and h > 0.0 and not holdout
+        scored = raw
+        if learn_it:
+            scored = rescore(idx, val, s, f, table, cfg, st, h, raw)
+        if scored - scored != 0.0:  # infinite or NaN (the features are finite: the weights diverged)
             diverged_at(ctr, e)
-        p = finish_prediction(ctr, st, preds, e, raw, code, y, tau, h, labeled, holdout, binary, nfeat[e])
+        p = finish_prediction(ctr, st, scored, code, y, tau, h, labeled, holdout, binary, nfeat[e], loss)
         preds[e] = shown(raw, p, lo, hi)
         if e + 1 < end:
             prefetch_example(table, idx, f, indptr[e + 2], 1, 1, 0)
-        if train and labeled and h > 0.0 and not holdout:
+        if learn_it:
             learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h)
             if not written_finite(table, idx, s, f):
                 diverged_at(ctr, e)

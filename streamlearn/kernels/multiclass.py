@@ -229,12 +229,13 @@ def at_progress_row(ctr):
 
 
 @njit(nogil=True, inline="always")
-def oaa_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr, preds,
-             cfg, view, weight, dot_start, dot_end, learn):
+def oaa_loop(block, state, start, end, cfg, view, weight, dot_start, dot_end, learn):
     """Predict, score and (when training) learn examples start..end-1 one-against-all with a binary
     learner given by its ``view``, ``weight``, ``dot_start``, ``dot_end`` and ``learn`` (as
     ``streamlearn.kernels.loop.example_loop`` takes them). Returns the next example index (early at a
     progress row)."""
+    indptr, idx, val, labels, weights, bases, nfeat, preds = block
+    table, prm, iprm, st, ctr = state
     code = iprm[I_LOSS]
     tau = prm[P_TAU]
     bounds_follow = iprm[I_FIXED_BOUNDS] == 0
@@ -261,12 +262,13 @@ def oaa_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table,
 
 
 @njit(nogil=True, inline="always")
-def joint_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr, preds,
-               cfg, view, weight, dot_start, dot_end, learn):
+def joint_loop(block, state, start, end, cfg, view, weight, dot_start, dot_end, learn):
     """``oaa_loop`` for learners with a multiclass loss: the raw scores (not clamped) and one
     ``learn(idx, val, s, f, table, prm, iprm, cfg, st, scores, cls, h, W, mask)`` per learned example,
     which updates every class's weight of the touched features. A label outside the classes is not
     learned (there is no class to move towards)."""
+    indptr, idx, val, labels, weights, bases, nfeat, preds = block
+    table, prm, iprm, st, ctr = state
     K = iprm[I_CLASSES]
     W = iprm[I_CLASS_W]
     mask = np.int64(table.shape[0] - 1)
@@ -300,9 +302,7 @@ def no_joint_learn(idx, val, s, f, table, prm, iprm, cfg, st, scores, cls, h, W,
 
 
 @njit(cache=True, nogil=True)
-def predict_joint_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
-                        preds):
+def predict_joint_block(block, state, start, end):
     """Prediction with a saved model of a learner with a multiclass loss (the weights in column 0 are
     in force): the joint loop's raw scores, nothing learned."""
-    return joint_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
-                      preds, 0, state_view, plain_weight, base_start, sum_end, no_joint_learn)
+    return joint_loop(block, state, start, end, 0, state_view, plain_weight, base_start, sum_end, no_joint_learn)

@@ -27,6 +27,7 @@ gravity, fobos, smidas, softmax, ...) import its pieces from here.
 """
 
 import math
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
@@ -151,13 +152,21 @@ def gradient_step(idx, val, s, f, table, st, code, p, y, tau, h, scale, adaptive
     return u
 
 
+#: the settings tuple of the gradient-descent learners (sgd, tg, rounding, gravity): a tuple the kernels
+#: unpack, with names for the learners that read one value (``cfg.gravity``)
+GdSettings = namedtuple("GdSettings", ("adaptive", "normalized", "invariant", "g0", "col_g", "col_n", "power_t",
+                                       "sqrt_rate", "col_last", "col_pen", "gravity", "theta", "period",
+                                       "col_rate"))
+
+
 @njit(cache=True, nogil=True)
 def gd_settings(prm, iprm):
-    """The settings of the gradient-descent learners: the rule's (``rule_settings``), then the table
-    columns LAST and P, the gravity g, theta, the period K and the rate column."""
+    """The settings of the gradient-descent learners (``GdSettings``): the rule's
+    (``rule_settings``), then the table columns LAST and P, the gravity g, theta, the period K and the
+    rate column."""
     adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate = rule_settings(prm, iprm)
-    return (adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, iprm[I_COL_LAST],
-            iprm[I_COL_PEN], prm[P_L1], prm[P_THRESHOLD], iprm[I_PERIOD], iprm[I_COL_RATE])
+    return GdSettings(adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, iprm[I_COL_LAST],
+                      iprm[I_COL_PEN], prm[P_L1], prm[P_THRESHOLD], iprm[I_PERIOD], iprm[I_COL_RATE])
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -205,22 +214,20 @@ def sgd_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
 
 
 @njit(cache=True, nogil=True)
-def learn_sgd_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
-                    preds):
+def learn_sgd_block(block, state, start, end):
     """Examples start..end-1 with gradient descent under the update rule, no regularization (the
     example loop of ``streamlearn.kernels.loop``; also every model's prediction-only kernel)."""
-    return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
-                        ctr, preds, gd_settings(prm, iprm), state_view, sgd_weight, base_start, sum_end,
+    table, prm, iprm, st, ctr = state
+    return example_loop(block, state, start, end, gd_settings(prm, iprm), state_view, sgd_weight, base_start, sum_end,
                         sgd_learn)
 
 
 @njit(cache=True, nogil=True)
-def oaa_sgd_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
-                  preds):
+def oaa_sgd_block(block, state, start, end):
     """``learn_sgd_block`` one-against-all (``streamlearn.kernels.multiclass.oaa_loop``; also every
     one-against-all model's prediction-only kernel)."""
-    return oaa_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
-                    preds, gd_settings(prm, iprm), state_view, sgd_weight, base_start, sum_end, sgd_learn)
+    table, prm, iprm, st, ctr = state
+    return oaa_loop(block, state, start, end, gd_settings(prm, iprm), state_view, sgd_weight, base_start, sum_end, sgd_learn)
 
 
 

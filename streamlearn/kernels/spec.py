@@ -66,11 +66,11 @@ def never(cfg) -> bool:
 @dataclass(frozen=True)
 class LearnerSpec:
     name: str
-    code: int                    # A_* of streamlearn.kernels.state (iprm[I_ALGO])
     describe: Callable           # cfg -> the preamble's "learner = ..." text
     layout: Callable             # cfg -> Layout: the table columns by name
-    #: the compiled block kernel: (indptr, idx, val, labels, weights, bases, nfeat, start, end,
-    #: table, prm, iprm, st, ctr, preds) -> next example (``streamlearn.kernels.loop``)
+    #: the compiled block kernel: (block, state, start, end) -> the next example, with block =
+    #: (indptr, idx, val, labels, weights, bases, nfeat, preds) and state = (table, prm, iprm, st, ctr)
+    #: (``streamlearn.kernels.loop``)
     kernel: Callable
     #: the learner's place among the learners (``--algo``'s list; of two learners an option selects,
     #: the later one wins)
@@ -122,8 +122,11 @@ class LearnerSpec:
     #: the readable model prints the stored (raw) weight, not the weight in force, beside the state
     #: that turns one into the other (VW's --l1: raw weights and the "l1_state" gravity)
     readable_raw: bool = False
-    #: names of the learner's own state slots (``st``, streamlearn.kernels.state)
-    slots: tuple = ()
+    #: the learner's own state slots, name -> slot (``streamlearn.kernels.state.own_slots``, declared
+    #: in its module beside the kernels that read them)
+    slots: dict = field(default_factory=dict)
+    #: name -> the value an own slot holds in a new or restored run's state (default 0)
+    slot_start: dict = field(default_factory=dict)
     #: options that belong to this learner (given to another learner, they are an error)
     options: tuple = ()
     #: options that choose this learner when --algo is not given (a later learner in the registry

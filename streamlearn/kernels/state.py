@@ -1,15 +1,17 @@
-"""Slots of the four small arrays every learner kernel takes besides the data and the weight table.
+"""Slots of the arrays a learner kernel takes as a run's state, ``(table, prm, iprm, st, ctr)``, beside
+the block ``(indptr, idx, val, labels, weights, bases, nfeat, preds)`` and the examples ``start, end``.
 
 ``prm``  (float64): real settings fixed for a run, resolved from the options once at set-up.
 ``iprm`` (int64):   integer settings (codes, flags, table columns, counts), resolved likewise.
-``st``   (float64): the learner's state -- the learning-rate clock, the prediction bounds and each
-learner's global scalars. Every slot has one meaning; the slots of one learner are named after it
-(a learner's spec lists the ones it uses) and no two learners share a slot under different meanings.
+``st``   (float64): the learner's state -- the learning-rate clock, the prediction bounds and the
+shared machinery's scalars (named here), then the learner's own scalars, which its module declares
+(``own_slots``). Every shared slot has one meaning.
 ``ctr``  (float64): the counters the progress table and summary print, which only the example loop
 (``streamlearn.kernels.loop``) updates; no learner reads or writes them.
 
-All four live in plain arrays so compiled kernels take a fixed, short argument list and later
-learners add slots here instead of changing signatures.
+All four live in plain arrays so compiled kernels take a fixed, short argument list: a learner's new
+state is a slot its module declares, not a new signature. (iprm[1] and iprm[21] are free: they held the
+learner's code and the label indexing, which no kernel read.)
 """
 
 # ----------------------------------------------------------------------------- prm: real settings
@@ -30,7 +32,6 @@ N_PRM = 16
 
 # ----------------------------------------------------------------------------- iprm: integer settings
 I_LOSS = 0            # loss code (streamlearn.kernels.losses)
-I_ALGO = 1            # learner code (A_* below)
 I_HOLDOUT = 2         # holdout period (0 = off)
 I_TRAIN = 3           # 1 = learn, 0 = predict only
 I_FIXED_BOUNDS = 4    # 1 = prediction bounds do not follow the labels
@@ -50,11 +51,13 @@ I_REG = 17            # fobos: regularizer (REG_* codes)
 I_SEED = 18           # --random-seed: mixed into every random choice (randomized pivots)
 I_CLASSES = 19        # multiclass: K, the number of classes (0: a binary or regression model)
 I_CLASS_W = 20        # multiclass: W, the smallest power of two >= K (class k of feature h is slot h*W+k)
-I_INDEXING = 21       # multiclass: labels 0..K-1 (0), 1..K (1), or detected while learning (2, VW's auto)
 I_COL_RATE = 22       # table column caching each weight's per-feature rate (-1: none; gd.rule_layout)
 N_IPRM = 24
 
 # ----------------------------------------------------------------------------- st: learner state
+# The slots every learner shares (the clock, the bounds, the normalizer, and the state of the shared
+# machinery: mini-batches, the non-zero list, the regularizers' cumulative, the projection's heap);
+# a learner's own slots follow them (``own_slots``).
 S_T = 0               # learning-rate clock: initial_t + weighted learned examples
 S_ETA = 1             # current rate scale (P_ETA0 x decay^pass)
 S_NLEARN = 2          # number of learned examples
@@ -67,35 +70,29 @@ S_BATCH_EX = 8        # mini-batch (l1ball, fobos, eg): examples whose step is p
 S_BATCH_ROWS = 9      # mini-batch: rows with a pending step (listed in the table's list column)
 S_BATCH_SCALE = 10    # mini-batch: sum of the batch's step scales (its prox strength)
 S_NNZ = 11            # non-zero list (fobos linf, subgradient, smidas): number of listed weights
-# tg
-S_GRAVITY = 12        # tg: cumulative released gravity (what the lazy table catches up to)
-S_PENDING = 13        # tg: gravity accrued in the current period, not released yet
-# rounding
-S_ROUNDS = 14         # rounding: number of roundings so far
-# fobos
-S_FOBOS_CUM = 15      # fobos: cumulative prox strength (l1: sum lambda eta; l2sq, elastic: sum log(1 + lambda eta))
-S_FOBOS_CUM2 = 16     # fobos elastic: sum of l1 shrinks scaled by exp(S_FOBOS_CUM)
-S_SCALE = 17          # fobos l2: global scale sigma of the stored weights (weight = sigma * stored)
-S_SQNORM = 18         # fobos l2: squared norm of the stored weights
-S_EPOCH = 19          # fobos l2: weights stored in an earlier epoch are 0 (the prox zeroed the vector)
-S_SQPEAK = 20         # fobos l2: the squared norm when it was last recomputed, or its peak since
-# l1ball
-S_THETA = 21          # l1ball: cumulative shift Theta of the stored weights
-S_HSIZE = 22          # l1ball: number of non-zero weights (entries of the heap)
-S_HSUM = 23           # l1ball: sum of their stored keys
-# eg
-S_EG_M = 24           # eg: reference log-weight M (the normalizer is kept as sum exp(phi - M))
-S_EG_D = 25           # eg: sum over all 2d entries of exp(phi - M) - exp(-M)
-S_EG_SINCE = 26       # eg: steps since D was last recomputed from scratch
-# smidas
-S_XI1 = 27            # smidas: sum_j (|theta_j| / M)^p, M = st[S_XIMAX]
-S_XIMAX = 28          # smidas: M = max_j |theta_j|
-# multiclass
-S_INDEX_MODE = 29     # labels in force: 0-indexed (0), 1-indexed (1), or not detected yet (2)
-S_GRAVITY_VW = 30     # gravity: VW's global --l1 gravity, sum of l1 * eta_bar over the updates
+S_FOBOS_CUM = 12      # fobos, softmax: cumulative prox strength (l1: sum lambda eta; l2sq, elastic: sum log(1 + lambda eta))
+S_FOBOS_CUM2 = 13     # fobos, softmax elastic: sum of l1 shrinks scaled by exp(S_FOBOS_CUM)
+S_THETA = 14          # l1 ball projection: cumulative shift Theta of the stored weights
+S_HSIZE = 15          # l1 ball projection: number of non-zero weights (entries of the heap)
+S_HSUM = 16           # l1 ball projection: sum of their stored keys
+S_INDEX_MODE = 17     # multiclass: labels in force: 0-indexed (0), 1-indexed (1), or not detected yet (2)
+N_SHARED = 18         # a learner's own slots start here
 N_ST = 32
 #: multiclass: st[N_ST + 2k] and st[N_ST + 2k + 1] hold class k's normalizer sums (S_NORM_SUM and
 #: S_TOTAL_W while class k learns; VW keeps one normalizer per class, vw-spec-2.md §2e)
+
+
+def own_slots(*names: str) -> dict:
+    """A learner's own state slots, name -> slot, declared in its module (``tg``: ``own_slots("gravity",
+    "pending")``). One learner runs at a time, so every learner's own slots start after the shared
+    ones; the module keeps the numbers as constants for its kernels, and its spec lists them
+    (``LearnerSpec.slots``) for the Python side (models, views)."""
+    if N_SHARED + len(names) > N_ST:
+        raise ValueError(f"{len(names)} own state slots: at most {N_ST - N_SHARED}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"state slot names repeat: {names}")
+    return {name: N_SHARED + k for k, name in enumerate(names)}
+
 
 # ----------------------------------------------------------------------------- ctr: report counters
 # (VW's shared_data) updated by the example loop only
@@ -124,21 +121,6 @@ C_NONFINITE = 21      # set when a prediction was NaN or infinite
 C_DIVERGED = 22       # 1 once a raw prediction or a weight an example's update wrote was not finite
 C_DIVERGED_EX = 23    # that first example: its index in the block the kernel call was given
 N_CTR = 24
-
-# ----------------------------------------------------------------------------- learner codes
-A_SGD = 0             # plain stochastic gradient descent
-A_TG = 1              # truncated gradient (Langford, Li & Zhang 2009)
-A_L1BALL = 2          # projected SGD onto the L1 ball (Duchi et al. 2008)
-A_FOBOS = 3           # forward-backward splitting (Duchi & Singer 2009)
-A_EG = 4              # exponentiated gradient with positive and negative weights (Duchi et al. 2008, eq. 13)
-A_SMIDAS = 5          # stochastic mirror descent made sparse (Shalev-Shwartz & Tewari 2009, Algorithm 3)
-A_ROUNDING = 6        # SGD with coefficient rounding every K steps (Langford, Li & Zhang 2009, Section 3.1)
-A_SUBGRADIENT = 7     # L1-regularized subgradient (Langford, Li & Zhang 2009, Section 3.2)
-A_SCD = 8             # stochastic coordinate descent, a batch method (Shalev-Shwartz & Tewari 2009, Algorithm 2)
-A_FTRL = 9            # FTRL-Proximal with per-coordinate rates (McMahan et al. 2013, Algorithm 1)
-A_GRAVITY = 10        # VW's --l1: one global gravity since the start, weights truncated when read
-A_SOFTMAX = 11        # multinomial logistic regression with FOBOS regularizers on each feature's row
-A_PEGASOS = 12        # Pegasos with a lazy global scale (Shalev-Shwartz, Singer & Srebro 2007; FOBOS paper §7.1)
 
 # ----------------------------------------------------------------------------- fobos regularizers
 REG_L1 = 0            # lambda ||w||_1, eq. 6 (lazy, per coordinate)

@@ -47,13 +47,17 @@ LEARNERS = {spec.name: spec for spec in SPECS}
 
 
 def _check_registry(specs) -> None:
-    """Each learner's name and code are its own, and it takes the options it declares."""
-    for attr in ("name", "code"):
-        values = [getattr(s, attr) for s in specs]
-        twice = sorted({str(v) for v in values if values.count(v) > 1})
-        if twice:
-            raise ValueError(f"learners share a {attr}: {', '.join(twice)}")
+    """Each learner's name is its own, it takes the options it declares, and its own state slots
+    follow the shared ones."""
+    names = [s.name for s in specs]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"learners share a name: {', '.join(twice)}")
     for spec in specs:
+        if sorted(spec.slots.values()) != list(range(S.N_SHARED, S.N_SHARED + len(spec.slots))):
+            raise ValueError(f"learner {spec.name}'s state slots are not its own (streamlearn.kernels.state.own_slots)")
+        if not set(spec.slot_start) <= set(spec.slots):
+            raise ValueError(f"learner {spec.name} starts state slots it does not have")
         for option in spec.declares:
             if option.config and option.name not in spec.options:
                 raise ValueError(f"learner {spec.name} declares --{option.name} but does not list it in its options")
@@ -163,7 +167,6 @@ def make_settings(cfg, train: bool, holdout: int = 0, algo: str | None = None) -
     iprm = np.zeros(S.N_IPRM, np.int64)
     loss = LOSSES.get(cfg.loss, LOGISTIC)     # softmax: the learner's own loss (logistic's bounds)
     iprm[S.I_LOSS] = loss
-    iprm[S.I_ALGO] = spec.code
     prm[S.P_TAU] = cfg.quantile_tau
     prm[S.P_ETA0] = rate_scale(cfg)
     prm[S.P_POWER_T] = cfg.power_t
@@ -190,7 +193,6 @@ def make_settings(cfg, train: bool, holdout: int = 0, algo: str | None = None) -
     iprm[S.I_SEED] = cfg.random_seed
     iprm[S.I_CLASSES] = cfg.classes
     iprm[S.I_CLASS_W] = cfg.class_width
-    iprm[S.I_INDEXING] = 2 if cfg.indexing is None else cfg.indexing
     if spec.settings is not None:
         spec.settings(cfg, prm, iprm)
     return prm, iprm
@@ -198,7 +200,10 @@ def make_settings(cfg, train: bool, holdout: int = 0, algo: str | None = None) -
 
 def make_state(cfg, prm: np.ndarray, saved: dict | None = None) -> np.ndarray:
     """State array: fresh, or restored from a model's saved learner state."""
+    spec = get(cfg.algo)
     st = np.zeros(S.N_ST + 2 * cfg.classes)
+    for name, value in spec.slot_start.items():
+        st[spec.slots[name]] = value
     st[S.S_T] = cfg.initial_t
     st[S.S_ETA] = prm[S.P_ETA0]
     if cfg.initial_t > 0:      # VW: normalizer sums as if initial_t examples of norm 1 had been seen
@@ -206,8 +211,8 @@ def make_state(cfg, prm: np.ndarray, saved: dict | None = None) -> np.ndarray:
         st[S.N_ST:] = cfg.initial_t
     st[S.S_MULT] = 1.0
     st[S.S_INDEX_MODE] = 2.0 if cfg.indexing is None else float(cfg.indexing)
-    for key, slot in SAVED_STATE.items():
-        if saved and key in saved:
+    for key, slot in _saved_slots(spec).items():
+        if saved and key in saved and slot is not None:
             st[slot] = saved[key]
     if saved and "class_norm" in saved and len(saved["class_norm"]) == 2 * cfg.classes:
         st[S.N_ST:] = saved["class_norm"]
@@ -216,7 +221,6 @@ def make_state(cfg, prm: np.ndarray, saved: dict | None = None) -> np.ndarray:
     if LOSSES.get(cfg.loss, LOGISTIC) == LOGISTIC:      # fixed bounds, whatever the model was trained with
         st[S.S_MIN_LABEL] = -LOGISTIC_BOUND
         st[S.S_MAX_LABEL] = LOGISTIC_BOUND
-    st[S.S_SCALE] = 1.0
     return st
 
 
@@ -227,17 +231,29 @@ def make_counters() -> np.ndarray:
     return ctr
 
 
-#: learner state a model file keeps so that -i continues exactly where the run stopped
+#: learner state a model file keeps so that -i continues exactly where the run stopped, in the
+#: file's order: a shared slot, or the name of a learner's own slot (tg's "pending", gravity's
+#: "gravity_vw"), 0 in the models of learners without it
 SAVED_STATE = {
-    "t": S.S_T, "eta": S.S_ETA, "pending": S.S_PENDING, "n_learned": S.S_NLEARN,
+    "t": S.S_T, "eta": S.S_ETA, "pending": "pending", "n_learned": S.S_NLEARN,
     "min_label": S.S_MIN_LABEL, "max_label": S.S_MAX_LABEL,
     "norm_sum": S.S_NORM_SUM, "total_weight": S.S_TOTAL_W, "multiplier": S.S_MULT,
-    "index_mode": S.S_INDEX_MODE, "gravity_vw": S.S_GRAVITY_VW,
+    "index_mode": S.S_INDEX_MODE, "gravity_vw": "gravity_vw",
 }
 
 
-def saved_state(st: np.ndarray) -> dict:
-    out = {key: float(st[slot]) for key, slot in SAVED_STATE.items()}
+def _saved_slots(spec: LearnerSpec) -> dict:
+    """SAVED_STATE's keys -> the learner's slots (None: the learner has no such slot)."""
+    return {key: slot if isinstance(slot, int) else spec.slots.get(slot) for key, slot in SAVED_STATE.items()}
+
+
+def state_slot(cfg, name: str) -> int | None:
+    """The slot of one of the configured learner's own state values (None if it has none)."""
+    return get(cfg.algo).slots.get(name)
+
+
+def saved_state(cfg, st: np.ndarray) -> dict:
+    out = {key: 0.0 if slot is None else float(st[slot]) for key, slot in _saved_slots(get(cfg.algo)).items()}
     if st.shape[0] > S.N_ST:
         out["class_norm"] = [float(v) for v in st[S.N_ST:]]
     return out

@@ -62,13 +62,10 @@ import numpy as np
 from numba import njit
 
 from streamlearn.kernels.losses import HINGE, LOGISTIC, SQUARED, loss_dloss_f32
-from streamlearn.kernels.loop import account, begin_example, clamp_prediction, diverged_at, example_loss, \
-    shown_before_label, written_finite
-from streamlearn.kernels.prefetch import prefetch_example
+from streamlearn.kernels.loop import example_loss, learner_loop, shown_before_label, state_view
 from streamlearn.kernels.spec import Layout, LearnerSpec
 from streamlearn.kernels.state import (
-    C_DUMP, C_W_LABELED, C_W_UNLABELED, I_BINARY, I_FIXED_BOUNDS, I_HOLDOUT, I_LOSS, I_TRAIN,
-    P_FTRL_ALPHA, P_FTRL_BETA, P_TAU, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN, S_NORM_SUM, S_T, S_TOTAL_W,
+    P_FTRL_ALPHA, P_FTRL_BETA, S_NLEARN, S_NORM_SUM, S_T, S_TOTAL_W, own_slots,
 )
 from streamlearn.learners._vw32 import check_alpha_beta, check_float32, f32, refuse_rates
 from streamlearn.options import Option
@@ -85,6 +82,10 @@ ALPHA = 4.0
 BETA = 1.0
 
 F32 = np.float32
+
+#: coin's own state slot: A of the example being learned (step 1's, which step 2 divides by)
+SLOTS = own_slots("avg")
+S_AVG = SLOTS["avg"]
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
@@ -168,68 +169,58 @@ def coin_loss_f32(code, p, y, tau):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def coin_finish(ctr, st, preds, e, raw, code, y, tau, h, labeled, holdout, binary, nfeat):
-    """``loop.finish_prediction`` with VW's float32 loss: clamp, store, count. Returns the clamped
-    prediction."""
-    p = clamp_prediction(ctr, st, raw)
-    preds[e] = p
-    lval = 0.0
-    if labeled and h > 0.0:
-        if binary:
-            lval = example_loss(code, p, y, tau, st[S_MIN_LABEL], st[S_MAX_LABEL], h, binary)
-        else:
-            lval = np.float64(coin_loss_f32(code, p, y, tau) * F32(h))
-    account(ctr, labeled, holdout, h, y, lval, nfeat)
-    return p
+def coin_loss(code, p, y, tau, lo, hi, h, binary):
+    """The loop's ``loss``: VW's float32 loss times the float32 importance (0/1 loss with --binary)."""
+    if binary:
+        return example_loss(code, p, y, tau, lo, hi, h, binary)
+    return np.float64(coin_loss_f32(code, p, y, tau) * F32(h))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def coin_start(base):
+    """VW's predict sums the stored weights' score in float32, from the example's base."""
+    return F32(base)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def coin_weight(table, i, cfg, v):
+    return F32(table[i, W])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def coin_end(acc, base, table, cfg, st):
+    return np.float64(acc)
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def coin_rescore(idx, val, s, f, table, cfg, st, h, raw):
+    """The loop's ``rescore``: a learned example is scored with step 1's bets (module docstring),
+    and step 2 divides by its A, kept in ``st[S_AVG]``."""
+    alpha, beta = cfg
+    score, avg = coin_predict(idx, val, s, f, table, st, alpha, h)
+    st[S_AVG] = np.float64(avg)
+    return np.float64(score)
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def coin_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
+    """Step 2 of the module docstring, then the clock."""
+    alpha, beta = cfg
+    d = loss_dloss_f32(code, p, y, tau) * F32(h)
+    coin_update(idx, val, s, f, table, alpha, beta, d, F32(st[S_AVG]))
+    st[S_T] += h
+    st[S_NLEARN] += 1.0
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def learn_coin_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
-                     preds):
-    """Examples start..end-1 with coin betting (the bookkeeping of ``streamlearn.kernels.loop``'s
-    example loop; the prediction is VW's two: the stored weights' score for -p and for the examples
-    not learned, step 1's for the loss and the update of a learned one)."""
-    code = iprm[I_LOSS]
-    tau = prm[P_TAU]
-    holdout_period = iprm[I_HOLDOUT]
-    train = iprm[I_TRAIN] != 0
-    bounds_follow = iprm[I_FIXED_BOUNDS] == 0
-    binary = iprm[I_BINARY] != 0
-    alpha = F32(prm[P_FTRL_ALPHA])
-    beta = F32(prm[P_FTRL_BETA])
-    for e in range(start, end):
-        h = weights[e]
-        lo = st[S_MIN_LABEL]
-        hi = st[S_MAX_LABEL]
-        y, labeled, holdout = begin_example(ctr, st, code, labels[e], train, holdout_period, bounds_follow)
-        s = indptr[e]
-        f = indptr[e + 1]
-        acc = F32(bases[e])                  # VW's predict: the stored weights, summed in float32
-        for k in range(s, f):
-            acc += F32(table[idx[k], W]) * F32(val[k])
-        plain = np.float64(acc)
-        learn = train and labeled and h > 0.0 and not holdout
-        avg = F32(1.0)
-        raw = plain
-        if learn:
-            score, avg = coin_predict(idx, val, s, f, table, st, alpha, h)
-            raw = np.float64(score)
-        if raw - raw != 0.0:
-            diverged_at(ctr, e)
-        p = coin_finish(ctr, st, preds, e, raw, code, y, tau, h, labeled, holdout, binary, nfeat[e])
-        preds[e] = shown_before_label(plain, p, lo, hi)
-        if e + 1 < end:
-            prefetch_example(table, idx, f, indptr[e + 2], 1, 1, 0)
-        if learn:
-            d = loss_dloss_f32(code, p, y, tau) * F32(h)
-            coin_update(idx, val, s, f, table, alpha, beta, d, avg)
-            st[S_T] += h
-            st[S_NLEARN] += 1.0
-            if not written_finite(table, idx, s, f):
-                diverged_at(ctr, e)
-        if ctr[C_W_LABELED] + ctr[C_W_UNLABELED] >= ctr[C_DUMP]:
-            return e + 1
-    return end
+def learn_coin_block(block, state, start, end):
+    """Examples start..end-1 with coin betting through the example loop: -p and the examples not
+    learned take the stored weights' float32 score (VW's predict), a learned example step 1's score
+    for its loss and its update (VW's learn returns no prediction: -p shows the first, as for ftrl)."""
+    table, prm, iprm, st, ctr = state
+    cfg = (F32(prm[P_FTRL_ALPHA]), F32(prm[P_FTRL_BETA]))
+    return learner_loop(block, state, start, end, cfg, state_view, coin_weight, coin_start, coin_end, coin_learn,
+                        shown_before_label, coin_rescore, coin_loss)
 
 
 def settings(cfg, prm, iprm) -> None:
@@ -257,9 +248,9 @@ OPTIONS = (
 )
 
 LEARNER = LearnerSpec(
-    order=13, name="coin", code=13, summary="coin betting, VW's --coin", declares=OPTIONS, float32=True,
+    order=13, name="coin", summary="coin betting, VW's --coin", declares=OPTIONS, float32=True,
     columns=(("coin_z", False), ("coin_g", True), ("coin_mx", True), ("coin_wealth", False), ("coin_mg", True)),
-    kernel=learn_coin_block,
+    kernel=learn_coin_block, slots=SLOTS,
     settings=settings,
     describe=lambda c: (f"coin (coin betting, Orabona & Pal 2016: alpha = {f32(c.ftrl_alpha):g}, "
                         f"beta = {f32(c.ftrl_beta):g})"),

@@ -28,6 +28,7 @@ still open when the model is saved is applied then (``finalize``).
 """
 
 import math
+from collections import namedtuple
 
 import numpy as np
 
@@ -38,9 +39,15 @@ from streamlearn.kernels.losses import loss_dloss, loss_positive
 from streamlearn.kernels.minibatch import clock_step_scale, pend_example
 from streamlearn.kernels.spec import Layout, LearnerSpec
 from streamlearn.kernels.state import (
-    A_EG, I_BATCH, P_POWER_T, P_RADIUS, S_BATCH_EX, S_BATCH_ROWS, S_EG_D, S_EG_M, S_EG_SINCE,
-    S_MAX_LABEL, S_MIN_LABEL, S_NLEARN, S_T,
+    I_BATCH, P_POWER_T, P_RADIUS, S_BATCH_EX, S_BATCH_ROWS, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN, S_T, own_slots,
 )
+
+
+#: the learner's own state slots (``streamlearn.kernels.state.own_slots``)
+SLOTS = own_slots("m", "d", "since")
+S_EG_M = SLOTS["m"]
+S_EG_D = SLOTS["d"]
+S_EG_SINCE = SLOTS["since"]
 
 CP = 0      # phi+: log of w+ up to the common normalizer
 CN = 1      # phi-: log of w-
@@ -140,10 +147,13 @@ def finalize(table, prm, iprm, st):
         flush_batch(table, st)
 
 
+#: eg's settings: the total z of w+ and w-, the batch size, power_t
+EgSettings = namedtuple("EgSettings", ("radius", "batch", "power_t"))
+
+
 @njit(cache=True, nogil=True)
 def eg_settings(prm, iprm):
-    """(the total z of w+ and w-, batch size, power_t)."""
-    return prm[P_RADIUS], iprm[I_BATCH], prm[P_POWER_T]
+    return EgSettings(prm[P_RADIUS], iprm[I_BATCH], prm[P_POWER_T])
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -166,7 +176,7 @@ def eg_start(base):
 @njit(cache=True, nogil=True, inline="always")
 def eg_end(acc, base, table, cfg, st):
     """The score <w+ - w-, x> of eq. (13)'s weights (Section 7) plus the base."""
-    return base + cfg[0] * acc / denominator(table.shape[0], st)
+    return base + cfg.radius * acc / denominator(table.shape[0], st)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -196,12 +206,11 @@ def eg_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
 
 
 @njit(cache=True, nogil=True)
-def learn_eg_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
-                   preds):
+def learn_eg_block(block, state, start, end):
     """Examples start..end-1 with exponentiated gradient over w+ and w- (Duchi et al. 2008, Section 7,
     eq. 13) through the example loop, O(k) per example."""
-    return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
-                        ctr, preds, eg_settings(prm, iprm), eg_view, eg_weight, eg_start, eg_end, eg_learn)
+    table, prm, iprm, st, ctr = state
+    return example_loop(block, state, start, end, eg_settings(prm, iprm), eg_view, eg_weight, eg_start, eg_end, eg_learn)
 
 
 @njit(cache=True, nogil=True)
@@ -232,7 +241,7 @@ def _settings(cfg, prm, iprm) -> None:
 LEARNER = LearnerSpec(
     name="eg", order=4, summary="exponentiated gradient", paper="Duchi, Shalev-Shwartz, Singer & Chandra 2008",
     example=("--radius", "5"),
-    code=A_EG, kernel=learn_eg_block, finalize=finalize, after_load=after_load,
+    kernel=learn_eg_block, finalize=finalize, after_load=after_load,
     describe=lambda c: (f"eg (exponentiated gradient, w+ and w-, {c.rule()}: radius = {c.radius:g}, "
                         f"batch size = {c.batch_size})"),
     # log-weights of w+ and w-; with mini-batches the pending step and row list
@@ -241,7 +250,7 @@ LEARNER = LearnerSpec(
     in_force=lambda c, table, st, rows: in_force(table, rows, c.radius, st),
     saved=lambda c: [("ep", CP), ("en", CN)],
     resumes_from_weights=False,
-    slots=("S_EG_M", "S_EG_D", "S_EG_SINCE", "S_BATCH_EX", "S_BATCH_ROWS"),
+    slots=SLOTS,
     options=("radius", "batch_size"),
     plain_only=lambda c: "its update is multiplicative, with one rate for all weights",
     takes_invariant=False,

@@ -74,14 +74,20 @@ from streamlearn.kernels.nonzero_list import LIST, POS, list_add, list_rebuild
 from streamlearn.kernels.projection import pivot_seed, theta_pivot
 from streamlearn.kernels.spec import Layout, LearnerSpec, l1_regularizer
 from streamlearn.kernels.state import (
-    A_FOBOS, A_SUBGRADIENT, I_BATCH, I_COL_G, I_COL_LAST, I_COL_LAST2, I_COL_N, I_REG, I_SEED, P_G0, P_L1,
-    P_L2, P_L2_BALL, P_LAMBDA, P_POWER_T, REG_ELASTIC, REG_L1, REG_L2, REG_L2SQ, REG_L2SQ_BALL, REG_LINF,
-    REG_SUBGRADIENT,
-    S_BATCH_EX, S_BATCH_ROWS, S_BATCH_SCALE, S_EPOCH, S_FOBOS_CUM, S_FOBOS_CUM2, S_MULT, S_NLEARN,
-    S_NNZ, S_SCALE, S_SQNORM, S_SQPEAK, S_T,
+    I_BATCH, I_COL_G, I_COL_LAST, I_COL_LAST2, I_COL_N, I_REG, I_SEED, P_G0, P_L1, P_L2, P_L2_BALL, P_LAMBDA,
+    P_POWER_T, REG_ELASTIC, REG_L1, REG_L2, REG_L2SQ, REG_L2SQ_BALL, REG_LINF, REG_SUBGRADIENT, S_BATCH_EX,
+    S_BATCH_ROWS, S_BATCH_SCALE, S_FOBOS_CUM, S_FOBOS_CUM2, S_MULT, S_NLEARN, S_NNZ, S_T, own_slots,
 )
 from streamlearn.regularizers import REGULARIZERS
 from streamlearn.kernels.table import feature_rate, shrink
+
+
+#: the learner's own state slots (``streamlearn.kernels.state.own_slots``)
+SLOTS = own_slots("scale", "sqnorm", "epoch", "sqpeak")
+S_SCALE = SLOTS["scale"]
+S_SQNORM = SLOTS["sqnorm"]
+S_EPOCH = SLOTS["epoch"]
+S_SQPEAK = SLOTS["sqpeak"]
 
 W = 0               # the weight (l2: the stored value s, the weight being sigma * s)
 EP = 1              # l2: epoch of the stored value
@@ -425,20 +431,18 @@ def fobos_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
 
 
 @njit(cache=True, nogil=True)
-def learn_fobos_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
-                      preds):
+def learn_fobos_block(block, state, start, end):
     """Examples start..end-1 with FOBOS (or the subgradient method) through the example loop."""
-    return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
-                        ctr, preds, fobos_settings(prm, iprm), state_view, fobos_weight, base_start, sum_end,
+    table, prm, iprm, st, ctr = state
+    return example_loop(block, state, start, end, fobos_settings(prm, iprm), state_view, fobos_weight, base_start, sum_end,
                         fobos_learn)
 
 
 @njit(cache=True, nogil=True)
-def oaa_fobos_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
-                    preds):
+def oaa_fobos_block(block, state, start, end):
     """``learn_fobos_block`` one-against-all (each class's update is a FOBOS step)."""
-    return oaa_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
-                    preds, fobos_settings(prm, iprm), state_view, fobos_weight, base_start, sum_end,
+    table, prm, iprm, st, ctr = state
+    return oaa_loop(block, state, start, end, fobos_settings(prm, iprm), state_view, fobos_weight, base_start, sum_end,
                     fobos_learn)
 
 
@@ -554,7 +558,7 @@ def fobos_plain_only(cfg):
 LEARNER = LearnerSpec(
     name="fobos", order=3, summary="forward-backward splitting", paper="Duchi & Singer 2009",
     example=("--l1", "1e-4"),
-    code=A_FOBOS, kernel=learn_fobos_block, oaa_kernel=oaa_fobos_block, finalize=finalize,
+    kernel=learn_fobos_block, oaa_kernel=oaa_fobos_block, finalize=finalize,
     after_load=after_load,
     describe=lambda c: (f"fobos (forward-backward splitting, {c.rule()}: reg = {c.reg}, "
                         + ", ".join(f"{n} = {getattr(c, n):g}" for n in REG_STRENGTHS[c.reg])
@@ -565,8 +569,8 @@ LEARNER = LearnerSpec(
     in_force=lambda c, table, st, rows: in_force(table, rows, reg_code(c), st),
     saved=lambda c: rule_saved(c, fobos_layout(c)) if c.reg in LAZY_REGS and not ball(c) else [],
     regularizer=fobos_regularizer,
-    slots=("S_FOBOS_CUM", "S_FOBOS_CUM2", "S_SCALE", "S_SQNORM", "S_EPOCH", "S_SQPEAK", "S_NNZ",
-           "S_BATCH_EX", "S_BATCH_ROWS", "S_BATCH_SCALE"),
+    slots=SLOTS,
+    slot_start={"scale": 1.0},
     options=("l1", "reg", "l2", "lam", "batch_size", "l2_ball"),
     selected_by=("reg", "l2", "lam"),
     choices={"reg": tuple(REGS)},

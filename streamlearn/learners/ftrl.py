@@ -38,11 +38,11 @@ import numpy as np
 from numba import njit
 
 from streamlearn.errors import OptionError
-from streamlearn.kernels.loop import example_loop_shown, shown_before_label, state_view, sum_end
+from streamlearn.kernels.loop import as_predicted, example_loss, learner_loop, shown_before_label, state_view, sum_end
 from streamlearn.kernels.multiclass import oaa_loop
 from streamlearn.kernels.losses import loss_dloss_f32
 from streamlearn.kernels.spec import Layout, LearnerSpec
-from streamlearn.kernels.state import A_FTRL, P_FTRL_ALPHA, P_FTRL_BETA, P_L1, P_L2, S_NLEARN, S_T
+from streamlearn.kernels.state import P_FTRL_ALPHA, P_FTRL_BETA, P_L1, P_L2, S_NLEARN, S_T
 from streamlearn.learners._vw32 import check_alpha_beta, check_float32, f32, refuse_rates
 from streamlearn.options import Option
 
@@ -125,22 +125,20 @@ def ftrl_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
 
 
 @njit(cache=True, nogil=True)
-def learn_ftrl_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
-                     preds):
+def learn_ftrl_block(block, state, start, end):
     """Examples start..end-1 with FTRL-Proximal (the example loop of ``streamlearn.kernels.loop``;
     -p shows the prediction before the label widened the bounds, as VW's --ftrl does)."""
-    return example_loop_shown(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm,
-                              st, ctr, preds, ftrl_settings(prm, iprm), state_view, ftrl_weight, ftrl_start,
-                              sum_end, ftrl_learn, shown_before_label)
+    table, prm, iprm, st, ctr = state
+    return learner_loop(block, state, start, end, ftrl_settings(prm, iprm), state_view, ftrl_weight, ftrl_start,
+                        sum_end, ftrl_learn, shown_before_label, as_predicted, example_loss)
 
 
 @njit(cache=True, nogil=True)
-def oaa_ftrl_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
-                   preds):
+def oaa_ftrl_block(block, state, start, end):
     """``learn_ftrl_block`` one-against-all: each class's update is Algorithm 1's with the class's
     stored score (VW runs --oaa with --ftrl without defining it; vw-spec-2.md §2e)."""
-    return oaa_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
-                    preds, ftrl_settings(prm, iprm), state_view, ftrl_weight, ftrl_start, sum_end, ftrl_learn)
+    table, prm, iprm, st, ctr = state
+    return oaa_loop(block, state, start, end, ftrl_settings(prm, iprm), state_view, ftrl_weight, ftrl_start, sum_end, ftrl_learn)
 
 
 @njit(cache=True, nogil=True)
@@ -194,7 +192,7 @@ LAYOUT = Layout(("w", "ftrl_z", "ftrl_n"), 3)
 LEARNER = LearnerSpec(
     name="ftrl", order=9, summary="FTRL-Proximal", paper="McMahan et al. 2013",
     example=("--l1", "0.5", "--l2", "0.1"), declares=OPTIONS, float32=True,
-    code=A_FTRL, kernel=learn_ftrl_block, oaa_kernel=oaa_ftrl_block, after_load=after_load,
+    kernel=learn_ftrl_block, oaa_kernel=oaa_ftrl_block, after_load=after_load,
     settings=settings,
     describe=lambda c: (f"ftrl (FTRL-Proximal: alpha = {f32(c.ftrl_alpha):g}, beta = {f32(c.ftrl_beta):g}, "
                         f"l1 = {f32(c.l1):g}, l2 = {f32(c.l2):g})"),

@@ -10,8 +10,13 @@ from streamlearn.kernels.losses import loss_dloss
 from streamlearn.kernels.multiclass import oaa_loop
 from streamlearn.kernels.rules import gd_settings, gd_step, rule_layout, rule_saved
 from streamlearn.kernels.spec import LearnerSpec, l1_regularizer
-from streamlearn.kernels.state import A_GRAVITY, S_GRAVITY_VW, S_MULT
+from streamlearn.kernels.state import S_MULT, own_slots
 from streamlearn.kernels.table import W
+
+
+#: the learner's own state slots (``streamlearn.kernels.state.own_slots``)
+SLOTS = own_slots("gravity_vw")
+S_GRAVITY_VW = SLOTS["gravity_vw"]
 
 
 # ----------------------------------------------------------------------------- gravity (VW's --l1)
@@ -39,29 +44,27 @@ def gravity_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h)
     = -u / loss'(p, y) the example's effective step (without the normalizer m and the per-feature
     rates), when |u| > 1e-8 and |loss'| > 1e-8 (vw-spec.md §1c, step 6)."""
     step, u = gd_step(idx, val, s, f, table, cfg, st, code, p, y, tau, h)
-    u_bare = u / st[S_MULT] if cfg[1] else u        # without the normalizer m
+    u_bare = u / st[S_MULT] if cfg.normalized else u        # without the normalizer m
     if abs(u_bare) > 1e-8:
         d = loss_dloss(code, p, y, tau)
         if abs(d) > 1e-8:
-            st[S_GRAVITY_VW] += cfg[10] * (-u_bare / d)
+            st[S_GRAVITY_VW] += cfg.gravity * (-u_bare / d)
 
 
 @njit(cache=True, nogil=True)
-def learn_gravity_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
-                        ctr, preds):
+def learn_gravity_block(block, state, start, end):
     """Examples start..end-1 with VW's --l1: one global gravity, raw weights truncated when read."""
-    return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
-                        ctr, preds, gd_settings(prm, iprm), gravity_view, gravity_weight, base_start, sum_end,
+    table, prm, iprm, st, ctr = state
+    return example_loop(block, state, start, end, gd_settings(prm, iprm), gravity_view, gravity_weight, base_start, sum_end,
                         gravity_learn)
 
 
 @njit(cache=True, nogil=True)
-def oaa_gravity_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
-                      ctr, preds):
+def oaa_gravity_block(block, state, start, end):
     """``learn_gravity_block`` one-against-all: the gravity grows once per class update (K times per
     example, as VW's does)."""
-    return oaa_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
-                    preds, gd_settings(prm, iprm), gravity_view, gravity_weight, base_start, sum_end,
+    table, prm, iprm, st, ctr = state
+    return oaa_loop(block, state, start, end, gd_settings(prm, iprm), gravity_view, gravity_weight, base_start, sum_end,
                     gravity_learn)
 
 
@@ -85,14 +88,14 @@ def _gravity_check(cfg, flag) -> None:
 LEARNER = LearnerSpec(
     name="gravity", order=11, summary="VW's own --l1: one global gravity", paper="VW 9.11.9 (vw-spec §1c)",
     example=("--l1", "1e-4"),
-    code=A_GRAVITY, kernel=learn_gravity_block, oaa_kernel=oaa_gravity_block,
+    kernel=learn_gravity_block, oaa_kernel=oaa_gravity_block,
     describe=lambda c: f"gravity (VW's --l1: one global gravity, {c.rule()}: l1 = {c.l1:g})",
     layout=lambda c: rule_layout(c, rate=True),
     in_force=lambda c, table, st, rows: gravity_in_force(table, rows, st[S_GRAVITY_VW]),
     saved=lambda c: [("z", 0)] + rule_saved(c, rule_layout(c)),
     readable_raw=True,
     regularizer=l1_regularizer,
-    slots=("S_GRAVITY_VW",),
+    slots=SLOTS,
     options=("l1",),
     check=_gravity_check,
 )

@@ -37,7 +37,7 @@ from streamlearn.kernels.online_projection import (
 )
 from streamlearn.kernels.spec import Layout, LearnerSpec
 from streamlearn.kernels.state import (
-    A_L1BALL, I_BATCH, I_INVARIANT, I_PROJECTION, I_SEED, P_POWER_T, P_RADIUS, PROJ_LINEAR, PROJ_SORT,
+    I_BATCH, I_INVARIANT, I_PROJECTION, I_SEED, P_POWER_T, P_RADIUS, PROJ_LINEAR, PROJ_SORT,
     PROJ_TREE, S_BATCH_EX, S_BATCH_ROWS, S_HSIZE, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN, S_T, S_THETA,
 )
 from streamlearn.kernels.table import count_nonzero
@@ -129,21 +129,19 @@ def l1ball_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
 
 
 @njit(cache=True, nogil=True)
-def _learn_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
-                 preds, H):
-    return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
-                        ctr, preds, l1ball_settings(prm, iprm, H), l1ball_view, l1ball_weight, base_start,
+def _learn_block(block, state, start, end, H):
+    table, prm, iprm, st, ctr = state
+    return example_loop(block, state, start, end, l1ball_settings(prm, iprm, H), l1ball_view, l1ball_weight, base_start,
                         sum_end, l1ball_learn)
 
 
-def learn_l1ball_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
-                       ctr, preds):
+def learn_l1ball_block(block, state, start, end):
     """Examples start..end-1 with projected SGD onto the L1 ball through the example loop. Every
     updated feature adds at most one heap entry, so the table's heap gets room for the block's
     feature entries (and a pending batch's rows) first."""
+    indptr, table, st = block[0], state[0], state[3]
     H = heap_for(table, st, int(indptr[end] - indptr[start]) + int(st[S_BATCH_ROWS]))
-    return _learn_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
-                        preds, H)
+    return _learn_block(block, state, start, end, H)
 
 
 # ----------------------------------------------------------------------------- the heap of a table
@@ -216,14 +214,13 @@ def _settings(cfg, prm, iprm) -> None:
 LEARNER = LearnerSpec(
     name="l1ball", order=2, summary="projected SGD onto the L1 ball", paper="Duchi, Shalev-Shwartz, Singer & Chandra 2008",
     example=("--radius", "5"), declares=OPTIONS,
-    code=A_L1BALL, kernel=learn_l1ball_block, finalize=finalize, after_load=after_load,
+    kernel=learn_l1ball_block, finalize=finalize, after_load=after_load,
     describe=lambda c: (f"l1ball (projected SGD onto the L1 ball, {c.rule()}: radius = {c.radius:g}, "
                         f"projection = {c.projection}, batch size = {c.batch_size})"),
     # the stored weight (the heap is outside the table); with mini-batches the pending step and row list
     layout=lambda c: Layout(("w",) + (("acc", "list") if c.batch_size > 1 else ()), 1),
     settings=_settings,
     in_force=lambda c, table, st, rows: in_force(table, rows, st[S_THETA]),
-    slots=("S_THETA", "S_HSIZE", "S_HSUM", "S_BATCH_EX", "S_BATCH_ROWS"),
     options=("radius", "projection", "batch_size"),
     selected_by=("radius", "projection"),
     choices={"projection": tuple(PROJECTIONS)},

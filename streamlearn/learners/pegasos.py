@@ -27,9 +27,13 @@ from streamlearn.errors import OptionError
 from streamlearn.kernels.loop import base_start, example_loop, sum_end
 from streamlearn.kernels.losses import loss_dloss, loss_positive
 from streamlearn.kernels.spec import Layout, LearnerSpec
-from streamlearn.kernels.state import (
-    A_PEGASOS, P_L2, P_L2_BALL, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN, S_SCALE, S_SQNORM, S_T,
-)
+from streamlearn.kernels.state import P_L2, P_L2_BALL, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN, S_T, own_slots
+
+
+#: the learner's own state slots (``streamlearn.kernels.state.own_slots``)
+SLOTS = own_slots("scale", "sqnorm")
+S_SCALE = SLOTS["scale"]
+S_SQNORM = SLOTS["sqnorm"]
 
 V = 0       # the stored weight v_i (w_i = s v_i)
 
@@ -91,11 +95,10 @@ def pegasos_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h)
 
 
 @njit(cache=True, nogil=True)
-def learn_pegasos_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
-                        preds):
+def learn_pegasos_block(block, state, start, end):
     """Examples start..end-1 with Pegasos (module docstring) through the example loop."""
-    return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
-                        ctr, preds, (prm[P_L2], prm[P_L2_BALL]), pegasos_view, pegasos_weight, base_start, sum_end, pegasos_learn)
+    table, prm, iprm, st, ctr = state
+    return example_loop(block, state, start, end, (prm[P_L2], prm[P_L2_BALL]), pegasos_view, pegasos_weight, base_start, sum_end, pegasos_learn)
 
 
 @njit(cache=True, nogil=True)
@@ -136,7 +139,7 @@ def _regularizer(cfg, w):
 LEARNER = LearnerSpec(
     name="pegasos", order=12, summary="Pegasos, --l2", paper="Shalev-Shwartz, Singer & Srebro 2007",
     example=("--l2", "0.01"),
-    code=A_PEGASOS, kernel=learn_pegasos_block, finalize=finalize, after_load=after_load,
+    kernel=learn_pegasos_block, finalize=finalize, after_load=after_load,
     describe=lambda c: ("pegasos (steps 1/(lambda t), "
                         + ("projection onto ||w|| <= 1/sqrt(lambda)" if c.l2_ball is None
                            else f"projection onto ||w|| <= {c.l2_ball:g}" if math.isfinite(c.l2_ball)
@@ -147,7 +150,8 @@ LEARNER = LearnerSpec(
     in_force=lambda c, table, st, rows: table[rows, V] * st[S_SCALE],
     weights_in_column=lambda c: True,
     regularizer=_regularizer,
-    slots=("S_SCALE", "S_SQNORM"),
+    slots=SLOTS,
+    slot_start={"scale": 1.0},
     options=("l2", "l2_ball"),
     check=_check,
     plain_only=lambda c: "its step is Pegasos's 1/(lambda t)",

@@ -11,8 +11,13 @@ from streamlearn.kernels.loop import base_start, example_loop, sum_end
 from streamlearn.kernels.multiclass import oaa_loop
 from streamlearn.kernels.rules import gd_settings, gd_update, rule_layout, rule_saved
 from streamlearn.kernels.spec import LearnerSpec, no_regularizer
-from streamlearn.kernels.state import A_ROUNDING, I_COL_LAST, P_THRESHOLD, S_NLEARN, S_ROUNDS
+from streamlearn.kernels.state import I_COL_LAST, P_THRESHOLD, S_NLEARN, own_slots
 from streamlearn.kernels.table import W
+
+
+#: the learner's own state slots (``streamlearn.kernels.state.own_slots``)
+SLOTS = own_slots("rounds")
+S_ROUNDS = SLOTS["rounds"]
 
 
 # ----------------------------------------------------------------------------- rounding
@@ -25,32 +30,30 @@ def rounding_view(cfg, st):
 @njit(cache=True, nogil=True, inline="always")
 def rounding_weight(table, i, cfg, rounds):
     """Weight i after the roundings it missed (``round_catch_up``)."""
-    return round_catch_up(table, i, rounds, cfg[11], cfg[8])
+    return round_catch_up(table, i, rounds, cfg.theta, cfg.col_last)
 
 
 @njit(cache=True, nogil=True, inline="always")
 def rounding_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
     """The gradient step; every K-th learned example one more rounding every weight owes."""
     gd_update(idx, val, s, f, table, cfg, st, code, p, y, tau, h)
-    if int(st[S_NLEARN]) % cfg[12] == 0:
+    if int(st[S_NLEARN]) % cfg.period == 0:
         st[S_ROUNDS] += 1.0
 
 
 @njit(cache=True, nogil=True)
-def learn_rounding_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
-                         ctr, preds):
+def learn_rounding_block(block, state, start, end):
     """Examples start..end-1 with SGD and coefficient rounding (Langford, Li & Zhang 2009, Section 3.1,
     eq. 4), lazily."""
-    return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
-                        ctr, preds, gd_settings(prm, iprm), rounding_view, rounding_weight, base_start,
+    table, prm, iprm, st, ctr = state
+    return example_loop(block, state, start, end, gd_settings(prm, iprm), rounding_view, rounding_weight, base_start,
                         sum_end, rounding_learn)
 
 
 @njit(cache=True, nogil=True)
-def oaa_rounding_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
-                       ctr, preds):
-    return oaa_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
-                    preds, gd_settings(prm, iprm), rounding_view, rounding_weight, base_start, sum_end,
+def oaa_rounding_block(block, state, start, end):
+    table, prm, iprm, st, ctr = state
+    return oaa_loop(block, state, start, end, gd_settings(prm, iprm), rounding_view, rounding_weight, base_start, sum_end,
                     rounding_learn)
 
 
@@ -95,14 +98,14 @@ def _rounding_check(cfg, flag) -> None:
 LEARNER = LearnerSpec(
     name="rounding", order=6, summary="SGD with coefficient rounding", paper="Langford, Li & Zhang 2009",
     example=("--threshold", "1e-3", "--period", "5"),
-    code=A_ROUNDING, kernel=learn_rounding_block, oaa_kernel=oaa_rounding_block,
+    kernel=learn_rounding_block, oaa_kernel=oaa_rounding_block,
     finalize=finalize_rounding,
     describe=lambda c: (f"rounding (SGD, then every {c.period} steps weights with |w| < "
                         f"{c.threshold:g} set to 0, {c.rule()})"),
     layout=lambda c: rule_layout(c, lazy=True, rate=True),
     saved=lambda c: rule_saved(c, rule_layout(c, lazy=True)),
     regularizer=no_regularizer,
-    slots=("S_ROUNDS",),
+    slots=SLOTS,
     options=("threshold", "period"),
     check=_rounding_check,
     check_stage="regularization",

@@ -69,7 +69,6 @@ from streamlearn.errors import OptionError
 from streamlearn.kernels.rules import learn_sgd_block
 from streamlearn.kernels.losses import LOGISTIC, SQUARED, loss_dloss, loss_value
 from streamlearn.kernels.spec import Layout, LearnerSpec, l1_regularizer
-from streamlearn.kernels.state import A_SCD
 from streamlearn.options import Option
 
 RANDOM = 0   # coordinates drawn uniformly at random (Algorithm 1 / 2)
@@ -485,7 +484,7 @@ def _check(cfg, flag) -> None:
 LEARNER = LearnerSpec(
     name="scd", order=8, summary="stochastic coordinate descent, batch", paper="Shalev-Shwartz & Tewari 2009; Yuan et al. 2010",
     example=("--l1", "1e-3", "--passes", "2"), declares=OPTIONS,
-    code=A_SCD, kernel=learn_sgd_block, check=_check,
+    kernel=learn_sgd_block, check=_check,
     describe=lambda c: (f"scd (stochastic coordinate descent, a batch method: l1 = {c.l1:g}, "
                         f"{c.passes} epochs, {c.cd_order} coordinates, {c.cd_step} step)"),
     layout=lambda c: Layout(("w",), 1),

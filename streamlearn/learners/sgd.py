@@ -5,7 +5,6 @@ import math
 
 from streamlearn.kernels.rules import learn_sgd_block, oaa_sgd_block, rule_layout, rule_saved
 from streamlearn.kernels.spec import LearnerSpec
-from streamlearn.kernels.state import A_SGD
 from streamlearn.options import Option
 
 #: sgd's own option
@@ -26,7 +25,7 @@ def _start(cfg, table, prm, iprm, st) -> None:
 LEARNER = LearnerSpec(
     name="sgd", order=0, summary="no regularization", paper="VW 9.11.9 (vw-spec §1c)",
     declares=OPTIONS, options=("initial_weight",), start=_start,
-    code=A_SGD, kernel=learn_sgd_block, oaa_kernel=oaa_sgd_block,
+    kernel=learn_sgd_block, oaa_kernel=oaa_sgd_block,
     describe=lambda c: f"sgd (gradient descent, {c.rule()})",
     layout=lambda c: rule_layout(c, rate=True),
     saved=lambda c: rule_saved(c, rule_layout(c)),

@@ -22,6 +22,7 @@ non-zeros of theta).
 """
 
 import math
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
@@ -33,8 +34,14 @@ from streamlearn.kernels.nonzero_list import LIST, POS, list_add, list_rebuild
 from streamlearn.kernels.spec import Layout, LearnerSpec, l1_regularizer
 from streamlearn.options import Option
 from streamlearn.kernels.state import (
-    A_SMIDAS, P_L1, P_PNORM, P_POWER_T, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN, S_NNZ, S_T, S_XI1, S_XIMAX,
+    P_L1, P_PNORM, P_POWER_T, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN, S_NNZ, S_T, own_slots,
 )
+
+
+#: the learner's own state slots (``streamlearn.kernels.state.own_slots``)
+SLOTS = own_slots("xi1", "ximax")
+S_XI1 = SLOTS["xi1"]
+S_XIMAX = SLOTS["ximax"]
 
 #: smidas's own option (besides the shared --l1)
 OPTIONS = (
@@ -101,10 +108,13 @@ def norm(table, st, p, m):
     st[S_XI1] = s
 
 
+#: smidas's settings: p of the link function, lambda, power_t
+SmidasSettings = namedtuple("SmidasSettings", ("pnorm", "lam", "power_t"))
+
+
 @njit(cache=True, nogil=True)
 def smidas_settings(prm, iprm):
-    """(p of the link, lambda, power_t)."""
-    return prm[P_PNORM], prm[P_L1], prm[P_POWER_T]
+    return SmidasSettings(prm[P_PNORM], prm[P_L1], prm[P_POWER_T])
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -116,7 +126,7 @@ def smidas_view(cfg, st):
 @njit(cache=True, nogil=True, inline="always")
 def smidas_weight(table, i, cfg, xi):
     """w_i = f^-1_i(theta) of Eq. 12."""
-    return primal(table[i, TH], cfg[0], xi[0], xi[1])
+    return primal(table[i, TH], cfg.pnorm, xi[0], xi[1])
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -135,11 +145,10 @@ def smidas_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, pr, y, tau, h)
 
 
 @njit(cache=True, nogil=True)
-def learn_smidas_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
-                       ctr, preds):
+def learn_smidas_block(block, state, start, end):
     """Examples start..end-1 with SMIDAS (Algorithm 3) through the example loop."""
-    return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
-                        ctr, preds, smidas_settings(prm, iprm), smidas_view, smidas_weight, base_start, sum_end,
+    table, prm, iprm, st, ctr = state
+    return example_loop(block, state, start, end, smidas_settings(prm, iprm), smidas_view, smidas_weight, base_start, sum_end,
                         smidas_learn)
 
 
@@ -181,7 +190,7 @@ def _settings(cfg, prm, iprm) -> None:
 LEARNER = LearnerSpec(
     name="smidas", order=5, summary="stochastic mirror descent made sparse", paper="Shalev-Shwartz & Tewari 2009",
     example=("--l1", "1e-4"), declares=OPTIONS,
-    code=A_SMIDAS, kernel=learn_smidas_block, finalize=finalize, after_load=after_load,
+    kernel=learn_smidas_block, finalize=finalize, after_load=after_load,
     describe=lambda c: (f"smidas (stochastic mirror descent made sparse, {c.rule()}: l1 = {c.l1:g}, "
                         f"p = {smidas_p(c):g})"),
     layout=lambda c: Layout(("theta", "pos", "list"), 1),   # theta, the list of the non-zero ones
@@ -190,7 +199,7 @@ LEARNER = LearnerSpec(
     saved=lambda c: [("theta", TH)],
     resumes_from_weights=False,
     regularizer=l1_regularizer,
-    slots=("S_XI1", "S_XIMAX", "S_NNZ"),
+    slots=SLOTS,
     options=("l1", "p_norm"),
     plain_only=lambda c: "its step is a mirror-descent step in the dual, with one rate for all weights",
     takes_invariant=False,

@@ -86,7 +86,7 @@ from streamlearn.kernels.multiclass import joint_loop
 from streamlearn.kernels.loop import base_start, sum_end
 from streamlearn.kernels.spec import Layout, LearnerSpec
 from streamlearn.kernels.state import (
-    A_SOFTMAX, I_CLASS_W, I_CLASSES, I_COL_LAST, I_COL_LAST2, I_REG, P_L1, P_L2, P_LAMBDA, REG_ELASTIC,
+    I_CLASS_W, I_CLASSES, I_COL_LAST, I_COL_LAST2, I_REG, P_L1, P_L2, P_LAMBDA, REG_ELASTIC,
     REG_L1, REG_L1L2, REG_L1LINF, REG_L2SQ, S_FOBOS_CUM, S_FOBOS_CUM2, S_MULT, S_NLEARN, S_NORM_SUM, S_T,
     S_TOTAL_W,
 )
@@ -359,12 +359,11 @@ def softmax_learn(idx, val, s, f, table, prm, iprm, cfg, st, scores, cls, h, W, 
 
 
 @njit(cache=True, nogil=True)
-def learn_softmax_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
-                        preds):
+def learn_softmax_block(block, state, start, end):
     """Examples start..end-1 with softmax regression and FOBOS row regularizers through the joint
     multiclass loop (``streamlearn.kernels.multiclass.joint_loop``)."""
-    return joint_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
-                      preds, softmax_settings(prm, iprm), softmax_view, softmax_weight, base_start, sum_end,
+    table, prm, iprm, st, ctr = state
+    return joint_loop(block, state, start, end, softmax_settings(prm, iprm), softmax_view, softmax_weight, base_start, sum_end,
                       softmax_learn)
 
 
@@ -435,7 +434,7 @@ def softmax_plain_only(cfg):
 LEARNER = LearnerSpec(
     name="softmax", order=10, summary="multinomial logistic with --oaa K --loss softmax", paper="Duchi & Singer 2009",
     example=("--oaa", "3", "--loss", "softmax"),
-    code=A_SOFTMAX, kernel=learn_softmax_block, joint=True, finalize=finalize,
+    kernel=learn_softmax_block, joint=True, finalize=finalize,
     describe=lambda c: (f"softmax (multinomial logistic regression, {c.oaa} classes, {c.rule()}: "
                         f"reg = {c.reg}, " + ", ".join(f"{n} = {getattr(c, n):g}" for n in REG_STRENGTHS[c.reg])
                         + ")"),
@@ -444,7 +443,6 @@ LEARNER = LearnerSpec(
     saved=lambda c: rule_saved(c, softmax_layout(c)),
     weights_in_column=lambda c: True,
     regularizer=rows_regularizer,
-    slots=("S_FOBOS_CUM", "S_FOBOS_CUM2"),
     options=("reg", "l1", "l2", "lam"),
     choices={"reg": tuple(REGS)},
     check=softmax_check,

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from streamlearn.kernels.spec import Layout, LearnerSpec, l1_regularizer
-from streamlearn.kernels.state import A_SUBGRADIENT, I_REG, REG_SUBGRADIENT
+from streamlearn.kernels.state import I_REG, REG_SUBGRADIENT
 from streamlearn.kernels.table import W
 from streamlearn.learners.fobos import after_load, finalize, learn_fobos_block
 
@@ -27,7 +27,7 @@ def _subgradient_in_force(cfg, table, st, rows):
 LEARNER = LearnerSpec(
     name="subgradient", order=7, summary="L1-regularized subgradient", paper="Langford, Li & Zhang 2009",
     example=("--l1", "1e-4"),
-    code=A_SUBGRADIENT, kernel=learn_fobos_block, finalize=finalize,
+    kernel=learn_fobos_block, finalize=finalize,
     after_load=after_load,
     describe=lambda c: (f"subgradient (L1-regularized subgradient, {c.rule()}: l1 = {c.l1:g}"
                         + (f", rounded at |w| < {c.threshold:g} at the end" if math.isfinite(c.threshold)
@@ -36,7 +36,6 @@ LEARNER = LearnerSpec(
     settings=_subgradient_settings,
     in_force=_subgradient_in_force,
     regularizer=l1_regularizer,
-    slots=("S_NNZ",),
     options=("l1", "threshold"),
     plain_only=lambda c: "it is the truncated-gradient paper's plain-SGD baseline",
 )

@@ -1,4 +1,4 @@
-"""Truncated gradient (``A_TG``) is Langford, Li & Zhang 2009, eq. (6), with each weight's own rate:
+"""Truncated gradient (``--algo tg``) is Langford, Li & Zhang 2009, eq. (6), with each weight's own rate:
 
     w_i <- T1(w_i - step_i, lambda_i, theta),   lambda_i = K g * (scale * m) * r_i at every K-th step
 
@@ -20,12 +20,17 @@ from streamlearn.kernels.multiclass import oaa_loop
 from streamlearn.kernels.rules import gd_settings, gd_update, rule_layout, rule_saved
 from streamlearn.kernels.spec import LearnerSpec, l1_regularizer
 from streamlearn.kernels.state import (
-    A_TG, I_COL_G, I_COL_LAST, I_COL_N, I_COL_PEN, P_G0, P_POWER_T, P_THRESHOLD, S_GRAVITY, S_NLEARN,
-    S_PENDING,
+    I_COL_G, I_COL_LAST, I_COL_N, I_COL_PEN, P_G0, P_POWER_T, P_THRESHOLD, S_NLEARN, own_slots,
 )
 from streamlearn.kernels.table import (
     catch_up, catch_up_penalty, catch_up_plain, effective_weights, finalize_lazy,
 )
+
+
+#: the learner's own state slots (``streamlearn.kernels.state.own_slots``)
+SLOTS = own_slots("gravity", "pending")
+S_GRAVITY = SLOTS["gravity"]
+S_PENDING = SLOTS["pending"]
 
 
 # ----------------------------------------------------------------------------- tg
@@ -47,10 +52,8 @@ def tg_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
     """The gradient step, then eq. (6)'s gravity lazily (module docstring): accrue g * step, release
     what accrued into ``st[S_GRAVITY]`` every K-th learned example."""
     step = gd_update(idx, val, s, f, table, cfg, st, code, p, y, tau, h)
-    gravity = cfg[10]
-    period = cfg[12]
-    st[S_PENDING] += gravity * step
-    if int(st[S_NLEARN]) % period == 0:
+    st[S_PENDING] += cfg.gravity * step
+    if int(st[S_NLEARN]) % cfg.period == 0:
         st[S_GRAVITY] += st[S_PENDING]
         st[S_PENDING] = 0.0
 
@@ -58,40 +61,36 @@ def tg_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
 @njit(cache=True, nogil=True, inline="always")
 def tg_weight_plain(table, i, cfg, gravity_released):
     """``tg_weight`` under --sgd without a threshold (``catch_up_plain``)."""
-    return catch_up_plain(table, i, gravity_released, cfg[8])
+    return catch_up_plain(table, i, gravity_released, cfg.col_last)
 
 
 @njit(cache=True, nogil=True, inline="always")
 def tg_weight_penalty(table, i, cfg, gravity_released):
     """``tg_weight`` with the cumulative penalty under the default rule (``catch_up_penalty``)."""
-    return catch_up_penalty(table, i, gravity_released, cfg[8], cfg[9], cfg[13])
+    return catch_up_penalty(table, i, gravity_released, cfg.col_last, cfg.col_pen, cfg.col_rate)
 
 
 @njit(cache=True, nogil=True)
-def learn_tg_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
-                   preds):
+def learn_tg_block(block, state, start, end):
     """Examples start..end-1 with lazy truncated gradient (Langford, Li & Zhang 2009, eq. 6, §4). The
     two common layouts -- plain SGD without a threshold, and the default rule's cumulative penalty --
     run a loop whose catch-up has no run-time branches on the layout (measured: 41.8 -> 22.9 ns per
     feature entry for the first at -b 20); every other combination runs the general catch-up."""
+    table, prm, iprm, st, ctr = state
     cfg = gd_settings(prm, iprm)
     adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, clast, cpen, gravity, theta, period, cr = cfg
     if cpen < 0 and cg < 0 and cn < 0 and theta == math.inf:
-        return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm,
-                            st, ctr, preds, cfg, tg_view, tg_weight_plain, base_start, sum_end, tg_learn)
+        return example_loop(block, state, start, end, cfg, tg_view, tg_weight_plain, base_start, sum_end, tg_learn)
     if cpen >= 0 and cr >= 0:
-        return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm,
-                            st, ctr, preds, cfg, tg_view, tg_weight_penalty, base_start, sum_end, tg_learn)
-    return example_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
-                        ctr, preds, cfg, tg_view, tg_weight, base_start, sum_end, tg_learn)
+        return example_loop(block, state, start, end, cfg, tg_view, tg_weight_penalty, base_start, sum_end, tg_learn)
+    return example_loop(block, state, start, end, cfg, tg_view, tg_weight, base_start, sum_end, tg_learn)
 
 
 @njit(cache=True, nogil=True)
-def oaa_tg_block(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
-                 preds):
+def oaa_tg_block(block, state, start, end):
     """``learn_tg_block`` one-against-all (the general catch-up)."""
-    return oaa_loop(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st, ctr,
-                    preds, gd_settings(prm, iprm), tg_view, tg_weight, base_start, sum_end, tg_learn)
+    table, prm, iprm, st, ctr = state
+    return oaa_loop(block, state, start, end, gd_settings(prm, iprm), tg_view, tg_weight, base_start, sum_end, tg_learn)
 
 
 @njit(cache=True, nogil=True)
@@ -118,7 +117,7 @@ def _tg_check(cfg, flag) -> None:
 LEARNER = LearnerSpec(
     name="tg", order=1, summary="truncated gradient", paper="Langford, Li & Zhang 2009",
     example=("--l1", "1e-4"),
-    code=A_TG, kernel=learn_tg_block, oaa_kernel=oaa_tg_block, finalize=finalize_tg,
+    kernel=learn_tg_block, oaa_kernel=oaa_tg_block, finalize=finalize_tg,
     describe=lambda c: (f"tg (truncated gradient, {c.rule()}: l1 = {c.l1:g}, "
                         + ("cumulative penalty" if c.cumulative_penalty else f"threshold = {c.threshold:g}")
                         + f", period = {c.period})"),
@@ -128,7 +127,7 @@ LEARNER = LearnerSpec(
                                                           rule_layout(c, _tg_penalty(c), True).pen),
     weights_in_column=lambda c: not _tg_penalty(c),
     regularizer=l1_regularizer,
-    slots=("S_GRAVITY", "S_PENDING"),
+    slots=SLOTS,
     options=("l1", "threshold", "period", "cumulative_penalty"),
     selected_by=("l1", "threshold", "period", "cumulative_penalty"),
     check=_tg_check,

@@ -144,7 +144,7 @@ def restore_model(cfg: TrainConfig, table, model, prm) -> np.ndarray:
 
 def _model_header(cfg: TrainConfig, st: np.ndarray, names: list[str]) -> dict:
     header = cfg.model_options()
-    header["state"] = learners.saved_state(st)
+    header["state"] = learners.saved_state(cfg, st)
     header["column_names"] = names
     return header
 
@@ -190,7 +190,7 @@ def readable_content(cfg: TrainConfig, table, st, touched, in_force) -> tuple[li
         values = np.column_stack([shown] + [table[touched, c] for c in learners.readable_columns(cfg)])
     header = _readable_header(cfg, int(keep.sum()))
     if learners.get(cfg.algo).readable_raw:
-        header.append(f"l1_state {st[S.S_GRAVITY_VW]:g}")
+        header.append(f"l1_state {st[learners.state_slot(cfg, 'gravity_vw')]:g}")
     return header, rows, values
 
 

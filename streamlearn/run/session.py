@@ -112,6 +112,8 @@ class Run:
         pos = 0
         kernel = self.kernel
         counts = block.feature_counts()
+        arrays = block.arrays(preds)
+        state = (self.table, self.prm, self.iprm, self.st, ctr)
         entries = None
         if self.names is not None and block.text_lines is not None:
             entries = self.names.entries(block)
@@ -130,8 +132,7 @@ class Run:
             if twice:       # the score before learning, for the second block
                 raw = audit_score(entries[pos], self.table) + block.bases[pos]
             first = pos
-            pos = kernel(block.indptr, block.idx, block.val, block.labels, block.weights, block.bases,
-                         counts, pos, end, self.table, self.prm, self.iprm, self.st, ctr, preds)
+            pos = kernel(arrays, state, pos, end)
             if self.diverged is None and (ctr[S.C_DIVERGED] or ctr[S.C_NONFINITE]):
                 self.diverged = divergence_place(block, ctr, first, pos)
                 if self.strict and self.iprm is not None and self.iprm[S.I_TRAIN]:

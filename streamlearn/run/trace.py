@@ -119,8 +119,7 @@ class Trace:
             ctr = learners.make_counters()
             ctr[S.C_DUMP] = math.inf
             preds = np.empty((b.n, cfg.classes + 2)) if cfg.classes else np.empty(b.n)
-            kernel(b.indptr, b.idx, b.val, b.labels, b.weights, b.bases, b.feature_counts(), 0, b.n, table, prm,
-                   iprm, run.st.copy(), ctr, preds)
+            kernel(b.arrays(preds), (table, prm, iprm, run.st.copy(), ctr), 0, b.n)
             ok = b.labels == b.labels
             if cfg.classes:
                 wrong = preds[:, 0] != b.labels

@@ -26,7 +26,7 @@ def model_header(names, state=None, **options):
     cfg = train_config({"bits": BITS, "quiet": True, **options})
     prm, _ = learners.make_settings(cfg, train=True)
     header = cfg.model_options()
-    header["state"] = learners.saved_state(learners.make_state(cfg, prm))
+    header["state"] = learners.saved_state(cfg, learners.make_state(cfg, prm))
     header["state"].update(state or {})
     header["column_names"] = list(names)
     return json.loads(json.dumps(header))

@@ -37,8 +37,8 @@ def setup(bits, z, eta, loss, batch, saved=None):
 
 def entries(table, z, stt):
     """w+ and w- rebuilt from the log-weights, M and D: z exp(phi - M) / (2d exp(-M) + D)."""
-    m = stt[S.S_EG_M]
-    den = 2 * table.shape[0] * math.exp(-m) + stt[S.S_EG_D]
+    m = stt[eg.S_EG_M]
+    den = 2 * table.shape[0] * math.exp(-m) + stt[eg.S_EG_D]
     return z * np.exp(table[:, 0] - m) / den, z * np.exp(table[:, 1] - m) / den
 
 
@@ -65,10 +65,10 @@ def run_eg(examples, bits, z, eta, loss, batch=1, splits=(), start=0, state=None
     n = len(examples)
     preds = np.zeros(n)
     bounds = sorted({start, n, *[s for s in splits if start < s < n]})
-    moved = [stt[S.S_EG_M]]
+    moved = [stt[eg.S_EG_M]]
     for a, b in zip(bounds, bounds[1:]):
         assert run_block(learner, indptr, idx, val, labels, weights, bases, a, b, table, prm, iprm, stt, ctr, preds) == b
-        moved.append(stt[S.S_EG_M])
+        moved.append(stt[eg.S_EG_M])
         if check:
             check_simplex(table, z, stt)
     learners.finalize(cfg, table, prm, iprm, stt)          # applies an open mini-batch
@@ -163,9 +163,10 @@ def test_eg_after_load_continues_exactly(data, loss, z, eta):
     preds, w, *_ = run_eg(examples, bits, z, eta, loss)
     _, _, table1, st1, _ = run_eg(examples[:half], bits, z, eta, loss)
     # a fresh table and state holding only what a model file keeps: the log-weights and the clock
-    cfg, (prm, iprm, ctr), stt, table = setup(bits, z, eta, loss, 1, saved=learners.saved_state(st1))
+    saved = learners.saved_state(setup(bits, z, eta, loss, 1)[0], st1)
+    cfg, (prm, iprm, ctr), stt, table = setup(bits, z, eta, loss, 1, saved=saved)
     table[:, :2] = table1[:, :2]
-    assert stt[S.S_EG_M] == 0.0 and stt[S.S_EG_D] == 0.0
+    assert stt[eg.S_EG_M] == 0.0 and stt[eg.S_EG_D] == 0.0
     learners.after_load(cfg, table, prm, iprm, stt)
     preds2, w2, *_ = run_eg(examples, bits, z, eta, loss, start=half, state=(table, stt))
     assert np.allclose(preds2, preds[half:], rtol=1e-9, atol=1e-9), (preds2, preds[half:])
@@ -210,10 +211,10 @@ def test_eg_periodic_recompute_keeps_learning_exactly():
     preds = np.zeros(len(examples))
     learner = learners.get("eg")
     run_block(learner, indptr, idx, val, labels, weights, bases, 0, 25, table, prm, iprm, stt, ctr, preds)
-    assert stt[S.S_EG_SINCE] == 25
-    stt[S.S_EG_SINCE] = eg.MIN_RECOMPUTE
+    assert stt[eg.S_EG_SINCE] == 25
+    stt[eg.S_EG_SINCE] = eg.MIN_RECOMPUTE
     run_block(learner, indptr, idx, val, labels, weights, bases, 25, 50, table, prm, iprm, stt, ctr, preds)
-    assert stt[S.S_EG_SINCE] == 24                      # recomputed at step 26, then 24 more steps
+    assert stt[eg.S_EG_SINCE] == 24                      # recomputed at step 26, then 24 more steps
     check_simplex(table, 1.0, stt)
     ref_preds, ref_w = eager_eg(examples, 8, 1.0, loss="logistic", eta=1.0)
     assert np.allclose(preds, ref_preds, rtol=1e-12, atol=1e-14)

@@ -103,7 +103,7 @@ def test_l2_folds_scale_and_zeroes_in_o1():
                                   learning_rate=0.5, power_t=0.0, sgd=True)
         ref_preds, ref_w = eager_fobos(examples, 32, "l2", lam, loss="squared", eta=0.5, power_t=0.0)
         assert allclose(preds, ref_preds) and allclose(w, ref_w), lam
-    assert stt[S.S_EPOCH] > 10
+    assert stt[fobos.S_EPOCH] > 10
 
 
 def test_linf_caps_weights_at_a_common_value():

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from support.reference import T1, eager_gd, eager_linear
 from streamlearn.kernels import state as S
+from streamlearn.learners import tg
 from streamlearn.learners.tg import finalize_tg
 from streamlearn.kernels.table import catch_up, truncate
 from support.compare import allclose
@@ -90,7 +91,7 @@ def test_catch_up_is_idempotent_and_composes():
     iprm[S.I_COL_G] = iprm[S.I_COL_N] = iprm[S.I_COL_PEN] = -1
     prm[S.P_POWER_T] = 0.5
     stt = np.zeros(S.N_ST)
-    stt[S.S_GRAVITY] = 0.2
+    stt[tg.S_GRAVITY] = 0.2
     finalize_tg(table, prm, iprm, stt)     # |w| > theta: untouched; |w| <= theta: shrunk
     assert table[2, 0] == pytest.approx(-0.3) and table[3, 0] == 0.9
     assert table[0, 1] == 0.0        # rows of zero weights are not written
@@ -235,8 +236,7 @@ def test_rate_column_holds_every_used_rows_rate(tmp_path, opts):
     ctr = learners.make_counters()
     ctr[S.C_DUMP] = np.inf
     for b in text_blocks((str(data),), "vw", hashing_of(cfg), 1 << 12):
-        learners.block_kernel(cfg)(b.indptr, b.idx, b.val, b.labels, b.weights, b.bases, b.feature_counts(), 0,
-                                   b.n, table, prm, iprm, st, ctr, np.empty(b.n))
+        learners.block_kernel(cfg)(b.arrays(np.empty(b.n)), (table, prm, iprm, st, ctr), 0, b.n)
     rows = nonzero_rows(table, lay.saved)
     assert rows.shape[0] > 20
     g0, pt = prm[S.P_G0], prm[S.P_POWER_T]

@@ -196,8 +196,8 @@ class Run:
 
     def block(self, a, b):
         indptr, idx, val, labels, weights, bases = self.arrays
-        return softmax.learn_softmax_block(indptr, idx, val, labels, weights, bases, self.nfeat, a, b, self.table,
-                                           self.prm, self.iprm, self.st, self.ctr, self.preds)
+        return softmax.learn_softmax_block((indptr, idx, val, labels, weights, bases, self.nfeat, self.preds),
+                                           (self.table, self.prm, self.iprm, self.st, self.ctr), a, b)
 
     def weights(self):
         """The (rows, K) weights in force (finalized on a copy, so the run stays lazy), and the

@@ -28,8 +28,8 @@ def run_block(learner, indptr, idx, val, labels, weights, bases, start, end, tab
     """One call of the learner's kernel over examples start..end-1 (each example counts its CSR row
     length of features); returns the next example."""
     nfeat = np.diff(indptr).astype(np.int64)
-    return learner.kernel(indptr, idx, val, labels, weights, bases, nfeat, start, end, table, prm, iprm, st,
-                          ctr, preds)
+    return learner.kernel((indptr, idx, val, labels, weights, bases, nfeat, preds), (table, prm, iprm, st, ctr),
+                          start, end)
 
 
 def run_kernel(examples, bits, splits=(), full=False, state=False, **opts):
