@@ -92,7 +92,8 @@ def algo_help() -> str:
     specs = _registry.SPECS
     names = _one_of([f"{s.name} ({s.summary})" if s.summary else s.name for s in specs])
     picks = [f"{s.name} when {_one_of([FLAG[n] for n in s.selected_by])} is given" for s in specs if s.selected_by]
-    bare = [f"{s.name} for {_one_of([FLAG[n] for n in s.default_for])} alone (with no rule flag or rate option)"
+    bare = [f"{s.name} for {_one_of([FLAG[n] for n in s.default_for])} alone"
+            + "".join(f" with {FLAG[n]}" for n in s.default_needs) + " (with no rule flag or rate option)"
             for s in specs if s.default_for]
     return (f"Learner: {names}. Default: {'; '.join(bare)}; else {'; '.join(picks)} (the later one when "
             f"several are); with -i, the model's learner if it takes the options given; else sgd.")
@@ -467,7 +468,8 @@ def _resolve_algo(values: dict, explicit: dict) -> None:
     --cumulative-penalty and --l1, l1ball for --radius/--projection, fobos for --reg/--l2/--lambda,
     ftrl for --ftrl-alpha/--ftrl-beta, a later one in the registry taking precedence); without a
     model, ftrl for a bare --l1 (``LearnerSpec.default_for``: --l1 with no option of another learner,
-    no rule flag and no rate option); else the model's or sgd."""
+    no rule flag and no rate option), and gravity for one with --oaa (``default_needs``: VW's
+    one-against-all with VW's --l1, as VW users run it); else the model's or sgd."""
     if "algo" in explicit:
         return
     if values.get("loss") == "softmax":
@@ -484,11 +486,9 @@ def _resolve_algo(values: dict, explicit: dict) -> None:
     if model is None:
         for spec in specs:
             if (any(n in explicit for n in spec.default_for) and learner_options <= set(spec.options)
-                    and not any(n in explicit for n in spec.default_unless)):
+                    and not any(n in explicit for n in spec.default_unless)
+                    and all(n in explicit for n in spec.default_needs)):
                 values["algo"] = spec.name
-        if values.get("oaa") and values.get("algo") == "ftrl" and not {"ftrl_alpha", "ftrl_beta"} & set(explicit):
-            # --oaa K --l1: VW's one-against-all with VW's --l1, as VW users run it
-            values["algo"] = "gravity"
 
 
 def _resolve_reg(values: dict, explicit: dict) -> None:

@@ -28,19 +28,18 @@ takes the weights of its base slot's G.
   l1ball's average stays in the ball, pegasos's in its L2 ball, by convexity.
 * a raw weight z with a penalty (tg's cumulative penalty, Langford, Li & Zhang 2009 §4 kept per
   feature: z and P per row; gravity: z per row and VW's global gravity): z and the penalty averaged
-  alike (the global gravity uniformly), then w = shrink(z_bar, P_bar) with the learner's own function
-  (``table.effective_weights``, ``learners.gravity.gravity_in_force``). A feature only some workers kept is 0
+  alike (the global gravity uniformly), then w = shrink(z_bar, P_bar) by the learner's own ``merge``
+  (``learners.tg.merge``, ``learners.gravity.merge``). A feature only some workers kept is 0
   unless it outgrows its averaged penalty.
 * eg (log-weights phi+ and phi- of w+ and w-; Duchi et al. 2008, Section 7, eq. 13): w+ and w-
   averaged entry by entry, which stays on the simplex sum(w+ + w-) = z; stored back as log-weights,
-  computed in log space.
+  computed in log space (``eg.merge``).
 * smidas (the dual theta; Shalev-Shwartz & Tewari 2009, Algorithm 3, Eq. 12): theta averaged, then
-  w = f^-1(theta_bar) by smidas's own code (its norm rebuilt as after loading: ``smidas.after_load``,
-  ``smidas.in_force``).
+  w = f^-1(theta_bar) by smidas's own ``merge`` (its norm rebuilt as after loading).
 * ftrl (z and n; McMahan et al. 2013, Algorithm 1): z and n averaged with the same mixing weights
   (under ``weighted`` n-weighted, n being FTRL's AdaGrad sum: n becomes sum n_k^2 / sum n_k as G
   does), rounded to the float32 values the learner computes in, then w recomputed from them
-  (``ftrl.after_load``). Why: (z, n) is the learner's whole per-coordinate state and w a function of
+  (``ftrl.merge``). Why: (z, n) is the learner's whole per-coordinate state and w a function of
   it, as (z, P) is tg's, so the merged w passes FTRL's own L1 test |z_bar| <= lambda1 (sparse) and
   a resumed run continues from a consistent state; averaging w apart from z would give a w that z
   contradicts at the next update. Under ``uniform`` a feature only one of k workers saw has z/k and
@@ -113,9 +112,7 @@ def merge(base, models, rule: str = "weighted") -> tuple[dict, np.ndarray, np.nd
             raise ValueError(f"cannot merge models that save a column {name!r}")
     state = merge_state(cfg, None if base is None else base[0].get("state", {}),
                         [m[0].get("state", {}) for m in models])
-    if "ep" in col:
-        _merge_eg(cfg, models, X, col, out)
-    _in_force(cfg, col, out, state)
+    _learner_merge(cfg, models, X, col, out, state)
     keep = np.any(out != 0.0, axis=1)
     header = dict(base[0] if base is not None else header0)
     header["state"] = state
@@ -206,64 +203,17 @@ def _adaptive_average(G: np.ndarray) -> np.ndarray:
     return np.where(total > 0.0, _average(G, a), 0.0)
 
 
-def _logmeanexp(v: np.ndarray) -> np.ndarray:
-    """log(mean_k exp(v_k)) along axis 0, shifted by the largest (exactly v_0 when all agree)."""
-    m = v.max(axis=0)
-    return m + np.log(np.exp(v - m).sum(axis=0) / v.shape[0])
-
-
-def _merge_eg(cfg, models, X, col, out) -> None:
-    """eg (Duchi et al. 2008, Section 7, eq. 13): w+- = z exp(phi+-) / sum over all 2d entries of
-    exp(phi), so with L_k the log of model k's total mass the average of w+- over the models is
-    exp(phi_bar) times the average untouched entry, phi_bar = logmeanexp_k(phi_k - L_k) -
-    logmeanexp_k(-L_k): untouched entries stay at phi 0, and the merged entries sum to z."""
-    d = 1 << cfg.bits
-    L = np.empty(len(models))
-    for j, (_, idx, rows) in enumerate(models):
-        phi = np.asarray(rows, np.float64)[:, [col["ep"], col["en"]]].ravel()
-        untouched = 2 * (d - np.shape(idx)[0])
-        m = max(phi.max(initial=-math.inf), 0.0 if untouched else -math.inf)
-        L[j] = m + math.log(np.exp(phi - m).sum() + untouched * math.exp(-m))
-    shift = (L - L[0])[:, None]                 # relative to model 0: exactly 0 when the models agree
-    rest = _logmeanexp(-shift)
-    for name in ("ep", "en"):
-        out[:, col[name]] = _logmeanexp(X[col[name]] - shift) - rest
-
-
-def _in_force(cfg, col, out, state) -> None:
-    """The weights in force "w" of the merged state, by the learner's own function, where the state
-    determines them (a raw weight and its penalty, smidas's theta, ftrl's z and n)."""
+def _learner_merge(cfg, models, X, col, out, state) -> None:
+    """The learner's own part of the merge (``LearnerSpec.merge``): the weights in force of the
+    merged state where the state determines them (a raw weight and its penalty, gravity, smidas's
+    theta, ftrl's z and n), eg's log-weights."""
     from streamlearn import learners
-    from streamlearn.learners import ftrl, smidas
-    from streamlearn.kernels import state as S
-    from streamlearn.learners.gravity import gravity_in_force
-    from streamlearn.kernels.table import effective_weights
-    if "w" not in col:
-        return
-    n = out.shape[0]
-    rows = np.arange(n, dtype=np.int64)
-    w = col["w"]
-    if "z" in col and "p" in col:
-        table = np.ascontiguousarray(out[:, [col["z"], col["p"]]])
-        out[:, w] = effective_weights(table, rows, 1)
-    elif "z" in col:
-        table = np.ascontiguousarray(out[:, [col["z"]]])
-        out[:, w] = gravity_in_force(table, rows, float(state.get("gravity_vw", 0.0)))
-    elif "theta" in col or "ftrl_z" in col:
-        prm, iprm = learners.make_settings(cfg, train=True)
-        st = learners.make_state(cfg, prm, state)
-        table = np.zeros((n, 3))
-        if "theta" in col:
-            table[:, smidas.TH] = out[:, col["theta"]]
-            smidas.after_load(table, prm, iprm, st)
-            out[:, w] = smidas.in_force(table, rows, prm[S.P_PNORM], st)
-        else:
-            for name in ("ftrl_z", "ftrl_n"):          # the float32 values the learner computes in
-                out[:, col[name]] = out[:, col[name]].astype(np.float32).astype(np.float64)
-            table[:, ftrl.Z] = out[:, col["ftrl_z"]]
-            table[:, ftrl.N] = out[:, col["ftrl_n"]]
-            ftrl.after_load(table, prm, iprm, st)
-            out[:, w] = table[:, ftrl.W]
+    merge = learners.get(cfg.algo).merge
+    if merge is not None:
+        own = [(idx, {name: np.asarray(rows, np.float64)[:, j] for name, j in col.items()})
+               for _, idx, rows in models]
+        merge(cfg, {name: out[:, j] for name, j in col.items()}, {name: X[j] for name, j in col.items()},
+              own, state)
 
 
 # ----------------------------------------------------------------------------- counters

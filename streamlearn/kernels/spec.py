@@ -115,6 +115,13 @@ class LearnerSpec:
     #: (cfg, st) -> the factor --objective applies to the regularizer (1: it is added to the average
     #: loss as it is)
     regularizer_scale: Callable = lambda cfg, st: 1.0
+    #: (cfg, merged, inputs, models, state) -> None: the learner's own part of merging k models of it
+    #: (``streamlearn.mix``, after each saved column is averaged): ``merged`` maps the saved columns'
+    #: names to the merged values (views: the hook writes them), ``inputs`` to the models' values
+    #: (k x rows, 0 where a model lacks the row), ``models`` each model's (index, {name: its
+    #: values}) and ``state`` the merged saved state.
+    #: A learner whose weights in force follow from other saved columns sets ``merged["w"]``
+    merge: Callable | None = None
     #: cfg -> the table columns a readable model prints after the weight in VW's save_resume form
     #: (None: the update rule's G and N; a learner with its own columns names every --invert_hash
     #: line, as VW's --ftrl does, where gd names only the lines whose weight is not 0)
@@ -137,6 +144,8 @@ class LearnerSpec:
     #: ``selected_by``: the default for a bare --l1)
     default_for: tuple = ()
     default_unless: tuple = ()
+    #: options that must be given too for ``default_for`` to choose this learner (gravity: --oaa)
+    default_needs: tuple = ()
     #: option -> the names it accepts, for the options whose values this learner defines
     choices: dict = field(default_factory=dict)
     #: (cfg, flag) -> None: the learner's own checks of a configuration, raising OptionError

@@ -232,6 +232,32 @@ def after_load(table, prm, iprm, st):
     recompute(table, st)
 
 
+# ----------------------------------------------------------------------------- merging models
+
+def _logmeanexp(v: np.ndarray) -> np.ndarray:
+    """log(mean_k exp(v_k)) along axis 0, shifted by the largest (exactly v_0 when all agree)."""
+    m = v.max(axis=0)
+    return m + np.log(np.exp(v - m).sum(axis=0) / v.shape[0])
+
+
+def merge(cfg, merged, inputs, models, state) -> None:
+    """Merged models (``streamlearn.mix``; Section 7, eq. 13): w+- = z exp(phi+-) / sum over all 2d
+    entries of exp(phi), so with L_k the log of model k's total mass the average of w+- over the
+    models is exp(phi_bar) times the average untouched entry, phi_bar = logmeanexp_k(phi_k - L_k) -
+    logmeanexp_k(-L_k): untouched entries stay at phi 0, and the merged entries sum to z."""
+    d = 1 << cfg.bits
+    L = np.empty(len(models))
+    for j, (idx, cols) in enumerate(models):
+        phi = np.column_stack([cols["ep"], cols["en"]]).ravel()
+        untouched = 2 * (d - np.shape(idx)[0])
+        m = max(phi.max(initial=-math.inf), 0.0 if untouched else -math.inf)
+        L[j] = m + math.log(np.exp(phi - m).sum() + untouched * math.exp(-m))
+    shift = (L - L[0])[:, None]                 # relative to model 0: exactly 0 when the models agree
+    rest = _logmeanexp(-shift)
+    for name in ("ep", "en"):
+        merged[name][:] = _logmeanexp(inputs[name] - shift) - rest
+
+
 # ----------------------------------------------------------------------------- spec
 
 def _settings(cfg, prm, iprm) -> None:
@@ -249,6 +275,7 @@ LEARNER = LearnerSpec(
     settings=_settings,
     in_force=lambda c, table, st, rows: in_force(table, rows, c.radius, st),
     saved=lambda c: [("ep", CP), ("en", CN)],
+    merge=merge,
     resumes_from_weights=False,
     slots=SLOTS,
     options=("radius", "batch_size"),

@@ -189,6 +189,23 @@ def check(cfg, flag) -> None:
 
 LAYOUT = Layout(("w", "ftrl_z", "ftrl_n"), 3)
 
+def merge(cfg, merged, inputs, models, state) -> None:
+    """Merged models (``streamlearn.mix``): z and n averaged, rounded to the float32 values the
+    learner computes in, then w recomputed from them (Algorithm 1's closed form, ``after_load``)."""
+    from streamlearn import learners
+    if "w" in merged and "ftrl_z" in merged:
+        prm, iprm = learners.make_settings(cfg, train=True)
+        st = learners.make_state(cfg, prm, state)
+        n = merged["ftrl_z"].shape[0]
+        table = np.zeros((n, 3))
+        for name in ("ftrl_z", "ftrl_n"):
+            merged[name][:] = merged[name].astype(np.float32).astype(np.float64)
+        table[:, Z] = merged["ftrl_z"]
+        table[:, N] = merged["ftrl_n"]
+        after_load(table, prm, iprm, st)
+        merged["w"][:] = table[:, W]
+
+
 LEARNER = LearnerSpec(
     name="ftrl", order=9, summary="FTRL-Proximal", paper="McMahan et al. 2013",
     example=("--l1", "0.5", "--l2", "0.1"), declares=OPTIONS, float32=True,
@@ -202,6 +219,7 @@ LEARNER = LearnerSpec(
     resumes_from_weights=False,
     weights_in_column=lambda c: True,
     regularizer=regularizer,
+    merge=merge,
     regularizer_scale=regularizer_scale,
     options=("l1", "l2", "ftrl_alpha", "ftrl_beta"),
     selected_by=("ftrl_alpha", "ftrl_beta"),

@@ -85,6 +85,15 @@ def _gravity_check(cfg, flag) -> None:
         raise OptionError("--l2 does not apply to --algo gravity (VW's --l2 contraction is not provided)")
 
 
+def merge(cfg, merged, inputs, models, state) -> None:
+    """Merged models (``streamlearn.mix``): the raw weights z averaged and VW's global gravity
+    averaged uniformly, then the weights in force truncated by it (``gravity_in_force``)."""
+    if "w" in merged and "z" in merged:
+        table = np.ascontiguousarray(merged["z"][:, None])
+        merged["w"][:] = gravity_in_force(table, np.arange(table.shape[0], dtype=np.int64),
+                                          float(state.get("gravity_vw", 0.0)))
+
+
 LEARNER = LearnerSpec(
     name="gravity", order=11, summary="VW's own --l1: one global gravity", paper="VW 9.11.9 (vw-spec §1c)",
     example=("--l1", "1e-4"),
@@ -95,7 +104,14 @@ LEARNER = LearnerSpec(
     saved=lambda c: [("z", 0)] + rule_saved(c, rule_layout(c)),
     readable_raw=True,
     regularizer=l1_regularizer,
+    merge=merge,
     slots=SLOTS,
     options=("l1",),
+    # --oaa K with a bare --l1: VW's one-against-all with VW's --l1, as VW users run it (a later
+    # learner than ftrl, whose default it then overrides)
+    default_for=("l1",),
+    default_unless=("l2", "learning_rate", "power_t", "initial_t", "decay_learning_rate", "sgd", "adaptive",
+                    "normalized", "invariant"),
+    default_needs=("oaa",),
     check=_gravity_check,
 )

@@ -187,6 +187,20 @@ def _settings(cfg, prm, iprm) -> None:
     prm[P_PNORM] = smidas_p(cfg)
 
 
+def merge(cfg, merged, inputs, models, state) -> None:
+    """Merged models (``streamlearn.mix``): theta averaged, then w = f^-1(theta_bar) (Eq. 12) with the
+    norm rebuilt as after loading."""
+    from streamlearn import learners
+    if "w" in merged and "theta" in merged:
+        prm, iprm = learners.make_settings(cfg, train=True)
+        st = learners.make_state(cfg, prm, state)
+        n = merged["theta"].shape[0]
+        table = np.zeros((n, 3))
+        table[:, TH] = merged["theta"]
+        after_load(table, prm, iprm, st)
+        merged["w"][:] = in_force(table, np.arange(n, dtype=np.int64), prm[P_PNORM], st)
+
+
 LEARNER = LearnerSpec(
     name="smidas", order=5, summary="stochastic mirror descent made sparse", paper="Shalev-Shwartz & Tewari 2009",
     example=("--l1", "1e-4"), declares=OPTIONS,
@@ -199,6 +213,7 @@ LEARNER = LearnerSpec(
     saved=lambda c: [("theta", TH)],
     resumes_from_weights=False,
     regularizer=l1_regularizer,
+    merge=merge,
     slots=SLOTS,
     options=("l1", "p_norm"),
     plain_only=lambda c: "its step is a mirror-descent step in the dual, with one rate for all weights",

@@ -12,6 +12,8 @@ released amount is exactly the paper's eta_t K g.
 
 import math
 
+import numpy as np
+
 from numba import njit
 
 from streamlearn.errors import OptionError
@@ -114,6 +116,14 @@ def _tg_check(cfg, flag) -> None:
                           "per-feature rates); add --no-cumulative-penalty")
 
 
+def merge(cfg, merged, inputs, models, state) -> None:
+    """Merged models (``streamlearn.mix``) with the cumulative penalty: the raw weight z and the
+    penalty averaged alike, then the weight in force z shrunk by it (``effective_weights``)."""
+    if "w" in merged and "z" in merged and "p" in merged:
+        table = np.ascontiguousarray(np.column_stack([merged["z"], merged["p"]]))
+        merged["w"][:] = effective_weights(table, np.arange(table.shape[0], dtype=np.int64), 1)
+
+
 LEARNER = LearnerSpec(
     name="tg", order=1, summary="truncated gradient", paper="Langford, Li & Zhang 2009",
     example=("--l1", "1e-4"),
@@ -127,6 +137,7 @@ LEARNER = LearnerSpec(
                                                           rule_layout(c, _tg_penalty(c), True).pen),
     weights_in_column=lambda c: not _tg_penalty(c),
     regularizer=l1_regularizer,
+    merge=merge,
     slots=SLOTS,
     options=("l1", "threshold", "period", "cumulative_penalty"),
     selected_by=("l1", "threshold", "period", "cumulative_penalty"),
