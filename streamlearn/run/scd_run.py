@@ -1,7 +1,7 @@
 """Training with stochastic coordinate descent (``--algo scd``), the batch learner: the input is read
 once (into a cache, counting its examples and feature entries), the memory the in-memory data will
 take is printed and checked against ``--max-memory`` before anything is loaded, then ``--passes``
-epochs of coordinate steps run over the data in memory (``streamlearn.scd``), and the model is saved
+epochs of coordinate steps run over the data in memory (``streamlearn.learners.scd.fit``), and the model is saved
 like every other learner's. Progressive predictions do not exist for a batch method: ``-p`` writes
 the final model's predictions for the training examples.
 
@@ -18,7 +18,8 @@ import time
 
 import numpy as np
 
-from streamlearn import learners, scd
+from streamlearn import learners
+from streamlearn.learners.scd import fit as scd
 from streamlearn.run import objective
 from streamlearn.config import TrainConfig, memory_limit
 from streamlearn.errors import OptionError

@@ -13,7 +13,7 @@ import scipy.sparse as sp
 import sklearn
 from sklearn.linear_model import Lasso, LogisticRegression
 
-from streamlearn import scd
+from streamlearn.learners.scd import fit as scd
 from streamlearn.learners import scd as K
 from streamlearn.kernels.losses import LOGISTIC, LOSSES, SQUARED
 

@@ -148,7 +148,7 @@ def test_scan_of_the_real_package():
     assert "learners/fobos.py" in files["learners/subgradient.py"]
     assert "features/hashing.py" in files["io/vw.py"]
     assert "io/parsing.py" in files["io/vw.py"]
-    assert "learners/scd.py" in files["scd.py"]  # from streamlearn.learners import scd as K
+    assert "learners/scd/__init__.py" in files["learners/scd/fit.py"]  # from streamlearn.learners import scd as K
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from streamlearn.learners import scd as K
+from streamlearn.learners import scd as K     # the kernels and the spec (this package)
 from streamlearn.kernels.losses import LOGISTIC, LOSSES
 
 ORDERS = {"random": K.RANDOM, "cyclic": K.CYCLIC, "greedy": K.GREEDY}
