@@ -198,11 +198,12 @@ def oaa_update(idx, val, s, f, table, prm, iprm, cfg, st, code, acc, cls, tau, h
 
 
 @njit(nogil=True, inline="always")
-def predict_example(e, indptr, idx, val, labels, weights, bases, nfeat, table, iprm, st, ctr, preds, cfg, view,
-                    weight, dot_start, dot_end, sums, acc, clamp):
+def predict_example(e, block, state, cfg, view, weight, dot_start, dot_end, sums, acc, clamp):
     """The part of both loops before learning: predict example e (its K scores in ``acc``, clamped
     with ``clamp``), store and count it, and find the class it is learned for. Returns (learn it,
     its class or -1, its importance, its first and end feature)."""
+    indptr, idx, val, labels, weights, bases, nfeat, preds = block
+    table, prm, iprm, st, ctr = state
     K = iprm[I_CLASSES]
     train = iprm[I_TRAIN] != 0
     h = weights[e]
@@ -246,9 +247,7 @@ def oaa_loop(block, state, start, end, cfg, view, weight, dot_start, dot_end, le
     sums = np.full(K, dot_start(0.0))
     slots = np.empty(max_features(indptr, start, end), np.int64)
     for e in range(start, end):
-        learn_it, cls, h, s, f = predict_example(e, indptr, idx, val, labels, weights, bases, nfeat, table, iprm,
-                                                 st, ctr, preds, cfg, view, weight, dot_start, dot_end, sums,
-                                                 acc, True)
+        learn_it, cls, h, s, f = predict_example(e, block, state, cfg, view, weight, dot_start, dot_end, sums, acc, True)
         if ctr[C_NONFINITE] != 0.0:     # a non-finite score: the first one is recorded
             diverged_at(ctr, e)
         if e + 1 < end:
@@ -275,9 +274,7 @@ def joint_loop(block, state, start, end, cfg, view, weight, dot_start, dot_end, 
     acc = np.empty(K)
     sums = np.full(K, dot_start(0.0))
     for e in range(start, end):
-        learn_it, cls, h, s, f = predict_example(e, indptr, idx, val, labels, weights, bases, nfeat, table, iprm,
-                                                 st, ctr, preds, cfg, view, weight, dot_start, dot_end, sums,
-                                                 acc, False)
+        learn_it, cls, h, s, f = predict_example(e, block, state, cfg, view, weight, dot_start, dot_end, sums, acc, False)
         if ctr[C_NONFINITE] != 0.0:     # a non-finite score: the first one is recorded
             diverged_at(ctr, e)
         if e + 1 < end:
