@@ -33,12 +33,12 @@ from streamlearn.run.history import ProgressHistory
 from streamlearn.features.hashing import CONSTANT_RAW_INDEX, HASH_MODES, default_namespace_hash, feature_index
 from streamlearn.io.blocks import FMT_LIBSVM, FMT_VW, ParsedBlock, line_ends, parse_block
 from streamlearn.io.model_file import model_bytes, parse_model
-from streamlearn.kernels import state as S
 from streamlearn.kernels.table import nonzero_rows
 from streamlearn.run.model_io import model_content, model_options
 from streamlearn.run.runstate import RunState
 from streamlearn.run.report import Reporter
 from streamlearn.run.session import Run, _class_outputs
+from streamlearn.run.views import CounterView
 
 
 def as_value_error(fn, *args, **kwargs):
@@ -148,7 +148,7 @@ class Engine:
         """Predictions of the block's examples with the weights in force, nothing learned."""
         table, prm, iprm, st = self.predictor()
         ctr = learners.make_counters()
-        ctr[S.C_DUMP] = math.inf
+        CounterView(ctr).dump = math.inf      # no progress rows
         n = block.n
         K = self.cfg.classes
         preds = np.empty((n, K + 2)) if K else np.empty(n)

@@ -235,9 +235,9 @@ def _in_force(cfg, col, out, state) -> None:
     determines them (a raw weight and its penalty, smidas's theta, ftrl's z and n)."""
     from streamlearn import learners
     from streamlearn.learners import ftrl, smidas
-    from streamlearn.kernels import state as S
     from streamlearn.learners.gravity import gravity_in_force
     from streamlearn.kernels.table import effective_weights
+    from streamlearn.run.views import SettingsView
     if "w" not in col:
         return
     n = out.shape[0]
@@ -256,7 +256,7 @@ def _in_force(cfg, col, out, state) -> None:
         if "theta" in col:
             table[:, smidas.TH] = out[:, col["theta"]]
             smidas.after_load(table, prm, iprm, st)
-            out[:, w] = smidas.in_force(table, rows, prm[S.P_PNORM], st)
+            out[:, w] = smidas.in_force(table, rows, SettingsView(prm).pnorm, st)
         else:
             for name in ("ftrl_z", "ftrl_n"):          # the float32 values the learner computes in
                 out[:, col[name]] = out[:, col[name]].astype(np.float32).astype(np.float64)

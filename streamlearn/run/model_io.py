@@ -15,8 +15,8 @@ from streamlearn.config import (
 from streamlearn.errors import InputError, ModelError, OptionError
 from streamlearn.io.model_file import load_model, parse_model, printable, save_model
 from streamlearn.io.writers import write_readable_model
-from streamlearn.kernels import state as S
 from streamlearn.kernels.table import count_nonzero, nonzero_rows
+from streamlearn.run.views import StateView
 
 
 def _finite(v) -> bool:
@@ -190,7 +190,7 @@ def readable_content(cfg: TrainConfig, table, st, touched, in_force) -> tuple[li
         values = np.column_stack([shown] + [table[touched, c] for c in learners.readable_columns(cfg)])
     header = _readable_header(cfg, int(keep.sum()))
     if learners.get(cfg.algo).readable_raw:
-        header.append(f"l1_state {st[S.S_GRAVITY_VW]:g}")
+        header.append(f"l1_state {StateView(st).gravity_vw:g}")
     return header, rows, values
 
 

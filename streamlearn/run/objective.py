@@ -12,10 +12,10 @@ import numpy as np
 
 from streamlearn import learners
 from streamlearn.kernels.losses import LOSSES
-from streamlearn.kernels import state as S
 from streamlearn.kernels.objective import class_loss_sums, loss_sums
 from streamlearn.kernels.table import nonzero_rows
 from streamlearn.run.model_io import rows_in_use
+from streamlearn.run.views import StateView
 
 
 def regularizer(cfg, w: np.ndarray) -> tuple[float, str]:
@@ -52,7 +52,7 @@ def evaluate(cfg, run, blocks, allocate) -> dict:
         if cfg.classes:
             t, h = class_loss_sums(block.indptr, block.idx, block.val, block.labels, block.weights, block.bases,
                                    dense, code, cfg.quantile_tau, cfg.classes, cfg.class_width,
-                                   st[S.S_INDEX_MODE] == 0.0, learners.get(cfg.algo).joint)
+                                   StateView(st).index_mode == 0.0, learners.get(cfg.algo).joint)
         else:
             t, h = loss_sums(block.indptr, block.idx, block.val, block.labels, block.weights, block.bases,
                              dense, code, cfg.quantile_tau)

@@ -29,11 +29,11 @@ from streamlearn.io.reader import check_readable
 from streamlearn.io.shuffle import ShuffledExamples
 from streamlearn.io.writers import PredictionWriter, class_probabilities, format_class_values
 from streamlearn.kernels import multiclass
-from streamlearn.kernels import state as S
 from streamlearn.run.model_io import model_options, save_outputs
 from streamlearn.run.runstate import RunState
 from streamlearn.run.report import Reporter, best_constant, next_dump
 from streamlearn.run.stream import Hashing, hashing_of, pipelined, text_blocks
+from streamlearn.run.views import CounterView, IntSettingsView, StateView
 
 
 @dataclass
@@ -109,6 +109,7 @@ class Run:
         K = self.classes
         preds = np.empty((n, K + 2)) if K else np.empty(n)
         ctr = self.ctr
+        counters, training = CounterView(ctr), IntSettingsView(self.iprm).train
         pos = 0
         kernel = self.kernel
         counts = block.feature_counts()
@@ -121,7 +122,7 @@ class Run:
             from streamlearn.features.audit import audit_features, audit_prediction, audit_score, write as write_audit
         while pos < n:
             end = pos + 1 if audit else n       # --audit: one example at a time, weights before learning
-            twice = audit and self.learner.predicts_twice and self.iprm[S.I_TRAIN]
+            twice = audit and self.learner.predicts_twice and training
             if audit and K:     # one block per class, with the class's slots (VW's oaa)
                 features = [audit_features(self.class_entries(entries[pos], k), self.table, self.audit_g)
                             for k in range(K)]
@@ -132,9 +133,9 @@ class Run:
             first = pos
             pos = kernel(block.indptr, block.idx, block.val, block.labels, block.weights, block.bases,
                          counts, pos, end, self.table, self.prm, self.iprm, self.st, ctr, preds)
-            if self.diverged is None and (ctr[S.C_DIVERGED] or ctr[S.C_NONFINITE]):
+            if self.diverged is None and (counters.diverged or counters.nonfinite):
                 self.diverged = divergence_place(block, ctr, first, pos)
-                if self.strict and self.iprm is not None and self.iprm[S.I_TRAIN]:
+                if self.strict and training:
                     # --strict stops at once, as at a malformed line (train writes no model then)
                     raise InputError(f"training diverged: a prediction or update became infinite or NaN at "
                                      f"{self.diverged}; try a smaller learning rate (-l)")
@@ -147,10 +148,11 @@ class Run:
                 lines = [audit_prediction(preds[first], tags[first]), features]
                 if twice:
                     # VW's learn predicts again, with the bounds the label widened (vw-spec-2 §2f)
-                    again = min(max(raw, self.st[S.S_MIN_LABEL]), self.st[S.S_MAX_LABEL])
+                    bounds = StateView(self.st)
+                    again = min(max(raw, bounds.min_label), bounds.max_label)
                     lines += [audit_prediction(again, tags[first]), features]
                 write_audit(lines)
-            if ctr[S.C_W_LABELED] + ctr[S.C_W_UNLABELED] >= ctr[S.C_DUMP]:
+            if counters.w_labeled + counters.w_unlabeled >= counters.dump:
                 e = pos - 1
                 if self.history is not None:    # before the row resets the since-last sums
                     self.record_progress(before + int(block.indptr[pos]))
@@ -177,13 +179,13 @@ class Run:
     # ------------------------------------------------------------------------- multiclass
     def class_entries(self, entries, k: int) -> list:
         """An example's named entries moved to class k's slots (names unchanged, as VW's --audit)."""
-        W = self.iprm[S.I_CLASS_W]
+        W = IntSettingsView(self.iprm).class_w
         mask = self.table.shape[0] - 1
         return [replace(e, index=((e.index * W) & mask) + k) for e in entries]
 
     def first_class(self) -> int:
         """The label of class 0: 0 once the labels are 0-indexed, else 1."""
-        return 0 if self.st[S.S_INDEX_MODE] == 0.0 else 1
+        return 0 if StateView(self.st).index_mode == 0.0 else 1
 
     def probabilities(self, scores: np.ndarray) -> np.ndarray:
         return class_probabilities(scores, self.softmax)
@@ -250,7 +252,7 @@ class Run:
                 consequence = "the example is not learned"
             else:
                 reason = f"label {y:g} is not in {first}..{first + K - 1}"
-                consequence = ("learned as a negative for every class, as VW does" if self.iprm[S.I_TRAIN]
+                consequence = ("learned as a negative for every class, as VW does" if IntSettingsView(self.iprm).train
                                else "counted as an error")
             if self.strict:
                 raise InputError(f"{where}: {reason}")
@@ -261,8 +263,9 @@ def divergence_place(block: ParsedBlock, ctr: np.ndarray, first: int, stop: int)
     """Where a run's predictions or updates first stopped being finite: "<file> line <n>" of the example
     the example loop recorded (``C_DIVERGED_EX``), or, from a loop that records none (one-against-all
     flags a NaN score only), the lines of the examples that kernel call processed."""
-    if ctr[S.C_DIVERGED]:
-        e = int(ctr[S.C_DIVERGED_EX])
+    counters = CounterView(ctr)
+    if counters.diverged:
+        e = int(counters.diverged_ex)
         if 0 <= e < block.n:
             return f"{block.source} line {int(block.lines[e])}"
     a, b = int(block.lines[first]), int(block.lines[max(stop - 1, first)])
@@ -321,23 +324,23 @@ def preamble(cfg: TrainConfig, rep: Reporter, learner, cache_note: str | None) -
 
 def _summary_lines(run: Run, loss: str, tau: float, passes: int, holdout: int, best_holdout,
                    nonzero: int | None, bits: int) -> list[str]:
-    ctr = run.ctr
+    ctr, c = run.ctr, CounterView(run.ctr)
     lines = []
-    n = int(ctr[S.C_EXAMPLES])
+    n = int(c.examples)
     if passes <= 1:
         lines.append(f"number of examples = {n}")
     else:
         lines.append(f"number of examples per pass = {n // passes}")
         lines.append(f"passes used = {passes}")
-    lines.append(f"weighted example sum = {ctr[S.C_W_LABELED] + ctr[S.C_W_UNLABELED]:f}")
-    lines.append(f"weighted label sum = {ctr[S.C_W_LABELS]:f}")
+    lines.append(f"weighted example sum = {c.w_labeled + c.w_unlabeled:f}")
+    lines.append(f"weighted label sum = {c.w_labels:f}")
     if holdout:
         if best_holdout is None:
             lines.append("average loss = undefined (no holdout)")
         else:
             lines.append(f"average loss = {best_holdout:f} h")
-    elif ctr[S.C_W_LABELED] > 0:
-        lines.append(f"average loss = {ctr[S.C_SUM_LOSS] / ctr[S.C_W_LABELED]:f}")
+    elif c.w_labeled > 0:
+        lines.append(f"average loss = {c.sum_loss / c.w_labeled:f}")
     else:
         lines.append("average loss = n.a.")
     bc = best_constant(ctr, run.st, loss, tau) if not run.classes else None
@@ -347,7 +350,7 @@ def _summary_lines(run: Run, loss: str, tau: float, passes: int, holdout: int, b
             lines.append(f"best constant's loss = {bc[1]:f}")
     if run.output == "probabilities" and run.logloss[1] > 0:
         lines.append(f"average multiclass log loss = {run.logloss[0] / run.logloss[1]:f}")
-    lines.append(f"total feature number = {int(ctr[S.C_FEATURES])}")
+    lines.append(f"total feature number = {int(c.features)}")
     if nonzero is not None:
         lines.append(f"non-zero weights = {nonzero} ({100.0 * nonzero / (1 << bits):.4g}% of 2^{bits})")
         if run.rows_in_use is not None:
@@ -457,10 +460,11 @@ class EarlyStop:
 
     def after_pass(self, p: int, run: "Run") -> bool:
         """True when training stops after pass ``p``."""
-        w = run.ctr[S.C_HO_W_PASS]
+        counters = CounterView(run.ctr)
+        w = counters.ho_w_pass
         if not self.holdout or w <= 0:
             return False
-        loss = run.ctr[S.C_HO_LOSS_PASS] / w
+        loss = counters.ho_loss_pass / w
         if self.best is None or loss < self.best:
             self.best = loss
             self.no_win = 0
@@ -556,7 +560,7 @@ def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
             state.end_pass()
             if stop.after_pass(p, run):
                 break
-        if history is not None and history.last_examples() != int(ctr[S.C_EXAMPLES]):
+        if history is not None and history.last_examples() != int(state.counters.examples):
             run.record_progress()       # the end of training: short runs have a point too
         if trace is not None:
             trace.finish()
@@ -566,7 +570,7 @@ def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
             if out is not None:
                 out.close()
         sources.remove_temporary()
-    if ctr[S.C_NONFINITE] and not run.diverge_warned:
+    if state.counters.nonfinite and not run.diverge_warned:
         rep.warn("some predictions were not finite (the weights diverged); try a smaller -l/--learning-rate")
     rep.summary(_summary_lines(run, cfg.loss, cfg.quantile_tau, passes_done, holdout, stop.best, nonzero, cfg.bits))
     result = {"state": state.st, "counters": ctr, "table": state.table, "nonzero": nonzero,
@@ -633,7 +637,7 @@ def predict(cfg: PredictConfig) -> dict:
             run.process(block)
     finally:
         writer.close()
-    if ctr[S.C_NONFINITE]:
+    if state.counters.nonfinite:
         rep.warn("some predictions were not finite (the model holds non-finite weights)")
     rep.summary(_summary_lines(run, mcfg.loss, mcfg.quantile_tau, 1, 0, None, None, mcfg.bits))
     return {"state": st, "counters": ctr, "malformed": run.malformed}

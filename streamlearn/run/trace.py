@@ -30,7 +30,7 @@ import numpy as np
 
 from streamlearn import learners
 from streamlearn.io.blocks import ParsedBlock, sub_block
-from streamlearn.kernels import state as S
+from streamlearn.run.views import CounterView
 
 CLASSIFYING = ("logistic", "hinge", "softmax")
 
@@ -84,11 +84,11 @@ class Trace:
 
     def row(self) -> None:
         from streamlearn.run.model_io import rows_in_use
-        run, cfg, ctr = self.run, self.cfg, self.run.ctr
+        run, cfg, counters = self.run, self.cfg, CounterView(self.run.ctr)
         slots, w = self._weights()          # the weights in force, once per row
-        wl = ctr[S.C_W_LABELED]
+        wl = counters.w_labeled
         r = {"examples": self.read, "weighted": self.weighted,
-             "average_loss": ctr[S.C_SUM_LOSS] / wl if wl > 0 else math.nan,
+             "average_loss": counters.sum_loss / wl if wl > 0 else math.nan,
              "errors": self.errors if self.classify else None,
              "error_rate": (self.errors / self.labeled if self.labeled else math.nan) if self.classify else None,
              "nonzero": int(slots.shape[0]),
@@ -117,7 +117,7 @@ class Trace:
         errors = labeled = 0
         for b in self.test_blocks:
             ctr = learners.make_counters()
-            ctr[S.C_DUMP] = math.inf
+            CounterView(ctr).dump = math.inf      # no progress rows
             preds = np.empty((b.n, cfg.classes + 2)) if cfg.classes else np.empty(b.n)
             kernel(b.indptr, b.idx, b.val, b.labels, b.weights, b.bases, b.feature_counts(), 0, b.n, table, prm,
                    iprm, run.st.copy(), ctr, preds)
