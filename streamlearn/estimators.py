@@ -114,7 +114,7 @@ class _SparseLinear(BaseEstimator):
                             sample_weight[s:s + CHUNK], eng.cfg, self.column_offset, checked=True)
                   for s in range(0, X.shape[0], CHUNK)]
         eng._predictor = eng._weights = None
-        return objective.evaluate(eng.cfg, eng.run, blocks, allocate_table)
+        return objective.evaluate(eng.cfg, eng.run.arrays, blocks, allocate_table, eng.run.progress.entries)
 
     def _fit_passes(self, X, y, sample_weight) -> None:
         eng = self.engine_

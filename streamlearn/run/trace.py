@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -84,7 +85,7 @@ class Trace:
 
     def row(self) -> None:
         from streamlearn.run.model_io import rows_in_use
-        run, cfg, counters = self.run, self.cfg, CounterView(self.run.ctr)
+        run, cfg, counters = self.run, self.cfg, self.run.arrays.counters
         slots, w = self._weights()          # the weights in force, once per row
         wl = counters.w_labeled
         r = {"examples": self.read, "weighted": self.weighted,
@@ -92,7 +93,7 @@ class Trace:
              "errors": self.errors if self.classify else None,
              "error_rate": (self.errors / self.labeled if self.labeled else math.nan) if self.classify else None,
              "nonzero": int(slots.shape[0]),
-             "features_seen": int(np.count_nonzero(self.seen)), "accesses": run.entries,
+             "features_seen": int(np.count_nonzero(self.seen)), "accesses": run.progress.entries,
              "seconds": time.perf_counter() - self.started}
         if cfg.classes:
             r["nonzero_rows"] = rows_in_use(slots, cfg.class_width)
@@ -128,8 +129,8 @@ class Trace:
                 wrong = (preds > 0.0) != (b.labels > 0.0)
             errors += int(np.count_nonzero(wrong & ok))
             labeled += int(np.count_nonzero(ok))
-        state = (run.table.copy(), run.st.copy())
-        res = objective.evaluate(cfg, _Snapshot(run, *state), self.test_blocks, allocate_table)
+        snapshot = replace(run.arrays, table=run.table.copy(), st=run.st.copy())    # not finalized in place
+        res = objective.evaluate(cfg, snapshot, self.test_blocks, allocate_table, run.progress.entries)
         return {"test_loss": res["loss"], "test_error": errors / labeled if (labeled and self.classify) else None,
                 "objective": res["objective"]}
 
@@ -145,14 +146,6 @@ class Trace:
             lines.append("\t".join("" if r.get(k) is None else (f"{r[k]:.10g}" if isinstance(r[k], float) else str(r[k]))
                                    for k in keys))
         write_atomic(self.cfg.trace, [("\n".join(lines) + "\n").encode()], "trace", StreamlearnError)
-
-
-class _Snapshot:
-    """What ``objective.evaluate`` reads of a run, on copies of its table and state (the traced run
-    is not finalized in place)."""
-
-    def __init__(self, run, table, st):
-        self.table, self.st, self.prm, self.iprm, self.entries = table, st, run.prm, run.iprm, run.entries
 
 
 def load_test_blocks(cfg):
