@@ -33,12 +33,12 @@ from streamlearn.run.history import ProgressHistory
 from streamlearn.features.hashing import CONSTANT_RAW_INDEX, HASH_MODES, default_namespace_hash, feature_index
 from streamlearn.io.blocks import FMT_LIBSVM, FMT_VW, ParsedBlock, line_ends, parse_block
 from streamlearn.io.model_file import model_bytes, parse_model
-from streamlearn.kernels import state as S
 from streamlearn.kernels.table import nonzero_rows
 from streamlearn.run.model_io import model_content, model_options
 from streamlearn.run.runstate import RunState
 from streamlearn.run.report import Reporter
-from streamlearn.run.session import Run, _class_outputs
+from streamlearn.run.session import Run
+from streamlearn.run.views import CounterView
 
 
 def as_value_error(fn, *args, **kwargs):
@@ -66,9 +66,7 @@ class Engine:
         self.cfg = cfg
         self.state = state = as_value_error(RunState.start, cfg, model, train=True, holdout=cfg.holdout)
         self.table, self.prm, self.iprm, self.st = state.table, state.prm, state.iprm, state.st
-        self.run = Run(spec, self.table, self.prm, self.st, Reporter(True), cfg.link, cfg.binary, None, False,
-                       iprm=self.iprm, ctr=state.ctr, kernel=learners.block_kernel(cfg),
-                       history=ProgressHistory(), cfg=cfg, **_class_outputs(cfg, spec))
+        self.run = Run.training(state, Reporter(True), history=ProgressHistory())
         self.passes = 0
         self._predictor = self._weights = None
         self.expander = None
@@ -85,7 +83,7 @@ class Engine:
     # ------------------------------------------------------------------ learning
     def start_pass(self) -> None:
         """Counters of a new pass over the data (holdout from the second pass on, as the CLI)."""
-        self.run.holding_out = self.cfg.holdout > 0 and self.passes >= 1
+        self.run.progress.holding_out = self.cfg.holdout > 0 and self.passes >= 1
         self.state.start_pass()
 
     def end_pass(self) -> None:
@@ -97,10 +95,10 @@ class Engine:
         kernel gives them (binary: the clamped score; multiclass: rows of label, K scores, status)."""
         self._predictor = self._weights = None
         preds = self.run.process(block)
-        run = self.run
-        if run.diverged is not None and not run.diverge_warned:
-            run.diverge_warned = True
-            warnings.warn(f"training diverged: predictions or weights became infinite or NaN at {run.diverged} "
+        faults = self.run.faults
+        if faults.diverged is not None and not faults.diverge_warned:
+            faults.diverge_warned = True
+            warnings.warn(f"training diverged: predictions or weights became infinite or NaN at {faults.diverged} "
                           f"(the first example whose prediction or update was not finite); try a smaller "
                           f"learning_rate", RuntimeWarning, stacklevel=3)
         return preds
@@ -148,7 +146,7 @@ class Engine:
         """Predictions of the block's examples with the weights in force, nothing learned."""
         table, prm, iprm, st = self.predictor()
         ctr = learners.make_counters()
-        ctr[S.C_DUMP] = math.inf
+        CounterView(ctr).dump = math.inf      # no progress rows
         n = block.n
         K = self.cfg.classes
         preds = np.empty((n, K + 2)) if K else np.empty(n)
@@ -159,7 +157,7 @@ class Engine:
         return int(self.weights()[0].shape[0])
 
     def progress(self) -> dict:
-        history = self.run.history
+        history = self.run.progress.history
         return history.as_dict() if history is not None else {}
 
 

@@ -216,7 +216,7 @@ def _train_shard(shard, options: dict, model: bytes | None, window: tuple | None
     from streamlearn.errors import StreamlearnError
     from streamlearn.io.cache import cache_examples
     from streamlearn.io.reader import Source, first_line
-    from streamlearn.kernels import state as S
+    from streamlearn.run.views import CounterView
 
     if not isinstance(shard, Shard):
         shard = Shard(os.fspath(shard))
@@ -242,12 +242,13 @@ def _train_shard(shard, options: dict, model: bytes | None, window: tuple | None
             msg = str(exc)
             raise ShardError(msg if shard.path in msg else f"{shard}: {msg}") from None
         ctr = result.get("counters")
-        stats = {} if ctr is None else {"examples": int(ctr[S.C_EXAMPLES]), "loss": float(ctr[S.C_SUM_LOSS]),
-                                        "weight": float(ctr[S.C_W_LABELED])}
+        counters = None if ctr is None else CounterView(ctr)
+        stats = {} if ctr is None else {"examples": int(counters.examples), "loss": float(counters.sum_loss),
+                                        "weight": float(counters.w_labeled)}
         if cache is not None and os.path.exists(cache):
             stats["total"] = cache_examples(cache)
         elif ctr is not None and window is None:
-            stats["total"] = int(ctr[S.C_EXAMPLES])
+            stats["total"] = int(counters.examples)
         elif shard.line is not None and result.get("last_line"):    # a streamed period: where the next begins
             stats["next"] = (line_end(shard.path, shard.start, shard.line, result["last_line"]),
                              result["last_line"] + 1)

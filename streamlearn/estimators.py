@@ -27,7 +27,6 @@ from streamlearn import config as _config
 from streamlearn import learners
 from streamlearn.api import Engine, check_sample_weight, check_targets, check_X, column_rows, csr_block, make_config
 from streamlearn.features.hashing import CONSTANT_RAW_INDEX
-from streamlearn.kernels import state as S
 from streamlearn.options import NOT_A_PARAMETER
 
 #: the estimator parameters that are CLI options, declared with them (``Option.estimator``: the
@@ -115,7 +114,7 @@ class _SparseLinear(BaseEstimator):
                             sample_weight[s:s + CHUNK], eng.cfg, self.column_offset, checked=True)
                   for s in range(0, X.shape[0], CHUNK)]
         eng._predictor = eng._weights = None
-        return objective.evaluate(eng.cfg, eng.run, blocks, allocate_table)
+        return objective.evaluate(eng.cfg, eng.run.arrays, blocks, allocate_table, eng.run.progress.entries)
 
     def _fit_passes(self, X, y, sample_weight) -> None:
         eng = self.engine_
@@ -352,7 +351,7 @@ class SparseLinearClassifier(ClassifierMixin, _SparseLinear):
     def _after_load(self) -> None:
         cfg = self.engine_.cfg
         if cfg.classes:
-            first = 0 if self.engine_.st[S.S_INDEX_MODE] == 0.0 else 1
+            first = self.engine_.run.first_class()
             self.classes_ = np.arange(first, first + cfg.classes)
         else:
             self.classes_ = np.array([-1, 1])

@@ -116,12 +116,12 @@ class Model:
 
     def _new_engine(self, engine: Engine) -> Engine:
         self.cfg = engine.cfg
-        engine.run.history = None       # no progress rows kept (the CLI keeps them only for --plot)
-        if self.collect_names and engine.run.names is None:
+        engine.run.progress.history = None      # no progress rows kept (the CLI keeps them only for --plot)
+        if self.collect_names and engine.run.audit.names is None:
             from streamlearn.features.audit import FeatureNames
             from streamlearn.run.stream import hashing_of
             cfg = engine.cfg
-            engine.run.names = FeatureNames(hashing_of(cfg).features, cfg.bits, cfg.noconstant, cfg.hash_seed,
+            engine.run.audit.names = FeatureNames(hashing_of(cfg).features, cfg.bits, cfg.noconstant, cfg.hash_seed,
                                             cfg.hash, cfg.classes)
         engine.start_pass()
         return engine
@@ -143,7 +143,7 @@ class Model:
         """(the lines as bytes, or None, and the text of the block). Fast path: all bytes or all str
         lines without line ends are joined as they are (the per-line list only when names are kept)."""
         n = len(xs)
-        if n and self.engine.run.names is None:
+        if n and self.engine.run.audit.names is None:
             first = type(xs[0])
             if first is bytes or first is str:
                 try:
@@ -172,14 +172,14 @@ class Model:
             block.labels[:] = np.asarray(ys, np.float64)
         if weights is not None:
             block.weights[:] = np.asarray(weights, np.float64)
-        if engine.run.names is not None:
+        if engine.run.audit.names is not None:
             block.text_lines = lines
         return block
 
     def _shown(self, preds: np.ndarray) -> np.ndarray:
         if self.cfg.classes:
             return preds[:, 0].copy()
-        return self.engine.run.shown(preds)
+        return self.engine.run.outputs.shown(preds)
 
     def _chunks(self, xs, ys, weights):
         if len(xs) <= BLOCK:
@@ -247,7 +247,7 @@ class Model:
         os.close(fd)
         try:
             if names:
-                run_names = engine.run.names.names if engine.run.names is not None else {}
+                run_names = engine.run.audit.names.names if engine.run.audit.names is not None else {}
                 write_readable_model(path, header, rows, values, run_names,
                                      name_zero_weights=learners.get(cfg.algo).readable is not None)
             else:
@@ -293,8 +293,8 @@ class Model:
 
     def __getstate__(self):
         names = None
-        if self._engine is not None and self._engine.run.names is not None:
-            names = dict(self._engine.run.names.names)
+        if self._engine is not None and self._engine.run.audit.names is not None:
+            names = dict(self._engine.run.audit.names.names)
         return {"options": self.options, "collect_names": self.collect_names,
                 "model": self.to_bytes() if self._engine is not None else None, "names": names}
 
@@ -305,8 +305,8 @@ class Model:
         self._engine = None
         if state["model"] is not None:
             self._engine = self._new_engine(Engine.from_bytes(state["model"], self.options))
-            if state["names"] is not None and self._engine.run.names is not None:
-                self._engine.run.names.names.update(state["names"])
+            if state["names"] is not None and self._engine.run.audit.names is not None:
+                self._engine.run.audit.names.names.update(state["names"])
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.options.items())

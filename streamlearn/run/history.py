@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from streamlearn.kernels import state as S
+from streamlearn.run.views import CounterView
 
 #: the keys of ``ProgressHistory.as_dict`` and their dtypes
 FIELDS = (("examples", np.int64), ("weighted", np.float64), ("average_loss", np.float64),
@@ -20,7 +20,7 @@ FIELDS = (("examples", np.int64), ("weighted", np.float64), ("average_loss", np.
 
 
 class ProgressHistory:
-    """Progress rows read from the counters array (``streamlearn.kernels.state``)."""
+    """Progress rows read from the counters array (``streamlearn.run.views.CounterView``)."""
 
     def __init__(self):
         self.rows: list[tuple] = []
@@ -31,18 +31,19 @@ class ProgressHistory:
     def record(self, ctr, holding_out: bool, nonzero: int, accesses: int) -> None:
         """Append the row the progress table shows now (call before ``report.next_dump`` and
         ``Reporter.row`` reset the since-last sums). Unknown averages are NaN."""
+        c = CounterView(ctr)
         if holding_out:
-            w, l = ctr[S.C_HO_W], ctr[S.C_HO_LOSS]
+            w, l = c.ho_w, c.ho_loss
             avg = l / w if w > 0 else math.nan
-            ws, ls = ctr[S.C_HO_W_SINCE], ctr[S.C_HO_LOSS_SINCE]
+            ws, ls = c.ho_w_since, c.ho_loss_since
             since = ls / ws if ws > 0 else math.nan
         else:
-            wl = ctr[S.C_W_LABELED]
-            avg = ctr[S.C_SUM_LOSS] / wl if wl > 0 else math.nan
-            dw = wl - ctr[S.C_OLD_W_LABELED]
-            since = ctr[S.C_SUM_LOSS_SINCE] / dw if dw > 0 else math.nan
-        weighted = ctr[S.C_W_LABELED] + ctr[S.C_W_UNLABELED]
-        self.rows.append((int(ctr[S.C_EXAMPLES]), float(weighted), float(avg), float(since), int(nonzero),
+            wl = c.w_labeled
+            avg = c.sum_loss / wl if wl > 0 else math.nan
+            dw = wl - c.old_w_labeled
+            since = c.sum_loss_since / dw if dw > 0 else math.nan
+        weighted = c.w_labeled + c.w_unlabeled
+        self.rows.append((int(c.examples), float(weighted), float(avg), float(since), int(nonzero),
                           int(accesses), bool(holding_out)))
 
     def last_examples(self) -> int | None:

@@ -15,8 +15,8 @@ from streamlearn.config import (
 from streamlearn.errors import InputError, ModelError, OptionError
 from streamlearn.io.model_file import load_model, parse_model, printable, save_model
 from streamlearn.io.writers import write_readable_model
-from streamlearn.kernels import state as S
 from streamlearn.kernels.table import count_nonzero, nonzero_rows
+from streamlearn.run.views import StateView
 
 
 def _finite(v) -> bool:
@@ -190,7 +190,7 @@ def readable_content(cfg: TrainConfig, table, st, touched, in_force) -> tuple[li
         values = np.column_stack([shown] + [table[touched, c] for c in learners.readable_columns(cfg)])
     header = _readable_header(cfg, int(keep.sum()))
     if learners.get(cfg.algo).readable_raw:
-        header.append(f"l1_state {st[learners.state_slot(cfg, 'gravity_vw')]:g}")
+        header.append(f"l1_state {StateView(st, extra=learners.get(cfg.algo).slots).gravity_vw:g}")
     return header, rows, values
 
 
@@ -201,22 +201,23 @@ def check_finite(cfg: TrainConfig, run) -> None:
     written. Without --strict the model is written with those values as 0 (the warning says how
     many), so that it can be read back: a model never silently holds inf or NaN, nor holds them at all."""
     from streamlearn.kernels.loop import first_nonfinite_row, zero_nonfinite
+    faults = run.faults
     cols = max(1, min(learners.layout(cfg).saved, run.table.shape[1]))
     weights = first_nonfinite_row(run.table, cols) >= 0
-    if not weights and run.diverged is None:
+    if not weights and faults.diverged is None:
         return
     saves = bool(cfg.final_model or cfg.readable_model or cfg.invert_hash)
     what = "weights" if weights else "predictions"
-    where = (f" at {run.diverged} (the first example whose prediction or update was not finite)"
-             if run.diverged is not None else "")
+    where = (f" at {faults.diverged} (the first example whose prediction or update was not finite)"
+             if faults.diverged is not None else "")
     text = f"training diverged: {what} became infinite or NaN{where}; try a smaller learning rate (-l)"
-    if run.strict:
+    if faults.strict:
         raise InputError(text + "; no model was written" if saves else text)
     zeroed = zero_nonfinite(run.table, cols) if weights else 0
-    if not run.diverge_warned:
-        run.reporter.warn(text + (f"; the model saves its {zeroed} infinite or NaN values as 0"
-                                  if zeroed and saves else ""))
-        run.diverge_warned = True
+    if not faults.diverge_warned:
+        faults.reporter.warn(text + (f"; the model saves its {zeroed} infinite or NaN values as 0"
+                                     if zeroed and saves else ""))
+        faults.diverge_warned = True
 
 
 def _finite_in_force(cfg: TrainConfig, run, in_force: np.ndarray) -> np.ndarray:
@@ -228,11 +229,9 @@ def _finite_in_force(cfg: TrainConfig, run, in_force: np.ndarray) -> np.ndarray:
         return in_force
     text = (f"training diverged: {int(bad.sum())} weights in force became infinite or NaN when the "
             f"model was finalized; try a smaller learning rate (-l)")
-    if getattr(run, "strict", False):
+    if run.faults.strict:
         raise ModelError(text + "; no model was written")
-    reporter = getattr(run, "reporter", None)
-    if reporter is not None:
-        reporter.warn(text + "; the model saves them as 0")
+    run.faults.reporter.warn(text + "; the model saves them as 0")
     return np.where(bad, 0.0, in_force)
 
 
@@ -251,13 +250,13 @@ def save_outputs(cfg: TrainConfig, run, snapshot: bool = False) -> int:
     plain = learners.weights_in_column(cfg)      # the weight column is in force
     if plain and not (cfg.final_model or cfg.readable_model or cfg.invert_hash):
         if cfg.classes:
-            run.rows_in_use = rows_in_use(np.flatnonzero(table[:, 0]), cfg.class_width)
+            run.progress.rows_in_use = rows_in_use(np.flatnonzero(table[:, 0]), cfg.class_width)
         return int(count_nonzero(table))
     touched = nonzero_rows(table, lay.saved)     # rows with a weight or saved state that is not 0
     in_force = _finite_in_force(cfg, run, learners.weights_in_force(cfg, table, st, touched))
     index = touched[in_force != 0.0]
     if cfg.classes:
-        run.rows_in_use = rows_in_use(index, cfg.class_width)
+        run.progress.rows_in_use = rows_in_use(index, cfg.class_width)
     if cfg.final_model:
         save_model(cfg.final_model, *model_content(cfg, table, st, touched, in_force))
     if cfg.readable_model or cfg.invert_hash:
@@ -265,7 +264,7 @@ def save_outputs(cfg: TrainConfig, run, snapshot: bool = False) -> int:
         if cfg.readable_model:
             write_readable_model(cfg.readable_model, header, rows, values)
         if cfg.invert_hash:
-            names = run.names.names if run.names is not None else {}
+            names = run.audit.names.names if run.audit.names is not None else {}
             write_readable_model(cfg.invert_hash, header, rows, values, names,
                                  name_zero_weights=learners.get(cfg.algo).readable is not None)
     return int(index.shape[0])

@@ -12,10 +12,10 @@ import numpy as np
 
 from streamlearn import learners
 from streamlearn.kernels.losses import LOSSES
-from streamlearn.kernels import state as S
 from streamlearn.kernels.objective import class_loss_sums, loss_sums
 from streamlearn.kernels.table import nonzero_rows
 from streamlearn.run.model_io import rows_in_use
+from streamlearn.run.views import StateView
 
 
 def regularizer(cfg, w: np.ndarray) -> tuple[float, str]:
@@ -36,14 +36,15 @@ def in_force(cfg, table, prm, iprm, st) -> tuple[np.ndarray, np.ndarray]:
     return rows[keep], w[keep]
 
 
-def evaluate(cfg, run, blocks, allocate) -> dict:
-    """The objective at the run's current weights over ``blocks`` (parsed examples). The weights in
-    force are computed after the learner's ``finalize`` (exact catch-up), on a copy when the
-    learner has an open mini-batch, so the run goes on unchanged."""
-    table, st = run.table, run.st
+def evaluate(cfg, arrays, blocks, allocate, accesses: int) -> dict:
+    """The objective at a run's current weights (``arrays``: its ``RunState``) over ``blocks`` (parsed
+    examples), reported with the data ``accesses`` so far. The weights in force are computed after the
+    learner's ``finalize`` (exact catch-up), on a copy when the learner has an open mini-batch, so the
+    run goes on unchanged."""
+    table, st = arrays.table, arrays.st
     if cfg.batch_size > 1:
         table, st = table.copy(), st.copy()
-    rows, w = in_force(cfg, table, run.prm, run.iprm, st)
+    rows, w = in_force(cfg, table, arrays.prm, arrays.iprm, st)
     dense = allocate(cfg.bits, 1)
     dense[rows, 0] = w
     code = LOSSES.get(cfg.loss, -1)
@@ -52,7 +53,7 @@ def evaluate(cfg, run, blocks, allocate) -> dict:
         if cfg.classes:
             t, h = class_loss_sums(block.indptr, block.idx, block.val, block.labels, block.weights, block.bases,
                                    dense, code, cfg.quantile_tau, cfg.classes, cfg.class_width,
-                                   st[S.S_INDEX_MODE] == 0.0, learners.get(cfg.algo).joint)
+                                   StateView(st).index_mode == 0.0, learners.get(cfg.algo).joint)
         else:
             t, h = loss_sums(block.indptr, block.idx, block.val, block.labels, block.weights, block.bases,
                              dense, code, cfg.quantile_tau)
@@ -62,7 +63,7 @@ def evaluate(cfg, run, blocks, allocate) -> dict:
     reg, form = regularizer(cfg, dense[:, 0])
     reg *= learners.get(cfg.algo).regularizer_scale(cfg, st)
     out = {"loss": loss, "regularizer": reg, "form": form, "objective": loss + reg,
-           "l1_norm": float(np.abs(w).sum()), "nonzero": int(w.shape[0]), "accesses": run.entries}
+           "l1_norm": float(np.abs(w).sum()), "nonzero": int(w.shape[0]), "accesses": accesses}
     if cfg.classes:
         out["rows"] = rows_in_use(rows, cfg.class_width)
     return out

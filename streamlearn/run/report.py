@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 import sys
 
-from streamlearn.kernels import state as S
 from streamlearn.kernels.losses import LOSSES, loss_value
+from streamlearn.run.views import CounterView, StateView
 
 HEADER = ("average  since         example        example        current        current  current\n"
           "loss     last          counter         weight          label        predict features\n")
@@ -51,28 +51,29 @@ class Reporter:
         """One progress row for the example just processed; resets the since-last sums (the label
         and prediction columns as given, else the numbers with 4 decimals). Quiet, it prints nothing
         but still resets the sums (rows are kept when a progress history is recorded)."""
+        c = CounterView(ctr)
         if self.quiet:
             if holding_out:
-                ctr[S.C_HO_W_SINCE] = 0.0
-                ctr[S.C_HO_LOSS_SINCE] = 0.0
+                c.ho_w_since = 0.0
+                c.ho_loss_since = 0.0
             return
         if not self.header_done:
             self.out.write(HEADER)
             self.header_done = True
         if holding_out:
-            w, l = ctr[S.C_HO_W], ctr[S.C_HO_LOSS]
+            w, l = c.ho_w, c.ho_loss
             avg = "unknown" if w == 0 and l == 0 else f"{l / w:.6f}"
-            ws, ls = ctr[S.C_HO_W_SINCE], ctr[S.C_HO_LOSS_SINCE]
+            ws, ls = c.ho_w_since, c.ho_loss_since
             since = "unknown" if ws == 0 and ls == 0 else f"{ls / ws:.6f}"
-            ctr[S.C_HO_W_SINCE] = 0.0
-            ctr[S.C_HO_LOSS_SINCE] = 0.0
+            c.ho_w_since = 0.0
+            c.ho_loss_since = 0.0
         else:
-            wl = ctr[S.C_W_LABELED]
-            avg = f"{ctr[S.C_SUM_LOSS] / wl:.6f}" if wl > 0 else "n.a."
-            dw = wl - ctr[S.C_OLD_W_LABELED]
-            since = "n.a." if dw == 0 else f"{ctr[S.C_SUM_LOSS_SINCE] / dw:.6f}"
-        weighted = ctr[S.C_W_LABELED] + ctr[S.C_W_UNLABELED]
-        text = format_row((avg, since, str(int(ctr[S.C_EXAMPLES])), f"{weighted:.1f}",
+            wl = c.w_labeled
+            avg = f"{c.sum_loss / wl:.6f}" if wl > 0 else "n.a."
+            dw = wl - c.old_w_labeled
+            since = "n.a." if dw == 0 else f"{c.sum_loss_since / dw:.6f}"
+        weighted = c.w_labeled + c.w_unlabeled
+        text = format_row((avg, since, str(int(c.examples)), f"{weighted:.1f}",
                            label_text or ("unknown" if label != label else f"{label:.4f}"),
                            pred_text or f"{pred:.4f}", str(nfeat)))
         self.out.write(text + (" h\n" if holding_out else "\n"))
@@ -89,29 +90,31 @@ class Reporter:
 
 def next_dump(ctr) -> None:
     """After a row: the next one comes when the weighted example count doubles (VW's default)."""
-    ctr[S.C_SUM_LOSS_SINCE] = 0.0
-    ctr[S.C_OLD_W_LABELED] = ctr[S.C_W_LABELED]
-    ctr[S.C_DUMP] = 2.0 * (ctr[S.C_W_LABELED] + ctr[S.C_W_UNLABELED])
+    c = CounterView(ctr)
+    c.sum_loss_since = 0.0
+    c.old_w_labeled = c.w_labeled
+    c.dump = 2.0 * (c.w_labeled + c.w_unlabeled)
 
 
 def best_constant(ctr, st, loss: str, tau: float):
     """(best constant, its loss or None) as VW computes them (best_constant.cc), or None."""
-    if ctr[S.C_HAVE_LABEL1] == 0:
+    counters = CounterView(ctr)
+    if counters.have_label1 == 0:
         return None
-    l1 = ctr[S.C_LABEL1]
-    l2 = ctr[S.C_LABEL2] if ctr[S.C_HAVE_LABEL2] else 0.0
+    l1 = counters.label1
+    l2 = counters.label2 if counters.have_label2 else 0.0
     if l1 > l2:
         l1, l2 = l2, l1
     if l1 == l2:
         return None
-    wl = ctr[S.C_W_LABELED]
-    c1 = (ctr[S.C_W_LABELS] - l2 * wl) / (l1 - l2)
+    wl = counters.w_labeled
+    c1 = (counters.w_labels - l2 * wl) / (l1 - l2)
     c2 = wl - c1
     if c1 + c2 <= 0:
         return None
-    many = ctr[S.C_MANY_LABELS] != 0
+    many = counters.many_labels != 0
     if loss == "squared":
-        best = ctr[S.C_W_LABELS] / wl
+        best = counters.w_labels / wl
     elif many:
         return None
     elif loss == "hinge":
@@ -128,7 +131,8 @@ def best_constant(ctr, st, loss: str, tau: float):
     if many:
         return best, None
     code = LOSSES[loss]
-    lo, hi = st[S.S_MIN_LABEL], st[S.S_MAX_LABEL]   # the learner's prediction bounds
+    bounds = StateView(st)
+    lo, hi = bounds.min_label, bounds.max_label   # the learner's prediction bounds
     bl = 0.0
     if c1 > 0:
         bl += loss_value(code, best, l1, tau, lo, hi) * c1

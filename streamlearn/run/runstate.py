@@ -7,19 +7,24 @@ start, ``LearnerSpec.start``, sets what a new table holds), ``restored`` (a ``-i
 weights and state loaded, then what the learner derives from them rebuilt, ``LearnerSpec.after_load``)
 and ``predictor`` (the weights in force of a model in a one-column table, predicted with the plain
 kernel). The training session, the Python API and the batch learner build their arrays here.
+
+The Python side reads and writes the slots by name through views of the arrays
+(``streamlearn.run.views``): ``settings`` (``prm``), ``int_settings`` (``iprm``), ``state`` (``st``)
+and ``counters`` (``ctr``), e.g. ``run_state.counters.w_labeled``.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
 from streamlearn import learners
-from streamlearn.kernels import state as S
 from streamlearn.learners import allocate_table
 from streamlearn.run.model_io import restore_model
+from streamlearn.run.views import CounterView, IntSettingsView, SettingsView, StateView
 
 
 @dataclass
@@ -67,17 +72,46 @@ class RunState:
         st = state.copy() if isinstance(state, np.ndarray) else learners.make_state(cfg, prm, state)
         return cls(cfg, table, prm, iprm, st)
 
+    # ------------------------------------------------------------------ named views of the arrays
+    # Made once, on first use (a run's arrays are its own for its whole life: no field is assigned a
+    # new array), so that the per-block code reads them at the cost of an attribute.
+    @cached_property
+    def settings(self) -> SettingsView:
+        """``prm`` by name (a view: writes store into the array)."""
+        return SettingsView(self.prm)
+
+    @cached_property
+    def int_settings(self) -> IntSettingsView:
+        """``iprm`` by name."""
+        return IntSettingsView(self.iprm)
+
+    @cached_property
+    def state(self) -> StateView:
+        """``st`` by name: the shared slots and the learner's own (``LearnerSpec.slots``)."""
+        return StateView(self.st, extra=learners.get(self.cfg.algo).slots)
+
+    @cached_property
+    def counters(self) -> CounterView:
+        """``ctr`` by name."""
+        return CounterView(self.ctr)
+
+    @cached_property
+    def kernel_state(self) -> tuple:
+        """(table, prm, iprm, st, ctr): the state a block kernel takes (``streamlearn.kernels.loop``)."""
+        return (self.table, self.prm, self.iprm, self.st, self.ctr)
+
     def start_pass(self) -> None:
         """The counters of a new pass over the data: its examples and its holdout loss from 0."""
-        self.ctr[S.C_PASS_EX] = 0.0
-        self.ctr[S.C_HO_W_PASS] = 0.0
-        self.ctr[S.C_HO_LOSS_PASS] = 0.0
+        c = self.counters
+        c.pass_ex = 0.0
+        c.ho_w_pass = 0.0
+        c.ho_loss_pass = 0.0
 
     def end_pass(self) -> None:
         """After a pass: the learning rate times --decay-learning-rate."""
-        self.st[S.S_ETA] *= self.cfg.decay_learning_rate
+        self.state.eta *= self.cfg.decay_learning_rate
 
     def quiet(self) -> "RunState":
         """No progress rows (the counters' next row never comes)."""
-        self.ctr[S.C_DUMP] = math.inf
+        self.counters.dump = math.inf
         return self

@@ -41,14 +41,14 @@ def train_scd(cfg: TrainConfig, model=None) -> dict:
     hashing = hashing_of(cfg)
     # coordinate descent starts from the -i model's weights (its state is the batch run's own)
     state = RunState.fresh(cfg, train=False).quiet()
-    table, prm, iprm, st, ctr = state.table, state.prm, state.iprm, state.st, state.ctr
+    table, prm, st = state.table, state.prm, state.st
     init = None
     if model is not None:
         restore_model(cfg, table, model, prm)
         rows = np.flatnonzero(table[:, 0])
         init = (rows, table[rows, 0].copy())
     rep = Reporter(cfg.quiet)
-    run = Run(learner, table, prm, st, rep, cfg.link, cfg.binary, None, cfg.strict, iprm=iprm, ctr=ctr)
+    run = Run.training(state, rep, strict=cfg.strict)
     preamble(cfg, rep, learner, None)
 
     fd, cache_path = tempfile.mkstemp(prefix="streamlearn-scd-", suffix=".cache")
@@ -59,15 +59,15 @@ def train_scd(cfg: TrainConfig, model=None) -> dict:
         n = entries = 0
         try:
             for block in pipelined(text_blocks(cfg.sources, cfg.format, hashing, cfg.block_size,
-                                               writer, run.read_error, byte_range=cfg.shard_range)):
-                run.report_faults(block)
+                                               writer, run.faults.read_error, byte_range=cfg.shard_range)):
+                run.faults.report(block)
                 n += block.n
                 entries += int(block.indptr[block.n])
         except BaseException:
             writer.discard()
             raise
         writer.commit()
-        run.examples = n
+        run.progress.examples = n
         need, limit = scd.memory_needed(n, entries), memory_limit(cfg)
         rep.line(f"scd: {n} examples with {entries} feature entries take about {need / 2**20:.1f} MiB "
                  f"in memory (limit {limit / 2**20:.0f} MiB)")
@@ -81,13 +81,12 @@ def train_scd(cfg: TrainConfig, model=None) -> dict:
             if cfg.objective:
                 table[:, 0] = 0.0
                 table[index, 0] = values
-                run.entries = accesses
                 if cfg.objective_data:
                     blocks = text_blocks([cfg.objective_data], cfg.format, hashing, cfg.block_size)
                     where = cfg.objective_data
                 else:
                     blocks, where = read_cache(cache_path, source_name, bits=cfg.bits), "training examples"
-                result = objective.evaluate(cfg, run, blocks, allocate_table)
+                result = objective.evaluate(cfg, state, blocks, allocate_table, accesses)
                 rep.out.write(objective.describe(result, epoch, where) + "\n")
                 rep.out.flush()
                 objectives.append(result)
@@ -115,8 +114,8 @@ def train_scd(cfg: TrainConfig, model=None) -> dict:
                  f"objective = {info['objective']:f}" if "objective" in info else "objective = n.a.",
                  f"non-zero weights = {nonzero} ({100.0 * nonzero / (1 << cfg.bits):.4g}% of 2^{cfg.bits})",
                  f"data accesses = {info.get('accesses', 0)}", f"wall time = {wall:.3f} s",
-                 f"malformed lines = {run.malformed}"])
-    return {"state": st, "table": table, "nonzero": nonzero, "malformed": run.malformed,
+                 f"malformed lines = {run.faults.malformed}"])
+    return {"state": st, "table": table, "nonzero": nonzero, "malformed": run.faults.malformed,
             "passes": cfg.passes, "objectives": objectives, "info": info}
 
 
@@ -173,9 +172,8 @@ class EpochProgress:
 def _predict(cfg, table, st, rep, blocks) -> None:
     """The final model's predictions for the training examples (-p)."""
     writer = PredictionWriter(cfg.predictions)
-    predictor = learners.predictor()
-    prm, iprm = learners.make_settings(cfg, train=False, algo=predictor.name)
-    run = Run(predictor, table, prm, st, Reporter(True), cfg.link, cfg.binary, writer, iprm=iprm)
+    prm, iprm = learners.make_settings(cfg, train=False, algo=learners.predictor().name)
+    run = Run.predicting(RunState(cfg, table, prm, iprm, st), Reporter(True), writer)
     try:
         for block in blocks:
             run.process(block)

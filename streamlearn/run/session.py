@@ -1,7 +1,8 @@
-"""A training or prediction session: the Run (the table, settings, state and reports one run works
-on, and the processing of a parsed block), and the train and predict flows: passes over text or the
-cache, holdout and early termination, objective reporting, summary. Model files are read and written by
-``streamlearn.run.model_io``; the blocks come from ``streamlearn.run.stream``.
+"""A training or prediction session: the Run (one run's arrays and block kernel, with its parts:
+``Outputs``, ``Faults``, ``Progress``, ``Audit``; and the processing of a parsed block), and the train
+and predict flows: passes over text or the cache, holdout and early termination, objective reporting,
+summary. Model files are read and written by ``streamlearn.run.model_io``; the blocks come from
+``streamlearn.run.stream``.
 """
 
 from __future__ import annotations
@@ -29,52 +30,38 @@ from streamlearn.io.reader import check_readable
 from streamlearn.io.shuffle import ShuffledExamples
 from streamlearn.io.writers import PredictionWriter, class_probabilities, format_class_values
 from streamlearn.kernels import multiclass
-from streamlearn.kernels import state as S
 from streamlearn.run.model_io import model_options, save_outputs
 from streamlearn.run.runstate import RunState
 from streamlearn.run.report import Reporter, best_constant, next_dump
 from streamlearn.run.stream import Hashing, hashing_of, pipelined, text_blocks
+from streamlearn.run.views import CounterView
 
 
 @dataclass
-class Run:
-    """Everything one train or predict run works on."""
+class Outputs:
+    """What a run writes of its predictions and how they read: --binary or the link function, the -p
+    writer, and a multiclass run's classes (K; their probabilities the softmax of the scores or VW's
+    normalized logistics), the form of its -p lines, its -r writer and its --probabilities log loss."""
 
-    learner: learners.Learner
-    table: np.ndarray
-    prm: np.ndarray
-    st: np.ndarray
-    reporter: Reporter
-    link: str
-    binary: bool
+    link: str = "identity"
+    binary: bool = False
     writer: PredictionWriter | None = None
-    strict: bool = False
-    holding_out: bool = False
-    names: object = None     # streamlearn.features.audit.FeatureNames when --invert_hash or --audit
-    audit_g: int | None = None   # --audit: None = off, else the table column of G printed (-1: none)
-    malformed: int = 0
-    read_errors: int = 0
-    examples: int = 0
-    entries: int = 0         # feature entries x_ij read by the learner (the data accesses)
-    started: float = field(default_factory=time.perf_counter)
-    iprm: np.ndarray | None = None     # integer settings (streamlearn.kernels.state)
-    ctr: np.ndarray = field(default_factory=learners.make_counters)   # progress and summary counters
-    kernel: object = None    # the block kernel (default: the learner's)
     classes: int = 0         # K of a multiclass run (--oaa K)
     softmax: bool = False    # the classes' probabilities are the softmax of their scores
     output: str = "class"    # multiclass -p lines: "class", "scores" or "probabilities"
     raw_writer: PredictionWriter | None = None    # -r: every class's raw score
     logloss: list = field(default_factory=lambda: [0.0, 0.0])   # --probabilities: sum -log p w, sum w
-    rows_in_use: int | None = None   # a multiclass model's non-zero rows (features in use), once saved
-    history: ProgressHistory | None = None   # progress rows kept as arrays (train --plot, the Python API)
-    cfg: TrainConfig | None = None   # the training run's config (the history's non-zero count needs it)
-    diverged: str | None = None      # "<file> line <n>": the first example whose prediction or update
-                                     # was not finite (streamlearn.kernels.loop), once seen
-    diverge_warned: bool = False     # the "training diverged" warning was printed
 
-    def __post_init__(self):
-        if self.kernel is None:
-            self.kernel = self.learner.kernel
+    @classmethod
+    def of(cls, cfg, learner, writer: PredictionWriter | None = None) -> "Outputs":
+        """The outputs of a run of ``cfg`` (``learner``: the configured one, whose classes may be
+        joint) writing -p lines to ``writer``; a multiclass run opens its -r writer here."""
+        if not cfg.classes:
+            return cls(cfg.link, cfg.binary, writer)
+        output = "probabilities" if cfg.probabilities else "scores" if cfg.scores else "class"
+        raw = getattr(cfg, "raw_predictions", None)
+        return cls(cfg.link, cfg.binary, writer, cfg.classes, learner.joint, output,
+                   PredictionWriter(raw) if raw else None)
 
     def shown(self, p: np.ndarray) -> np.ndarray:
         """Predictions as written and shown: after --binary or the link function."""
@@ -84,129 +71,29 @@ class Run:
             return 1.0 / (1.0 + np.exp(-p))
         return p
 
-    def read_error(self, message: str) -> None:
-        """A source could not be read to its end: an error with --strict, else a warning."""
-        if self.strict:
-            raise InputError(message)
-        self.reporter.warn(message + "; the lines before are used, the last partial line is not")
-        self.read_errors += 1
-
-    def report_faults(self, block: ParsedBlock) -> None:
-        if block.faults.shape[0] == 0:
-            return
-        for line, reason, consequence in block.fault_lines():
-            if self.strict:
-                raise InputError(f"{block.source} line {line}: {reason}")
-            self.reporter.warn(f"{block.source} line {line}: {reason}; {consequence}")
-        self.malformed += block.faults.shape[0]
-
-    def process(self, block: ParsedBlock) -> None:
-        self.report_faults(block)
-        n = block.n
-        self.examples += n
-        before = self.entries - int(block.indptr[0])     # indptr may start past 0 (a piece of a block)
-        self.entries += int(block.indptr[n] - block.indptr[0])
-        K = self.classes
-        preds = np.empty((n, K + 2)) if K else np.empty(n)
-        ctr = self.ctr
-        pos = 0
-        kernel = self.kernel
-        counts = block.feature_counts()
-        arrays = block.arrays(preds)
-        state = (self.table, self.prm, self.iprm, self.st, ctr)
-        entries = None
-        if self.names is not None and block.text_lines is not None:
-            entries = self.names.entries(block)
-        audit = self.audit_g is not None and entries is not None
-        tags = block.tag_list() if audit else None
-        if audit:       # --audit's formatting (and the names' expansion): imported by the runs that use it
-            from streamlearn.features.audit import audit_features, audit_prediction, audit_score, write as write_audit
-        while pos < n:
-            end = pos + 1 if audit else n       # --audit: one example at a time, weights before learning
-            twice = audit and self.learner.predicts_twice and self.iprm[S.I_TRAIN]
-            if audit and K:     # one block per class, with the class's slots (VW's oaa)
-                features = [audit_features(self.class_entries(entries[pos], k), self.table, self.audit_g)
-                            for k in range(K)]
-            elif audit:
-                features = audit_features(entries[pos], self.table, self.audit_g)
-            if twice:       # the score before learning, for the second block
-                raw = audit_score(entries[pos], self.table) + block.bases[pos]
-            first = pos
-            pos = kernel(arrays, state, pos, end)
-            if self.diverged is None and (ctr[S.C_DIVERGED] or ctr[S.C_NONFINITE]):
-                self.diverged = divergence_place(block, ctr, first, pos)
-                if self.strict and self.iprm is not None and self.iprm[S.I_TRAIN]:
-                    # --strict stops at once, as at a malformed line (train writes no model then)
-                    raise InputError(f"training diverged: a prediction or update became infinite or NaN at "
-                                     f"{self.diverged}; try a smaller learning rate (-l)")
-            if audit and K:
-                lines = []
-                for k in range(K):
-                    lines += [audit_prediction(preds[first, 1 + k], tags[first]), features[k]]
-                write_audit(lines)
-            elif audit:
-                lines = [audit_prediction(preds[first], tags[first]), features]
-                if twice:
-                    # VW's learn predicts again, with the bounds the label widened (vw-spec-2 §2f)
-                    again = min(max(raw, self.st[S.S_MIN_LABEL]), self.st[S.S_MAX_LABEL])
-                    lines += [audit_prediction(again, tags[first]), features]
-                write_audit(lines)
-            if ctr[S.C_W_LABELED] + ctr[S.C_W_UNLABELED] >= ctr[S.C_DUMP]:
-                e = pos - 1
-                if self.history is not None:    # before the row resets the since-last sums
-                    self.record_progress(before + int(block.indptr[pos]))
-                if K:
-                    self.reporter.row(ctr, self.holding_out, block.labels[e], preds[e, 0], int(counts[e]),
-                                      *self.class_columns(block.labels[e], preds[e]))
-                else:
-                    shown = self.shown(preds[e:e + 1])[0]
-                    self.reporter.row(ctr, self.holding_out, block.labels[e], shown, int(counts[e]))
-                next_dump(ctr)
-        if K:
-            self.class_outputs(block, preds)
-        elif self.writer is not None:
+    def write(self, block: ParsedBlock, preds: np.ndarray) -> None:
+        """A binary or regression block's -p lines."""
+        if self.writer is not None:
             self.writer.write(self.shown(preds), block)
-        return preds
-
-    def record_progress(self, accesses: int | None = None) -> None:
-        """A progress row into the history, with the non-zero weights in force now and the data
-        accesses so far (default: every entry of the blocks processed)."""
-        self.history.record(self.ctr, self.holding_out,
-                            nonzero_in_force(self.cfg, self.table, self.prm, self.iprm, self.st),
-                            self.entries if accesses is None else accesses)
-
-    # ------------------------------------------------------------------------- multiclass
-    def class_entries(self, entries, k: int) -> list:
-        """An example's named entries moved to class k's slots (names unchanged, as VW's --audit)."""
-        W = self.iprm[S.I_CLASS_W]
-        mask = self.table.shape[0] - 1
-        return [replace(e, index=((e.index * W) & mask) + k) for e in entries]
-
-    def first_class(self) -> int:
-        """The label of class 0: 0 once the labels are 0-indexed, else 1."""
-        return 0 if self.st[S.S_INDEX_MODE] == 0.0 else 1
 
     def probabilities(self, scores: np.ndarray) -> np.ndarray:
         return class_probabilities(scores, self.softmax)
 
-    def class_columns(self, label: float, row: np.ndarray) -> tuple[str, str]:
+    def class_columns(self, label: float, row: np.ndarray, first: int) -> tuple[str, str]:
         """The progress row's label and prediction columns of a multiclass example: integers, and
-        with --probabilities the class with its probability, 'k(NN%)'."""
+        with --probabilities the class with its probability, 'k(NN%)' (``first``: the label of class 0)."""
         label_text = "unknown" if label != label else (str(int(label)) if label == int(label) else f"{label:g}")
         pred = int(row[0])
         if self.output == "probabilities":
             p = self.probabilities(row[None, 1:self.classes + 1])[0]
-            return label_text, f"{pred}({100.0 * p[pred - self.first_class()]:2.0f}%)"
+            return label_text, f"{pred}({100.0 * p[pred - first]:2.0f}%)"
         return label_text, str(pred)
 
-    def class_outputs(self, block: ParsedBlock, preds: np.ndarray) -> None:
-        """Warnings about the block's labels, then its -p and -r lines and the multiclass log loss."""
+    def write_classes(self, block: ParsedBlock, preds: np.ndarray, first: int) -> None:
+        """A multiclass block's -p and -r lines and its share of the log loss (``preds``: rows of
+        label, K scores, status; ``first``: the label of class 0)."""
         K = self.classes
-        status = preds[:, K + 1]
-        if status.any():
-            self.label_notes(block, status)
         scores = preds[:, 1:K + 1]
-        first = self.first_class()
         probs = None
         if self.output == "probabilities":
             probs = self.probabilities(scores)
@@ -231,10 +118,59 @@ class Run:
         if self.raw_writer is not None:
             self.raw_writer.write_lines(format_class_values(scores, first, lead=" "), block)
 
-    def label_notes(self, block: ParsedBlock, status: np.ndarray) -> None:
+    def close(self) -> None:
+        for out in (self.writer, self.raw_writer):
+            if out is not None:
+                out.close()
+
+
+@dataclass
+class Faults:
+    """What went wrong in a run's input and numbers: malformed lines and sources not read to their end
+    (errors with --strict, else warnings, counted), labels that name no class, and the first example
+    whose prediction or update was not finite."""
+
+    reporter: Reporter
+    strict: bool = False
+    malformed: int = 0
+    read_errors: int = 0
+    diverged: str | None = None      # "<file> line <n>": the first example whose prediction or update
+                                     # was not finite (streamlearn.kernels.loop), once seen
+    diverge_warned: bool = False     # the "training diverged" warning was printed
+
+    def read_error(self, message: str) -> None:
+        """A source could not be read to its end: an error with --strict, else a warning."""
+        if self.strict:
+            raise InputError(message)
+        self.reporter.warn(message + "; the lines before are used, the last partial line is not")
+        self.read_errors += 1
+
+    def report(self, block: ParsedBlock) -> None:
+        """The block's malformed lines: an error with --strict, else a warning each."""
+        if block.faults.shape[0] == 0:
+            return
+        for line, reason, consequence in block.fault_lines():
+            if self.strict:
+                raise InputError(f"{block.source} line {line}: {reason}")
+            self.reporter.warn(f"{block.source} line {line}: {reason}; {consequence}")
+        self.malformed += block.faults.shape[0]
+
+    def check_divergence(self, block: ParsedBlock, counters: CounterView, first: int, stop: int,
+                         training) -> None:
+        """After a kernel call over examples ``first``..``stop``-1: where the run first stopped being
+        finite, once; --strict stops training there."""
+        if self.diverged is None and (counters.diverged or counters.nonfinite):
+            self.diverged = divergence_place(block, counters, first, stop)
+            if self.strict and training:
+                # --strict stops at once, as at a malformed line (train writes no model then)
+                raise InputError(f"training diverged: a prediction or update became infinite or NaN at "
+                                 f"{self.diverged}; try a smaller learning rate (-l)")
+
+    def label_notes(self, block: ParsedBlock, status: np.ndarray, classes: int, first: int, training) -> None:
         """Warn about labels that name no class (one-line errors with --strict) and tell when auto
-        indexing decided how the labels count."""
-        K = self.classes
+        indexing decided how the labels count (``status``: the kernel's per-example label codes;
+        ``first``: the label of class 0)."""
+        K = classes
         for e in np.flatnonzero(status).tolist():
             code = status[e]
             y = block.labels[e]
@@ -245,39 +181,237 @@ class Run:
             if code == multiclass.ST_NOW_1:
                 self.reporter.line(f"label {K} found -- labels are now considered 1-indexed.")
                 continue
-            first = self.first_class()
             if code == multiclass.ST_NOT_INTEGER:
                 reason = f"label {y:g} is not a class (--oaa labels are integers {first}..{first + K - 1})"
                 consequence = "the example is not learned"
             else:
                 reason = f"label {y:g} is not in {first}..{first + K - 1}"
-                consequence = ("learned as a negative for every class, as VW does" if self.iprm[S.I_TRAIN]
+                consequence = ("learned as a negative for every class, as VW does" if training
                                else "counted as an error")
             if self.strict:
                 raise InputError(f"{where}: {reason}")
             self.reporter.warn(f"{where}: {reason}; {consequence}")
 
 
-def divergence_place(block: ParsedBlock, ctr: np.ndarray, first: int, stop: int) -> str:
+@dataclass
+class Progress:
+    """The progress table's and summary's bookkeeping: the reporter, the progress rows kept as arrays
+    (train --plot, the Python API), whether this pass holds out, the examples and feature entries read,
+    when the run started, and a multiclass model's rows in use once saved."""
+
+    reporter: Reporter
+    history: ProgressHistory | None = None
+    holding_out: bool = False
+    examples: int = 0
+    entries: int = 0         # feature entries x_ij read by the learner (the data accesses)
+    started: float = field(default_factory=time.perf_counter)
+    rows_in_use: int | None = None   # a multiclass model's non-zero rows (features in use), once saved
+
+    def read(self, block: ParsedBlock) -> int:
+        """Count the block's examples and feature entries; returns the entries read before it, less
+        where its entries start (a piece of a block starts past 0), so that adding an example's
+        ``indptr`` gives the entries read up to it."""
+        self.examples += block.n
+        before = self.entries - int(block.indptr[0])
+        self.entries += int(block.indptr[block.n] - block.indptr[0])
+        return before
+
+    @staticmethod
+    def due(counters: CounterView) -> bool:
+        """A progress row is due (the weighted example count reached the next row's)."""
+        return counters.w_labeled + counters.w_unlabeled >= counters.dump
+
+    def record(self, arrays: RunState, accesses: int | None = None) -> None:
+        """A progress row into the history, with the non-zero weights in force now and the data
+        accesses so far (default: every entry of the blocks processed)."""
+        self.history.record(arrays.ctr, self.holding_out,
+                            nonzero_in_force(arrays.cfg, arrays.table, arrays.prm, arrays.iprm, arrays.st),
+                            self.entries if accesses is None else accesses)
+
+    def row(self, ctr: np.ndarray, label: float, pred: float, nfeat: int, label_text: str | None = None,
+            pred_text: str | None = None) -> None:
+        """The progress row of the example just processed, then the next row's schedule."""
+        self.reporter.row(ctr, self.holding_out, label, pred, nfeat, label_text, pred_text)
+        next_dump(ctr)
+
+
+@dataclass
+class Audit:
+    """The feature names a run keeps (``streamlearn.features.audit.FeatureNames``: --invert_hash,
+    --audit) and --audit's lines: each example's features with their weights before it is learned,
+    then its prediction. Imported by the runs that use it."""
+
+    names: object = None
+    g_column: int | None = None     # --audit: None = off, else the table column of G printed (-1: none)
+
+    @classmethod
+    def of(cls, cfg: TrainConfig, hashing: Hashing) -> "Audit":
+        """The names --invert_hash and --audit need; with --audit, G shown while learning with
+        adaptive rates, as VW does."""
+        if not (cfg.invert_hash or cfg.audit):
+            return cls()
+        from streamlearn.features.audit import FeatureNames
+        names = FeatureNames(hashing.features, cfg.bits, cfg.noconstant, cfg.hash_seed, cfg.hash, cfg.classes)
+        g_column = None
+        if cfg.audit:
+            g_column = learners.layout(cfg).g if cfg.adaptive and not cfg.testonly else -1
+        return cls(names, g_column)
+
+    def entries(self, block: ParsedBlock):
+        """Each example's named entries (the names kept as they come), or None: no names kept, or a
+        block without its text (read from the cache)."""
+        if self.names is None or block.text_lines is None:
+            return None
+        return self.names.entries(block)
+
+    def features(self, entries, table: np.ndarray, classes: int, width) -> list:
+        """The feature lines of an example before it is learned: one block, or one per class of a
+        multiclass run, the entries moved to class k's slots (names unchanged, as VW's oaa;
+        ``width``: W, class k of feature h is slot h*W + k)."""
+        from streamlearn.features.audit import audit_features
+        if not classes:
+            return [audit_features(entries, table, self.g_column)]
+        mask = table.shape[0] - 1
+        return [audit_features([replace(e, index=((e.index * width) & mask) + k) for e in entries], table,
+                               self.g_column) for k in range(classes)]
+
+    @staticmethod
+    def score(entries, table: np.ndarray) -> float:
+        """The example's raw score from the weights now (without its base)."""
+        from streamlearn.features.audit import audit_score
+        return audit_score(entries, table)
+
+    @staticmethod
+    def write(predictions, tag, features: list) -> None:
+        """An example's audit: each prediction followed by its block of features."""
+        from streamlearn.features.audit import audit_prediction, write as write_audit
+        lines = []
+        for pred, block_lines in zip(predictions, features):
+            lines += [audit_prediction(pred, tag), block_lines]
+        write_audit(lines)
+
+
+@dataclass
+class Run:
+    """One train or predict run: the learner, its arrays (``RunState``: table, settings, state,
+    counters) and block kernel, and the parts around them -- what it writes (``Outputs``), what went
+    wrong (``Faults``), the progress table's bookkeeping (``Progress``) and the feature names and
+    --audit lines (``Audit``). ``process`` runs a parsed block through the kernel and all of them."""
+
+    learner: learners.Learner
+    arrays: RunState
+    kernel: object           # the block kernel
+    outputs: Outputs
+    faults: Faults
+    progress: Progress
+    audit: Audit = field(default_factory=Audit)
+    # the arrays the kernel takes: the RunState's own (a run keeps them for its whole life), held here
+    # too so that a block reads each at the cost of an attribute
+    table: np.ndarray = field(init=False, repr=False)
+    prm: np.ndarray = field(init=False, repr=False)
+    iprm: np.ndarray = field(init=False, repr=False)
+    st: np.ndarray = field(init=False, repr=False)
+    ctr: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self):
+        a = self.arrays
+        self.table, self.prm, self.iprm, self.st, self.ctr = a.table, a.prm, a.iprm, a.st, a.ctr
+
+    @classmethod
+    def training(cls, arrays: RunState, reporter: Reporter, writer: PredictionWriter | None = None,
+                 strict: bool = False, history: ProgressHistory | None = None) -> "Run":
+        """A run of the configured learner (``arrays.cfg``): its block kernel, one-against-all's with
+        --oaa K; -p lines to ``writer``, progress rows kept in ``history``."""
+        cfg = arrays.cfg
+        learner = learners.get(cfg.algo)
+        return cls(learner, arrays, learners.block_kernel(cfg), Outputs.of(cfg, learner, writer),
+                   Faults(reporter, strict), Progress(reporter, history))
+
+    @classmethod
+    def predicting(cls, arrays: RunState, reporter: Reporter, writer: PredictionWriter | None = None,
+                   strict: bool = False) -> "Run":
+        """Predictions with a model's weights in force (``arrays``: a predictor's, prediction only): the
+        plain kernel, or the multiclass prediction kernel of a model trained with --oaa K."""
+        cfg = arrays.cfg
+        return cls(learners.predictor(), arrays, learners.predict_kernel(cfg),
+                   Outputs.of(cfg, learners.get(cfg.algo), writer), Faults(reporter, strict), Progress(reporter))
+
+    # ------------------------------------------------------------------------- a block
+    def process(self, block: ParsedBlock) -> np.ndarray:
+        """Predict (and learn, training) the block's examples with the kernel, then the progress rows
+        due, --audit's lines, the faults and the outputs. Returns the kernel's predictions."""
+        self.faults.report(block)
+        n = block.n
+        before = self.progress.read(block)
+        K = self.outputs.classes
+        preds = np.empty((n, K + 2)) if K else np.empty(n)
+        ctr = self.ctr
+        counters, training = self.arrays.counters, self.arrays.int_settings.train
+        pos = 0
+        kernel = self.kernel
+        counts = block.feature_counts()
+        arrays, state = block.arrays(preds), self.arrays.kernel_state
+        entries = self.audit.entries(block)
+        audit = self.audit.g_column is not None and entries is not None
+        tags = block.tag_list() if audit else None
+        while pos < n:
+            end = pos + 1 if audit else n       # --audit: one example at a time, weights before learning
+            twice = audit and self.learner.predicts_twice and training
+            if audit:       # the features before learning (with --oaa one block per class, VW's oaa)
+                features = self.audit.features(entries[pos], self.table, K, self.arrays.int_settings.class_w)
+            if twice:       # the score before learning, for the second block
+                raw = self.audit.score(entries[pos], self.table) + block.bases[pos]
+            first = pos
+            pos = kernel(arrays, state, pos, end)
+            self.faults.check_divergence(block, counters, first, pos, training)
+            if audit and K:
+                self.audit.write([preds[first, 1 + k] for k in range(K)], tags[first], features)
+            elif audit and twice:
+                # VW's learn predicts again, with the bounds the label widened (vw-spec-2 §2f)
+                bounds = self.arrays.state
+                again = min(max(raw, bounds.min_label), bounds.max_label)
+                self.audit.write([preds[first], again], tags[first], features * 2)
+            elif audit:
+                self.audit.write([preds[first]], tags[first], features)
+            if self.progress.due(counters):
+                e = pos - 1
+                if self.progress.history is not None:    # before the row resets the since-last sums
+                    self.progress.record(self.arrays, before + int(block.indptr[pos]))
+                if K:
+                    self.progress.row(ctr, block.labels[e], preds[e, 0], int(counts[e]),
+                                      *self.outputs.class_columns(block.labels[e], preds[e], self.first_class()))
+                else:
+                    self.progress.row(ctr, block.labels[e], self.outputs.shown(preds[e:e + 1])[0], int(counts[e]))
+        if K:
+            self.class_outputs(block, preds, training)
+        else:
+            self.outputs.write(block, preds)
+        return preds
+
+    # ------------------------------------------------------------------------- multiclass
+    def first_class(self) -> int:
+        """The label of class 0: 0 once the labels are 0-indexed, else 1."""
+        return 0 if self.arrays.state.index_mode == 0.0 else 1
+
+    def class_outputs(self, block: ParsedBlock, preds: np.ndarray, training) -> None:
+        """Warnings about the block's labels, then its -p and -r lines and the multiclass log loss."""
+        K = self.outputs.classes
+        status = preds[:, K + 1]
+        if status.any():
+            self.faults.label_notes(block, status, K, self.first_class(), training)
+        self.outputs.write_classes(block, preds, self.first_class())
+
+
+def divergence_place(block: ParsedBlock, counters: CounterView, first: int, stop: int) -> str:
     """Where a run's predictions or updates first stopped being finite: "<file> line <n>" of the example
     the example loop recorded (``C_DIVERGED_EX``), or, from a loop that records none (one-against-all
     flags a NaN score only), the lines of the examples that kernel call processed."""
-    if ctr[S.C_DIVERGED]:
-        e = int(ctr[S.C_DIVERGED_EX])
+    if counters.diverged:
+        e = int(counters.diverged_ex)
         if 0 <= e < block.n:
             return f"{block.source} line {int(block.lines[e])}"
     a, b = int(block.lines[first]), int(block.lines[max(stop - 1, first)])
     return f"{block.source} line {a}" if a == b else f"{block.source} lines {a}-{b}"
-
-
-def _class_outputs(cfg, learner, raw: str | None = None) -> dict:
-    """The Run fields of a multiclass run: K, how its -p lines read, the -r writer."""
-    if not cfg.classes:
-        return {}
-    output = "probabilities" if cfg.probabilities else "scores" if cfg.scores else "class"
-    raw = raw if raw is not None else getattr(cfg, "raw_predictions", None)
-    return dict(classes=cfg.classes, softmax=learner.joint, output=output,
-                raw_writer=PredictionWriter(raw) if raw else None)
 
 
 def prepare_train(explicit: dict) -> tuple[TrainConfig, tuple | None]:
@@ -322,43 +456,45 @@ def preamble(cfg: TrainConfig, rep: Reporter, learner, cache_note: str | None) -
 
 def _summary_lines(run: Run, loss: str, tau: float, passes: int, holdout: int, best_holdout,
                    nonzero: int | None, bits: int) -> list[str]:
-    ctr = run.ctr
+    c = run.arrays.counters
+    outputs, progress, faults = run.outputs, run.progress, run.faults
     lines = []
-    n = int(ctr[S.C_EXAMPLES])
+    n = int(c.examples)
     if passes <= 1:
         lines.append(f"number of examples = {n}")
     else:
         lines.append(f"number of examples per pass = {n // passes}")
         lines.append(f"passes used = {passes}")
-    lines.append(f"weighted example sum = {ctr[S.C_W_LABELED] + ctr[S.C_W_UNLABELED]:f}")
-    lines.append(f"weighted label sum = {ctr[S.C_W_LABELS]:f}")
+    lines.append(f"weighted example sum = {c.w_labeled + c.w_unlabeled:f}")
+    lines.append(f"weighted label sum = {c.w_labels:f}")
     if holdout:
         if best_holdout is None:
             lines.append("average loss = undefined (no holdout)")
         else:
             lines.append(f"average loss = {best_holdout:f} h")
-    elif ctr[S.C_W_LABELED] > 0:
-        lines.append(f"average loss = {ctr[S.C_SUM_LOSS] / ctr[S.C_W_LABELED]:f}")
+    elif c.w_labeled > 0:
+        lines.append(f"average loss = {c.sum_loss / c.w_labeled:f}")
     else:
         lines.append("average loss = n.a.")
-    bc = best_constant(ctr, run.st, loss, tau) if not run.classes else None
+    bc = best_constant(run.ctr, run.st, loss, tau) if not outputs.classes else None
     if bc is not None:
         lines.append(f"best constant = {bc[0]:f}")
         if bc[1] is not None:
             lines.append(f"best constant's loss = {bc[1]:f}")
-    if run.output == "probabilities" and run.logloss[1] > 0:
-        lines.append(f"average multiclass log loss = {run.logloss[0] / run.logloss[1]:f}")
-    lines.append(f"total feature number = {int(ctr[S.C_FEATURES])}")
+    if outputs.output == "probabilities" and outputs.logloss[1] > 0:
+        lines.append(f"average multiclass log loss = {outputs.logloss[0] / outputs.logloss[1]:f}")
+    lines.append(f"total feature number = {int(c.features)}")
     if nonzero is not None:
         lines.append(f"non-zero weights = {nonzero} ({100.0 * nonzero / (1 << bits):.4g}% of 2^{bits})")
-        if run.rows_in_use is not None:
-            lines.append(f"non-zero rows = {run.rows_in_use} (features in use by any of the {run.classes} classes)")
-    wall = time.perf_counter() - run.started
-    lines.append(f"examples per second = {run.examples / wall if wall > 0 else 0.0:.0f}")
+        if progress.rows_in_use is not None:
+            lines.append(f"non-zero rows = {progress.rows_in_use} (features in use by any of the "
+                         f"{outputs.classes} classes)")
+    wall = time.perf_counter() - progress.started
+    lines.append(f"examples per second = {progress.examples / wall if wall > 0 else 0.0:.0f}")
     lines.append(f"wall time = {wall:.3f} s")
-    lines.append(f"malformed lines = {run.malformed}")
-    if run.read_errors:
-        lines.append(f"inputs not read to the end = {run.read_errors}")
+    lines.append(f"malformed lines = {faults.malformed}")
+    if faults.read_errors:
+        lines.append(f"inputs not read to the end = {faults.read_errors}")
     return lines
 
 
@@ -423,8 +559,8 @@ class SourcePlan:
         cfg = self.cfg
         if p == 0 and not self.reuse:
             writer = CacheWriter(self.path, self.options) if self.use_cache else None
-            blocks = text_blocks(cfg.sources, cfg.format, self.hashing, cfg.block_size, writer, run.read_error,
-                                 with_text=run.names is not None, byte_range=cfg.shard_range)
+            blocks = text_blocks(cfg.sources, cfg.format, self.hashing, cfg.block_size, writer, run.faults.read_error,
+                                 with_text=run.audit.names is not None, byte_range=cfg.shard_range)
             if cfg.shard_window is not None:    # a cache is written whole: the window reads on to the end
                 blocks = examples_window(blocks, *self.window, drain=writer is not None)
             return blocks, writer
@@ -458,10 +594,11 @@ class EarlyStop:
 
     def after_pass(self, p: int, run: "Run") -> bool:
         """True when training stops after pass ``p``."""
-        w = run.ctr[S.C_HO_W_PASS]
+        counters = run.arrays.counters
+        w = counters.ho_w_pass
         if not self.holdout or w <= 0:
             return False
-        loss = run.ctr[S.C_HO_LOSS_PASS] / w
+        loss = counters.ho_loss_pass / w
         if self.best is None or loss < self.best:
             self.best = loss
             self.no_win = 0
@@ -485,16 +622,9 @@ def _check_paths(cfg: TrainConfig) -> None:
 def _open_run(cfg: TrainConfig, state: RunState, hashing: Hashing, rep: Reporter, history) -> "Run":
     """The run of a training: its arrays, the -p writer, one-against-all's outputs, and the feature
     names --invert_hash and --audit need."""
-    learner = learners.get(cfg.algo)
     writer = PredictionWriter(cfg.predictions) if cfg.predictions else None
-    run = Run(learner, state.table, state.prm, state.st, rep, cfg.link, cfg.binary, writer, cfg.strict,
-              iprm=state.iprm, ctr=state.ctr, kernel=learners.block_kernel(cfg), history=history, cfg=cfg,
-              **_class_outputs(cfg, learner))
-    if cfg.invert_hash or cfg.audit:
-        from streamlearn.features.audit import FeatureNames
-        run.names = FeatureNames(hashing.features, cfg.bits, cfg.noconstant, cfg.hash_seed, cfg.hash, cfg.classes)
-        if cfg.audit:     # G is shown while learning with adaptive rates, as VW does
-            run.audit_g = learners.layout(cfg).g if cfg.adaptive and not cfg.testonly else -1
+    run = Run.training(state, rep, writer, cfg.strict, history)
+    run.audit = Audit.of(cfg, hashing)
     return run
 
 
@@ -545,33 +675,31 @@ def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
     passes_done, objectives, nonzero, last_line = 0, [], None, 0
     try:
         for p in range(cfg.passes):
-            run.holding_out = holdout > 0 and p >= 1
+            run.progress.holding_out = holdout > 0 and p >= 1
             state.start_pass()
             blocks, cache_writer = sources.blocks(p, run, holdout)
             last_line = _feed(run, blocks, trace, cache_writer) or last_line
             passes_done += 1
-            if run.names is not None:       # names come from the first pass (every pass with -t)
-                run.names.collecting = cfg.testonly
+            if run.audit.names is not None:     # names come from the first pass (every pass with -t)
+                run.audit.names.collecting = cfg.testonly
             if cfg.objective:
                 objectives.append(_objective(cfg, run, hashing, sources.path, passes_done))
             state.end_pass()
             if stop.after_pass(p, run):
                 break
-        if history is not None and history.last_examples() != int(ctr[S.C_EXAMPLES]):
-            run.record_progress()       # the end of training: short runs have a point too
+        if history is not None and history.last_examples() != int(state.counters.examples):
+            run.progress.record(state)      # the end of training: short runs have a point too
         if trace is not None:
             trace.finish()
         nonzero = stop.nonzero if stop.stopped and stop.nonzero is not None else save_outputs(cfg, run)
     finally:
-        for out in (run.writer, run.raw_writer):
-            if out is not None:
-                out.close()
+        run.outputs.close()
         sources.remove_temporary()
-    if ctr[S.C_NONFINITE] and not run.diverge_warned:
+    if state.counters.nonfinite and not run.faults.diverge_warned:
         rep.warn("some predictions were not finite (the weights diverged); try a smaller -l/--learning-rate")
     rep.summary(_summary_lines(run, cfg.loss, cfg.quantile_tau, passes_done, holdout, stop.best, nonzero, cfg.bits))
     result = {"state": state.st, "counters": ctr, "table": state.table, "nonzero": nonzero,
-              "malformed": run.malformed, "passes": passes_done, "best_holdout": stop.best,
+              "malformed": run.faults.malformed, "passes": passes_done, "best_holdout": stop.best,
               "early_stop": stop.stopped, "objectives": objectives, "last_line": last_line}
     if history is not None:
         result["progress"] = history.as_dict()
@@ -590,9 +718,9 @@ def _objective(cfg: TrainConfig, run: Run, hashing: Hashing, cache_path, passes:
         name = cfg.sources[0] if len(cfg.sources) == 1 else "cache"
         blocks = read_cache(cache_path, name, bits=cfg.bits)
         where = "training examples"
-    result = objective.evaluate(cfg, run, blocks, allocate_table)
-    run.reporter.out.write(objective.describe(result, passes, where) + "\n")
-    run.reporter.out.flush()
+    result = objective.evaluate(cfg, run.arrays, blocks, allocate_table, run.progress.entries)
+    run.progress.reporter.out.write(objective.describe(result, passes, where) + "\n")
+    run.progress.reporter.out.flush()
     return result
 
 
@@ -612,29 +740,26 @@ def predict(cfg: PredictConfig) -> dict:
             raise OptionError(f"{'--probabilities' if cfg.probabilities else '--scores'} needs a model "
                               f"trained with --oaa K")
         mcfg = replace(mcfg, probabilities=cfg.probabilities, scores=cfg.scores)
+    hashing = hashing_of(mcfg)
     # saved weights are final (lazy learners caught up before saving), so every model predicts
     # with the plain linear kernel in predict-only mode
-    learner = learners.predictor()
-    hashing = hashing_of(mcfg)
     state = RunState.predictor(mcfg, index, rows[:, 0], header.get("state", {}))
     if cfg.quiet:
         state.quiet()
-    table, prm, iprm, st, ctr = state.table, state.prm, state.iprm, state.st, state.ctr
     rep = Reporter(cfg.quiet)
     rep.line(f"only testing\nmodel = {cfg.initial_model}")
     for path in cfg.sources:
         rep.line(f"Reading datafile = {'stdin' if path == '-' else path}")
     rep.line(f"Num weight bits = {mcfg.bits}")
     writer = PredictionWriter(cfg.predictions)
-    run = Run(learner, table, prm, st, rep, mcfg.link, mcfg.binary, writer, cfg.strict, iprm=iprm, ctr=ctr,
-              kernel=learners.predict_kernel(mcfg), **_class_outputs(mcfg, learners.get(mcfg.algo)))
+    run = Run.predicting(state, rep, writer, cfg.strict)
     try:
         for block in pipelined(text_blocks(cfg.sources, cfg.format, hashing, cfg.block_size,
-                                           on_error=run.read_error, threads=cfg.threads)):
+                                           on_error=run.faults.read_error, threads=cfg.threads)):
             run.process(block)
     finally:
         writer.close()
-    if ctr[S.C_NONFINITE]:
+    if state.counters.nonfinite:
         rep.warn("some predictions were not finite (the model holds non-finite weights)")
     rep.summary(_summary_lines(run, mcfg.loss, mcfg.quantile_tau, 1, 0, None, None, mcfg.bits))
-    return {"state": st, "counters": ctr, "malformed": run.malformed}
+    return {"state": state.st, "counters": state.ctr, "malformed": run.faults.malformed}

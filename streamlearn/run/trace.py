@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 
 import numpy as np
 
 from streamlearn import learners
 from streamlearn.io.blocks import ParsedBlock, sub_block
-from streamlearn.kernels import state as S
+from streamlearn.run.views import CounterView
 
 CLASSIFYING = ("logistic", "hinge", "softmax")
 
@@ -84,15 +85,15 @@ class Trace:
 
     def row(self) -> None:
         from streamlearn.run.model_io import rows_in_use
-        run, cfg, ctr = self.run, self.cfg, self.run.ctr
+        run, cfg, counters = self.run, self.cfg, self.run.arrays.counters
         slots, w = self._weights()          # the weights in force, once per row
-        wl = ctr[S.C_W_LABELED]
+        wl = counters.w_labeled
         r = {"examples": self.read, "weighted": self.weighted,
-             "average_loss": ctr[S.C_SUM_LOSS] / wl if wl > 0 else math.nan,
+             "average_loss": counters.sum_loss / wl if wl > 0 else math.nan,
              "errors": self.errors if self.classify else None,
              "error_rate": (self.errors / self.labeled if self.labeled else math.nan) if self.classify else None,
              "nonzero": int(slots.shape[0]),
-             "features_seen": int(np.count_nonzero(self.seen)), "accesses": run.entries,
+             "features_seen": int(np.count_nonzero(self.seen)), "accesses": run.progress.entries,
              "seconds": time.perf_counter() - self.started}
         if cfg.classes:
             r["nonzero_rows"] = rows_in_use(slots, cfg.class_width)
@@ -117,7 +118,7 @@ class Trace:
         errors = labeled = 0
         for b in self.test_blocks:
             ctr = learners.make_counters()
-            ctr[S.C_DUMP] = math.inf
+            CounterView(ctr).dump = math.inf      # no progress rows
             preds = np.empty((b.n, cfg.classes + 2)) if cfg.classes else np.empty(b.n)
             kernel(b.arrays(preds), (table, prm, iprm, run.st.copy(), ctr), 0, b.n)
             ok = b.labels == b.labels
@@ -127,8 +128,8 @@ class Trace:
                 wrong = (preds > 0.0) != (b.labels > 0.0)
             errors += int(np.count_nonzero(wrong & ok))
             labeled += int(np.count_nonzero(ok))
-        state = (run.table.copy(), run.st.copy())
-        res = objective.evaluate(cfg, _Snapshot(run, *state), self.test_blocks, allocate_table)
+        snapshot = replace(run.arrays, table=run.table.copy(), st=run.st.copy())    # not finalized in place
+        res = objective.evaluate(cfg, snapshot, self.test_blocks, allocate_table, run.progress.entries)
         return {"test_loss": res["loss"], "test_error": errors / labeled if (labeled and self.classify) else None,
                 "objective": res["objective"]}
 
@@ -144,14 +145,6 @@ class Trace:
             lines.append("\t".join("" if r.get(k) is None else (f"{r[k]:.10g}" if isinstance(r[k], float) else str(r[k]))
                                    for k in keys))
         write_atomic(self.cfg.trace, [("\n".join(lines) + "\n").encode()], "trace", StreamlearnError)
-
-
-class _Snapshot:
-    """What ``objective.evaluate`` reads of a run, on copies of its table and state (the traced run
-    is not finalized in place)."""
-
-    def __init__(self, run, table, st):
-        self.table, self.st, self.prm, self.iprm, self.entries = table, st, run.prm, run.iprm, run.entries
 
 
 def load_test_blocks(cfg):
