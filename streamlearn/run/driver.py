@@ -27,4 +27,7 @@ def train(cfg: TrainConfig, model=None) -> dict:
     if learners.get(cfg.algo).batch and not cfg.testonly:   # -t learns nothing: the online session predicts
         from streamlearn.run import scd_run   # the batch flow: imported by the runs that use it
         return scd_run.train_scd(cfg, model)
-    return session.train(cfg, model)
+    observer = None
+    if cfg.trace:
+        from streamlearn.run.trace import observe as observer   # --trace: imported by the runs that use it
+    return session.train(cfg, model, observer=observer)

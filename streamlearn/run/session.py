@@ -651,10 +651,12 @@ def _feed(run: "Run", blocks, trace, writer) -> int:
     return last_line
 
 
-def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
+def train(cfg: TrainConfig, model=None, progress: bool = False, observer=None) -> dict:
     """Train an online learner as configured. Returns a small dict of results (for tests and the
     Python API); with ``progress`` (or ``--plot``) also the progress rows as arrays, "progress"
-    (``streamlearn.run.history.ProgressHistory.as_dict``)."""
+    (``streamlearn.run.history.ProgressHistory.as_dict``). ``observer(cfg, run)``, when given, makes
+    an observer of the run (``streamlearn.run.trace.observe``): ``split(block)`` cuts each block into
+    the pieces the run learns in turn, ``account(piece, predictions)`` sees each, ``finish()`` ends."""
     _check_paths(cfg)
     hashing = hashing_of(cfg)
     holdout = cfg.holdout
@@ -667,10 +669,7 @@ def train(cfg: TrainConfig, model=None, progress: bool = False) -> dict:
     sources = SourcePlan(cfg, hashing, rep)
     preamble(cfg, rep, learners.get(cfg.algo), sources.note)
     run = _open_run(cfg, state, hashing, rep, history)
-    trace = None
-    if cfg.trace:
-        from streamlearn.run.trace import Trace, load_test_blocks
-        trace = Trace(cfg, run, load_test_blocks(cfg) if cfg.trace_data else None)
+    trace = observer(cfg, run) if observer is not None else None
     stop = EarlyStop(cfg, holdout)
     passes_done, objectives, nonzero, last_line = 0, [], None, 0
     try:

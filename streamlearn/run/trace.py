@@ -147,6 +147,12 @@ class Trace:
         write_atomic(self.cfg.trace, [("\n".join(lines) + "\n").encode()], "trace", StreamlearnError)
 
 
+def observe(cfg, run) -> Trace:
+    """The trace of a run, as ``streamlearn.run.session.train`` takes an observer: built from the
+    run when it opens (``driver.train`` passes it for --trace)."""
+    return Trace(cfg, run, load_test_blocks(cfg) if cfg.trace_data else None)
+
+
 def load_test_blocks(cfg):
     """The --trace-data examples, parsed once with the run's hashing and kept (copied out of the
     parser's reusable buffers)."""
