@@ -120,7 +120,7 @@ def kernel_time(path: Path, bits: int, projection: str, radius: float, pretouch:
     fields = ("indptr", "idx", "val", "labels", "weights", "bases")
     blocks = [tuple(getattr(b, f).copy() for f in fields) + (b.feature_counts().copy(),)
               for b in stream.text_blocks([str(REPO / path)], "vw", hashing, cfg.block_size)]
-    learner = learners.get(cfg.algo)
+    kernel = learners.block_kernel(cfg)
     prm, iprm = learners.make_settings(cfg, train=True)
     st = learners.make_state(cfg, prm)
     ctr = learners.make_counters()
@@ -132,8 +132,8 @@ def kernel_time(path: Path, bits: int, projection: str, radius: float, pretouch:
     start = now()
     for indptr, idx, val, labels, weights, bases, nfeat in blocks:
         preds = np.empty(labels.shape[0])
-        learner.kernel((indptr, idx, val, labels, weights, bases, nfeat, preds), (table, prm, iprm, st, ctr), 0,
-                       labels.shape[0])
+        kernel((indptr, idx, val, labels, weights, bases, nfeat, preds), (table, prm, iprm, st, ctr), 0,
+               labels.shape[0])
     return now() - start
 
 

@@ -359,8 +359,8 @@ def _check_multiclass(cfg: TrainConfig) -> None:
                 raise OptionError(f"--loss softmax is learned by --algo softmax, not --algo {cfg.algo}")
         elif spec.joint:
             raise OptionError(f"--algo {cfg.algo} needs --loss softmax")
-        elif spec.oaa_kernel is None:
-            takers = [s.name for s in _registry.SPECS if s.oaa_kernel is not None]
+        elif not spec.one_against_all:
+            takers = [s.name for s in _registry.SPECS if s.one_against_all]
             raise OptionError(f"--oaa does not apply to --algo {cfg.algo}; one-against-all runs --algo "
                               f"{_one_of(takers)}, and --loss softmax the softmax learner")
         if cfg.batch_size > 1:

@@ -289,7 +289,7 @@ class SparseLinearClassifier(ClassifierMixin, _SparseLinear):
             cfg = make_config(self._options())
         except ValueError:
             return True         # invalid parameters: fit says why
-        return learners.get(cfg.algo).oaa_kernel is not None
+        return learners.get(cfg.algo).one_against_all
 
     def fit(self, X, y, sample_weight=None):
         """Learn from scratch (``passes`` passes over the rows, in order)."""

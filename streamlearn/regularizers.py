@@ -1,11 +1,16 @@
-"""Regularizers as data (issue 26, step 7, the Python side): each FOBOS regularizer is declared once,
+"""Regularizers as data (issue 26, step 7): each FOBOS regularizer is declared once,
 with the options that set its strength, what the learners' kernels can do with it, its value (what
 ``--objective`` reports and ``streamlearn.batch`` minimizes) and, for the batch solver, its prox on a
 matrix whose rows are features (Duchi & Singer 2009, Section 4: eq. 6 for l1, the squared and plain
 L2 norm, eq. 8 and 9 for the mixed norms l1linf and l1l2 of each feature's row of class weights).
 
-fobos, softmax, the batch solver and the objective read these declarations; the kernels still branch
-on a regularizer's integer code (``streamlearn.kernels.state.REG_*``).
+fobos, softmax, the batch solver and the objective read these declarations. Their compiled side is
+keyed by the same names: fobos and softmax have one kernel per regularizer (``KERNELS`` in
+``streamlearn.learners.fobos`` and ``streamlearn.learners.softmax``, the learners' ``LearnerSpec.variants``),
+chosen once, at set-up, so no kernel branches on the regularizer. A kernel is the learner's example loop
+with the regularizer's pieces: its release into the lazy cumulatives and its prox on a coordinate and on
+a row (``streamlearn.kernels.prox``, shared by both learners), and the learner's read and add of a stored
+weight, catch-up, finalize and after-load for it (a section per regularizer in each learner's module).
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ def learner_table(prefix: str, oaa: bool = False) -> str:
     for s in SPECS:
         row = f"| [{s.name}]({prefix}{s.name}.md) | {s.summary} | {s.paper or '-'} |"
         if oaa:
-            row += " its own classes |" if s.joint else (" yes |" if s.oaa_kernel is not None else " no |")
+            row += " its own classes |" if s.joint else (" yes |" if s.one_against_all else " no |")
         rows.append(row)
     return "\n".join(rows)
 

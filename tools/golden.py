@@ -27,14 +27,14 @@ REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "data" / "samples"
 
 def learners() -> dict:
-    """Options that make each binary learner valid: warm-up's run of each (``streamlearn.run.warmup.RUNS``),
-    sgd with none."""
-    from streamlearn.run.warmup import RUNS
+    """Options that make each binary learner valid: its spec's example (``LearnerSpec.example``, which
+    warm-up runs too), sgd with none."""
+    from streamlearn.learners import SPECS
 
     out = {"sgd": []}
-    for _, opts in RUNS:
-        if opts[:1] == ["--algo"] and "--oaa" not in opts:
-            out[opts[1]] = list(opts)
+    for spec in SPECS:
+        if spec.name != "sgd" and not spec.joint:
+            out[spec.name] = ["--algo", spec.name, *spec.example]
     return out
 
 #: variations run on top of every learner that accepts them (a refused combination is recorded too)

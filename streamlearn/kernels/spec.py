@@ -64,14 +64,28 @@ def never(cfg) -> bool:
 
 
 @dataclass(frozen=True)
+class Variant:
+    """The compiled functions of one variant of a learner whose kernels depend on its configuration
+    (``LearnerSpec.variants``: fobos's and softmax's, one per regularizer), as ``LearnerSpec.kernel``,
+    ``oaa_kernel``, ``finalize`` and ``after_load`` are a learner's with one of each; ``example``: the
+    options (after ``--algo NAME``) of a small run of the variant (warm-up runs it, so every variant
+    is compiled)."""
+    kernel: Callable
+    oaa_kernel: Callable | None = None
+    finalize: Callable | None = None
+    after_load: Callable | None = None
+    example: tuple = ()
+
+
+@dataclass(frozen=True)
 class LearnerSpec:
     name: str
     describe: Callable           # cfg -> the preamble's "learner = ..." text
     layout: Callable             # cfg -> Layout: the table columns by name
     #: the compiled block kernel: (block, state, start, end) -> the next example, with block =
     #: (indptr, idx, val, labels, weights, bases, nfeat, preds) and state = (table, prm, iprm, st, ctr)
-    #: (``streamlearn.kernels.loop``)
-    kernel: Callable
+    #: (``streamlearn.kernels.loop``); None for a learner with ``variants``
+    kernel: Callable | None = None
     #: the learner's place among the learners (``--algo``'s list; of two learners an option selects,
     #: the later one wins)
     order: int = 100
@@ -169,4 +183,23 @@ class LearnerSpec:
     #: the learner has a multiclass loss of its own (softmax): ``kernel`` runs the joint loop of
     #: ``streamlearn.kernels.multiclass`` and --oaa K gives its number of classes
     joint: bool = False
+    #: a learner whose compiled functions depend on its configuration (fobos and softmax: one set per
+    #: regularizer, so the choice is made once, at set-up, and no kernel branches on it): name ->
+    #: ``Variant``, and ``variant`` (cfg -> name) the one a configuration runs; the learner's
+    #: ``kernel``, ``oaa_kernel``, ``finalize`` and ``after_load`` are then None (``kernels``)
+    variants: dict = field(default_factory=dict)
+    variant: Callable | None = None
+
+    def kernels(self, cfg) -> Variant:
+        """The compiled functions a run of ``cfg`` calls: its variant's, or the learner's own."""
+        if self.variant is not None:
+            return self.variants[self.variant(cfg)]
+        return Variant(self.kernel, self.oaa_kernel, self.finalize, self.after_load, self.example)
+
+    @property
+    def one_against_all(self) -> bool:
+        """--oaa K runs the learner one-against-all (it has an oaa kernel, or its variants have)."""
+        if self.variant is not None:
+            return all(v.oaa_kernel is not None for v in self.variants.values())
+        return self.oaa_kernel is not None
 

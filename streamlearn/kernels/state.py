@@ -10,8 +10,9 @@ shared machinery's scalars (named here), then the learner's own scalars, which i
 (``streamlearn.kernels.loop``) updates; no learner reads or writes them.
 
 All four live in plain arrays so compiled kernels take a fixed, short argument list: a learner's new
-state is a slot its module declares, not a new signature. (iprm[1] and iprm[21] are free: they held the
-learner's code and the label indexing, which no kernel read.)
+state is a slot its module declares, not a new signature. (iprm[1], iprm[17] and iprm[21] are free: they
+held the learner's code, the regularizer's code and the label indexing, which no kernel reads: a learner
+and a regularizer are chosen with their kernel.)
 """
 
 # ----------------------------------------------------------------------------- prm: real settings
@@ -47,7 +48,6 @@ I_COL_LAST2 = 13      # fobos elastic: table column of the second cumulative at 
 I_PERIOD = 14         # K (tg, rounding)
 I_PROJECTION = 15     # l1ball: online projection method (PROJ_* codes)
 I_BATCH = 16          # mini-batch size B (1: a step per example)
-I_REG = 17            # fobos: regularizer (REG_* codes)
 I_SEED = 18           # --random-seed: mixed into every random choice (randomized pivots)
 I_CLASSES = 19        # multiclass: K, the number of classes (0: a binary or regression model)
 I_CLASS_W = 20        # multiclass: W, the smallest power of two >= K (class k of feature h is slot h*W+k)
@@ -121,18 +121,6 @@ C_NONFINITE = 21      # set when a prediction was NaN or infinite
 C_DIVERGED = 22       # 1 once a raw prediction or a weight an example's update wrote was not finite
 C_DIVERGED_EX = 23    # that first example: its index in the block the kernel call was given
 N_CTR = 24
-
-# ----------------------------------------------------------------------------- fobos regularizers
-REG_L1 = 0            # lambda ||w||_1, eq. 6 (lazy, per coordinate)
-REG_L2SQ = 1          # lambda/2 ||w||_2^2, eq. 7 (lazy, per coordinate)
-REG_ELASTIC = 2       # both: l1 shrink, then l2sq scaling (lazy, per coordinate)
-REG_L2 = 3            # lambda ||w||_2, Section 4 (a global factor)
-REG_LINF = 4          # lambda ||w||_inf, eq. 8 (dual L1 projection over the non-zero weights)
-REG_SUBGRADIENT = 5   # --algo subgradient: w -= eta lambda sgn(w) over the non-zero weights
-REG_L1L2 = 6          # softmax: lambda sum_rows ||row||_2, Section 5 (a row shrunk by its l2 norm)
-REG_L1LINF = 7        # softmax: lambda sum_rows ||row||_inf, Section 5 (eq. 8's dual on each row)
-REG_L2SQ_BALL = 8     # fobos l2sq with --l2-ball R: eq. 7's scaling then the projection onto ||w|| <= R,
-                      # both factors of l2's global scale (plain schedule)
 
 # ----------------------------------------------------------------------------- l1ball projection
 PROJ_TREE = 0         # un-shifted weights, cumulative shift and a heap: O(k log n) per example

@@ -47,8 +47,8 @@ LEARNERS = {spec.name: spec for spec in SPECS}
 
 
 def _check_registry(specs) -> None:
-    """Each learner's name is its own, it takes the options it declares, and its own state slots
-    follow the shared ones."""
+    """Each learner's name is its own, it takes the options it declares, its own state slots
+    follow the shared ones, and a learner with variants has no kernels beside theirs."""
     names = [s.name for s in specs]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
@@ -61,6 +61,9 @@ def _check_registry(specs) -> None:
         for option in spec.declares:
             if option.config and option.name not in spec.options:
                 raise ValueError(f"learner {spec.name} declares --{option.name} but does not list it in its options")
+        own = (spec.kernel, spec.oaa_kernel, spec.finalize, spec.after_load)
+        if spec.variant is not None and (not spec.variants or any(f is not None for f in own)):
+            raise ValueError(f"learner {spec.name} has variants: its compiled functions are theirs")
 
 
 _check_registry(SPECS)
@@ -124,9 +127,9 @@ def weights_in_column(cfg) -> bool:
 
 def finalize(cfg, table, prm, iprm, st) -> None:
     """Catch every weight up (and apply an open mini-batch) before the weights are read."""
-    spec = get(cfg.algo)
-    if spec.finalize is not None:
-        spec.finalize(table, prm, iprm, st)
+    compiled = get(cfg.algo).kernels(cfg)
+    if compiled.finalize is not None:
+        compiled.finalize(table, prm, iprm, st)
 
 
 def start(cfg, table, prm, iprm, st) -> None:
@@ -146,8 +149,9 @@ def after_load(cfg, table, prm, iprm, st) -> None:
     if lay.rate >= 0:
         fill_rates(table, lay.saved, lay.g, lay.n, lay.rate, prm[S.P_G0], prm[S.P_POWER_T] == 0.5,
                    prm[S.P_POWER_T])
-    if spec.after_load is not None:
-        spec.after_load(table, prm, iprm, st)
+    compiled = spec.kernels(cfg)
+    if compiled.after_load is not None:
+        compiled.after_load(table, prm, iprm, st)
 
 
 def rate_scale(cfg) -> float:
@@ -260,12 +264,14 @@ def saved_state(cfg, st: np.ndarray) -> dict:
 
 
 def block_kernel(cfg, spec: LearnerSpec | None = None):
-    """The block kernel a run of the configured learner calls: its own, or its one-against-all one
-    with --oaa K (a learner with a multiclass loss runs the joint loop in its own kernel)."""
+    """The block kernel a run of the configured learner calls (of its variant, for fobos's and
+    softmax's regularizers: ``LearnerSpec.kernels``): its own, or its one-against-all one with --oaa K
+    (a learner with a multiclass loss runs the joint loop in its own kernel)."""
     spec = spec or get(cfg.algo)
+    compiled = spec.kernels(cfg)
     if cfg.classes and not spec.joint:
-        return spec.oaa_kernel
-    return spec.kernel
+        return compiled.oaa_kernel
+    return compiled.kernel
 
 
 def allocate_table(bits: int, columns: int) -> np.ndarray:

@@ -32,7 +32,7 @@ clock and the prox still advance.
 **Prox (eq. 3).** After the step, the prox of ``eta_t lambda r(W)`` with ``eta_t = scale * m``
 (Section 3's online choice eta_{t+1/2} = eta_t), each row with its own rate: the diagonal step
 ``scale m r_row`` is the same for the K weights of a row, so the prox of a row-separable r under it
-is the ordinary prox of the row with strength ``lambda scale m r_row``. ``--reg`` (``REG_*``):
+is the ordinary prox of the row with strength ``lambda scale m r_row``. ``--reg`` (a kernel each):
 
 * ``l1``, lambda ||W||_1 (eq. 6): each weight soft-thresholded by the strength;
 * ``l2sq``, lambda/2 ||W||_F^2 (eq. 7): each weight divided by ``1 + lambda eta`` (with a row rate
@@ -65,15 +65,22 @@ between two touches every missed prox has strength ``lambda eta_s r_row`` with t
 the missed steps act as one of strength ``r_row * sum_s lambda eta_s``. The kernel keeps the sum in
 ``st[S_FOBOS_CUM]`` (l2sq: the sum of log(1 + lambda eta_s); elastic: ``fobos``'s two cumulatives,
 ``st[S_FOBOS_CUM2]`` the second), and each row the value at its last touch (column LAST of its base
-slot). Reading any slot of a row (``softmax_weight``) first pays the row what it owes -- O(K) (l1linf:
+slot). Reading any slot of a row (``row_weight``) first pays the row what it owes -- O(K) (l1linf:
 O(K log K), a sort) -- and sets LAST to the cumulative, so later reads of the same row in the example
 (the other classes, a repeated feature) owe nothing: the catch-up is idempotent. So an example costs
 O(K * its features), whatever the number of rows. ``finalize`` catches every row up before saving.
+
+**One kernel per regularizer.** The regularizer is chosen once, at set-up, by choosing its kernel
+(``KERNELS``, keyed by --reg: ``LearnerSpec.variants``), so no kernel branches on it: each is the joint
+loop with this module's step (``softmax_step``) and the regularizer's catch-up of a row and release,
+one section each below. The cumulatives and the proxes on a row (and the elastic net's on a
+coordinate, fobos's) are ``streamlearn.kernels.prox``'s.
 """
 
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
@@ -84,146 +91,39 @@ from streamlearn.regularizers import REGULARIZERS
 from streamlearn.kernels.rules import X2_MAX, X2_MIN, X_MIN, rule_layout, rule_saved, rule_settings, step_scale
 from streamlearn.kernels.multiclass import joint_loop
 from streamlearn.kernels.loop import base_start, sum_end
-from streamlearn.kernels.spec import Layout, LearnerSpec
-from streamlearn.kernels.state import (
-    I_CLASS_W, I_CLASSES, I_COL_LAST, I_COL_LAST2, I_REG, P_L1, P_L2, P_LAMBDA, REG_ELASTIC,
-    REG_L1, REG_L1L2, REG_L1LINF, REG_L2SQ, S_FOBOS_CUM, S_FOBOS_CUM2, S_MULT, S_NLEARN, S_NORM_SUM, S_T,
-    S_TOTAL_W,
+from streamlearn.kernels.prox import (
+    elastic_coord, elastic_release, elastic_restart, l1_release, l1_row, l1l2_row, l1linf_row, l2sq_release,
+    l2sq_row,
 )
-from streamlearn.kernels.table import feature_rate, normalizer_rescale, shrink, update_normalizer
+from streamlearn.kernels.spec import Layout, LearnerSpec, Variant
+from streamlearn.kernels.state import (
+    I_CLASS_W, I_CLASSES, I_COL_LAST, I_COL_LAST2, P_L1, P_L2, P_LAMBDA, S_FOBOS_CUM, S_FOBOS_CUM2, S_MULT,
+    S_NLEARN, S_NORM_SUM, S_T, S_TOTAL_W,
+)
+from streamlearn.kernels.table import feature_rate, normalizer_rescale, update_normalizer
 
 WCOL = 0                  # the weight column
-ELASTIC_REBASE = 300.0    # rebase the elastic cumulatives before exp(L) can overflow (as fobos)
 
 
-# ----------------------------------------------------------------------------- the proxes of one row
+# ----------------------------------------------------------------------------- settings and step
 
-@njit(cache=True, nogil=True)
-def linf_threshold(w, a, buf):
-    """theta >= 0 with sum_k [|w_k| - theta]_+ = a, for ||w||_1 > a > 0: the threshold of the
-    Euclidean projection of |w| onto the L1 ball of radius a (Duchi et al. 2008, Figure 1, by
-    sorting, u sorted decreasingly): theta = (sum_{i<=rho} u_i - a) / rho with rho the largest j
-    such that u_j > (sum_{i<=j} u_i - a)/j. The test is made as sum_{i<j} (u_i - u_j) < a (the
-    same inequality), which holds for j = 1 in floating point too: written as in Figure 1 it
-    fails at j = 1 when a is below u_1's rounding, and the row would be zeroed. ``buf`` is
-    scratch of length len(w)."""
-    K = w.shape[0]
-    for k in range(K):
-        buf[k] = abs(w[k])
-    buf.sort()
-    cs = buf[K - 1]
-    rho = 1
-    for j in range(2, K + 1):
-        u = buf[K - j]
-        if cs - (j - 1) * u < a:
-            cs += u
-            rho = j
-        else:
-            break
-    theta = (cs - a) / rho
-    return theta if theta > 0.0 else 0.0
+#: the settings tuple of the softmax kernels: the update rule's (without --invariant), the table columns
+#: LAST and LAST2, the strengths (--l1, --l2, --lambda), K, W, scratch for d and for the l1linf sort
+SoftmaxSettings = namedtuple("SoftmaxSettings", ("adaptive", "normalized", "g0", "col_g", "col_n", "power_t",
+                                                 "sqrt_rate", "col_last", "col_last2", "l1", "l2", "lam",
+                                                 "classes", "width", "d", "buf"))
 
 
 @njit(cache=True, nogil=True)
-def row_prox(w, reg, a, buf):
-    """The prox of strength a >= 0 of the regularizer ``reg`` on the row w, in place (module
-    docstring): l1 soft threshold (eq. 6); l2sq w * exp(-a) (a a log-strength: sum of
-    log(1 + lambda eta), eq. 7); l1l2 w [1 - a/||w||_2]_+ (Section 4); l1linf w - Proj_{L1 ball
-    of radius a}(w) (eq. 8's dual). Not for elastic (two cumulatives, see ``catch_up_row``)."""
-    K = w.shape[0]
-    if a <= 0.0:
-        return
-    if reg == REG_L1:
-        for k in range(K):
-            w[k] = shrink(w[k], a)
-    elif reg == REG_L2SQ:
-        c = math.exp(-a)
-        for k in range(K):
-            w[k] *= c
-    elif reg == REG_L1L2:
-        sq = 0.0
-        for k in range(K):
-            sq += w[k] * w[k]
-        norm = math.sqrt(sq)
-        if norm <= a:
-            for k in range(K):
-                w[k] = 0.0
-        else:
-            c = 1.0 - a / norm
-            for k in range(K):
-                w[k] *= c
-    elif reg == REG_L1LINF:
-        l1 = 0.0
-        for k in range(K):
-            l1 += abs(w[k])
-        if l1 <= a:
-            for k in range(K):
-                w[k] = 0.0
-        else:
-            theta = linf_threshold(w, a, buf)
-            for k in range(K):
-                if w[k] > theta:
-                    w[k] = theta
-                elif w[k] < -theta:
-                    w[k] = -theta
+def softmax_settings(prm, iprm):
+    """``SoftmaxSettings`` of a run."""
+    adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate = rule_settings(prm, iprm)
+    K = iprm[I_CLASSES]
+    n = K if K > 0 else 1
+    return SoftmaxSettings(adaptive, normalized, g0, cg, cn, power_t, sqrt_rate, iprm[I_COL_LAST],
+                           iprm[I_COL_LAST2], prm[P_L1], prm[P_L2], prm[P_LAMBDA], K, iprm[I_CLASS_W], np.empty(n),
+                           np.empty(n))
 
-
-@njit(cache=True, nogil=True, inline="always")
-def catch_up_row(table, base, cfg, cum, cum2):
-    """Pay row ``base`` the prox steps released since its last touch (Proposition 4; module
-    docstring): one prox of strength ``r_row * (cum - LAST)``, r_row the row's rate (1 under the
-    plain schedule), then LAST = cum. Idempotent: a row level with the cumulatives is untouched."""
-    adaptive, normalized, g0, cg, cn, power_t, sqrt_rate, reg, clast, clast2, lam1, lam2, K, width, d, buf = cfg
-    last = table[base, clast]
-    owed = cum - last
-    if reg == REG_ELASTIC:
-        owed2 = cum2 - table[base, clast2]
-        if owed == 0.0 and owed2 == 0.0:
-            return
-        table[base, clast] = cum
-        table[base, clast2] = cum2
-        # fobos's composed elastic net: shrink by exp(-L0) (A - A0), then scale by exp(-(L - L0))
-        sh = math.exp(-last) * owed2
-        c = math.exp(-owed)
-        for k in range(K):
-            w = table[base + k, WCOL]
-            if w != 0.0:
-                table[base + k, WCOL] = shrink(w, sh) * c
-        return
-    if owed == 0.0:
-        return
-    table[base, clast] = cum
-    if adaptive or normalized:
-        owed *= feature_rate(table, base, cg, cn, g0, sqrt_rate, power_t)
-    if owed > 0.0:
-        row_prox(table[base:base + K, WCOL], reg, owed, buf)
-
-
-@njit(cache=True, nogil=True)
-def catch_up_all(table, cfg, st):
-    """Catch every row up (before saving, or before an elastic rebase)."""
-    width = cfg[13]
-    cum = st[S_FOBOS_CUM]
-    cum2 = st[S_FOBOS_CUM2]
-    for base in range(0, table.shape[0], width):
-        catch_up_row(table, base, cfg, cum, cum2)
-
-
-@njit(cache=True, nogil=True)
-def rebase_elastic(table, cfg, st):
-    """Catch every row up, then restart both elastic cumulatives and every row's LAST values at 0."""
-    catch_up_all(table, cfg, st)
-    width = cfg[13]
-    clast = cfg[8]
-    clast2 = cfg[9]
-    for base in range(0, table.shape[0], width):
-        table[base, clast] = 0.0
-        table[base, clast2] = 0.0
-    st[S_FOBOS_CUM] = 0.0
-    st[S_FOBOS_CUM2] = 0.0
-
-
-# ----------------------------------------------------------------------------- the step
 
 @njit(cache=True, nogil=True)
 def softmax_gradient(scores, cls, K, d):
@@ -280,65 +180,32 @@ def row_statistics(idx, val, s, f, table, gsq, h, K, width, mask, adaptive, norm
         update_normalizer(st, S_NORM_SUM, S_TOTAL_W, S_MULT, h, norm_x, adaptive, sqrt_rate, power_t)
 
 
-@njit(cache=True, nogil=True)
-def release(table, cfg, st, step):
-    """The prox of one learned example with step eta = ``step`` (scale * m), released lazily: the
-    cumulatives move (l1, l1l2, l1linf: lambda eta; l2sq: log(1 + lambda eta); elastic: fobos's
-    two), the rows pay when read (``catch_up_row``)."""
-    reg = cfg[7]
-    lam1 = cfg[10]
-    lam2 = cfg[11]
-    if reg == REG_L2SQ:
-        st[S_FOBOS_CUM] += math.log1p(lam2 * step)
-    elif reg == REG_ELASTIC:
-        st[S_FOBOS_CUM2] += lam1 * step * math.exp(st[S_FOBOS_CUM])
-        st[S_FOBOS_CUM] += math.log1p(lam2 * step)
-        if st[S_FOBOS_CUM] > ELASTIC_REBASE:
-            rebase_elastic(table, cfg, st)
-    else:
-        st[S_FOBOS_CUM] += lam1 * step
-
-
-@njit(cache=True, nogil=True)
-def softmax_settings(prm, iprm):
-    """(adaptive, normalized, g0, column G, column N, power_t, power_t == 0.5, reg, column LAST,
-    column LAST2, lambda of the cumulative (P_L1, or P_LAMBDA for the mixed norms), lambda of l2sq
-    (P_L2), K, W, scratch for d, scratch for the l1linf sort)."""
-    adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate = rule_settings(prm, iprm)
-    reg = iprm[I_REG]
-    lam1 = prm[P_LAMBDA] if reg == REG_L1L2 or reg == REG_L1LINF else prm[P_L1]
-    K = iprm[I_CLASSES]
-    n = K if K > 0 else 1
-    return (adaptive, normalized, g0, cg, cn, power_t, sqrt_rate, reg, iprm[I_COL_LAST], iprm[I_COL_LAST2],
-            lam1, prm[P_L2], K, iprm[I_CLASS_W], np.empty(n), np.empty(n))
-
-
 @njit(cache=True, nogil=True, inline="always")
 def softmax_view(cfg, st):
     return st[S_FOBOS_CUM], st[S_FOBOS_CUM2]
 
 
-@njit(cache=True, nogil=True, inline="always")
-def softmax_weight(table, i, cfg, v):
+@njit(nogil=True, inline="always")
+def row_weight(table, i, cfg, v, catch_up):
     """The weight in force of slot i: its row (the aligned block of W slots holding i) caught up
-    first, exactly and in O(K) (``catch_up_row``; a no-op when the row is level)."""
-    width = cfg[13]
+    first with the regularizer's ``catch_up``, exactly and in O(K) (a no-op when the row is level)."""
+    width = cfg.width
     base = i - (i & (width - 1))
-    catch_up_row(table, base, cfg, v[0], v[1])
+    catch_up(table, base, cfg, v[0], v[1])
     return table[i, WCOL]
 
 
-@njit(cache=True, nogil=True, inline="always")
-def softmax_learn(idx, val, s, f, table, prm, iprm, cfg, st, scores, cls, h, W, mask):
+@njit(nogil=True, inline="always")
+def softmax_step(idx, val, s, f, table, prm, iprm, cfg, st, scores, cls, h, W, mask, catch_up, prox):
     """One learned example (module docstring): p = softmax(scores), the gradient step of every
-    touched row with its own rate (Section 2, eq. 2), the clock, then the prox of eq. 3 with
-    eta_t = scale * m, released lazily (Section 5)."""
-    adaptive, normalized, g0, cg, cn, power_t, sqrt_rate, reg, clast, clast2, lam1, lam2, K, width, d, buf = cfg
+    touched row with its own rate (Section 2, eq. 2), the clock, then the regularizer's ``prox`` of
+    eq. 3 with eta_t = scale * m, released lazily (Section 5); ``catch_up`` levels a row."""
+    adaptive, normalized, g0, cg, cn, power_t, sqrt_rate, clast, clast2, l1, l2, lam, K, width, d, buf = cfg
     per_feature = adaptive or normalized
     cum = st[S_FOBOS_CUM]
     cum2 = st[S_FOBOS_CUM2]
     for k in range(s, f):        # level already (the scores read every row); O(1) each then
-        catch_up_row(table, (np.int64(idx[k]) * W) & mask, cfg, cum, cum2)
+        catch_up(table, (np.int64(idx[k]) * W) & mask, cfg, cum, cum2)
     gsum = softmax_gradient(scores, cls, K, d)
     t, scale = step_scale(st, h, power_t, adaptive)
     if gsum > 0.0 and gsum < math.inf:
@@ -355,28 +222,266 @@ def softmax_learn(idx, val, s, f, table, prm, iprm, cfg, st, scores, cls, h, W, 
                     table[base + j, WCOL] += c * d[j]
     st[S_T] = t
     st[S_NLEARN] += 1.0
-    release(table, cfg, st, scale * st[S_MULT] if normalized else scale)
+    prox(table, cfg, st, scale * st[S_MULT] if normalized else scale)
+
+
+@njit(nogil=True, inline="always")
+def catch_up_all(table, cfg, st, catch_up):
+    """Catch every row up with the regularizer's ``catch_up`` (before saving, or before an elastic
+    rebase)."""
+    cum = st[S_FOBOS_CUM]
+    cum2 = st[S_FOBOS_CUM2]
+    for base in range(0, table.shape[0], cfg.width):
+        catch_up(table, base, cfg, cum, cum2)
+
+
+@njit(nogil=True, inline="always")
+def lazy_row_catch_up(table, base, cfg, cum, row):
+    """Pay row ``base`` the prox steps released since its last touch (Proposition 4; module
+    docstring): one prox of strength ``r_row * (cum - LAST)``, ``row(w, a, buf)`` the regularizer's
+    prox on a row, r_row the row's rate (1 under the plain schedule), then LAST = cum. Idempotent: a
+    row level with the cumulative is untouched. (The settings are read first, into locals: read
+    where they are used, after the test, the softmax l1 kernel took a quarter longer, measured.)"""
+    clast, K, buf = cfg.col_last, cfg.classes, cfg.buf
+    adaptive, normalized, cg, cn, g0 = cfg.adaptive, cfg.normalized, cfg.col_g, cfg.col_n, cfg.g0
+    sqrt_rate, power_t = cfg.sqrt_rate, cfg.power_t
+    owed = cum - table[base, clast]
+    if owed == 0.0:
+        return
+    table[base, clast] = cum
+    if adaptive or normalized:
+        owed *= feature_rate(table, base, cg, cn, g0, sqrt_rate, power_t)
+    if owed > 0.0:
+        row(table[base:base + K, WCOL], owed, buf)
+
+
+# ----------------------------------------------------------------------------- the regularizers
+
+# l1, lambda ||W||_1 (eq. 6): the cumulative sum of lambda eta, a row soft-thresholded by what it owes
+
+@njit(cache=True, nogil=True, inline="always")
+def l1_catch_up(table, base, cfg, cum, cum2):
+    lazy_row_catch_up(table, base, cfg, cum, l1_row)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def l1_weight(table, i, cfg, v):
+    return row_weight(table, i, cfg, v, l1_catch_up)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def l1_prox(table, cfg, st, step):
+    l1_release(st, cfg.l1, step)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def l1_learn(idx, val, s, f, table, prm, iprm, cfg, st, scores, cls, h, W, mask):
+    softmax_step(idx, val, s, f, table, prm, iprm, cfg, st, scores, cls, h, W, mask, l1_catch_up, l1_prox)
 
 
 @njit(cache=True, nogil=True)
-def learn_softmax_block(block, state, start, end):
-    """Examples start..end-1 with softmax regression and FOBOS row regularizers through the joint
-    multiclass loop (``streamlearn.kernels.multiclass.joint_loop``)."""
+def learn_softmax_l1_block(block, state, start, end):
+    """Examples start..end-1 with softmax regression and l1 (eq. 6) through the joint multiclass loop
+    (``streamlearn.kernels.multiclass.joint_loop``)."""
     table, prm, iprm, st, ctr = state
-    return joint_loop(block, state, start, end, softmax_settings(prm, iprm), softmax_view, softmax_weight, base_start, sum_end,
-                      softmax_learn)
+    return joint_loop(block, state, start, end, softmax_settings(prm, iprm), softmax_view, l1_weight, base_start,
+                      sum_end, l1_learn)
 
 
 @njit(cache=True, nogil=True)
-def finalize(table, prm, iprm, st):
+def finalize_l1(table, prm, iprm, st):
     """Catch every row up, so the weight column holds the weights in force (before saving)."""
-    catch_up_all(table, softmax_settings(prm, iprm), st)
+    catch_up_all(table, softmax_settings(prm, iprm), st, l1_catch_up)
+
+
+# l2sq, lambda/2 ||W||_F^2 (eq. 7): the cumulative sum of log(1 + lambda eta), a row scaled by exp(-what
+# it owes)
+
+@njit(cache=True, nogil=True, inline="always")
+def l2sq_catch_up(table, base, cfg, cum, cum2):
+    lazy_row_catch_up(table, base, cfg, cum, l2sq_row)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def l2sq_weight(table, i, cfg, v):
+    return row_weight(table, i, cfg, v, l2sq_catch_up)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def l2sq_prox(table, cfg, st, step):
+    l2sq_release(st, cfg.l2, step)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def l2sq_learn(idx, val, s, f, table, prm, iprm, cfg, st, scores, cls, h, W, mask):
+    softmax_step(idx, val, s, f, table, prm, iprm, cfg, st, scores, cls, h, W, mask, l2sq_catch_up, l2sq_prox)
+
+
+@njit(cache=True, nogil=True)
+def learn_softmax_l2sq_block(block, state, start, end):
+    """``learn_softmax_l1_block`` with l2sq (eq. 7)."""
+    table, prm, iprm, st, ctr = state
+    return joint_loop(block, state, start, end, softmax_settings(prm, iprm), softmax_view, l2sq_weight, base_start,
+                      sum_end, l2sq_learn)
+
+
+@njit(cache=True, nogil=True)
+def finalize_l2sq(table, prm, iprm, st):
+    """``finalize_l1`` for l2sq."""
+    catch_up_all(table, softmax_settings(prm, iprm), st, l2sq_catch_up)
+
+
+# elastic, both (fobos's two cumulatives, the same coordinate step); plain schedule only
+
+@njit(cache=True, nogil=True, inline="always")
+def elastic_catch_up(table, base, cfg, cum, cum2):
+    """Row ``base`` caught up with both cumulatives (fobos's composed elastic net): every weight
+    shrunk by exp(-L0) (A - A0), then scaled by exp(-(L - L0)) (the settings read first, as in
+    ``lazy_row_catch_up``)."""
+    clast, clast2, K = cfg.col_last, cfg.col_last2, cfg.classes
+    last = table[base, clast]
+    owed = cum - last
+    owed2 = cum2 - table[base, clast2]
+    if owed == 0.0 and owed2 == 0.0:
+        return
+    table[base, clast] = cum
+    table[base, clast2] = cum2
+    sh = math.exp(-last) * owed2
+    c = math.exp(-owed)
+    for k in range(K):
+        w = table[base + k, WCOL]
+        if w != 0.0:
+            table[base + k, WCOL] = elastic_coord(w, sh, c)
+
+
+@njit(cache=True, nogil=True)
+def rebase_elastic(table, cfg, st):
+    """Catch every row up, then restart both elastic cumulatives and every row's LAST values at 0."""
+    catch_up_all(table, cfg, st, elastic_catch_up)
+    for base in range(0, table.shape[0], cfg.width):
+        table[base, cfg.col_last] = 0.0
+        table[base, cfg.col_last2] = 0.0
+    elastic_restart(st)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def elastic_weight(table, i, cfg, v):
+    return row_weight(table, i, cfg, v, elastic_catch_up)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def elastic_prox(table, cfg, st, step):
+    if elastic_release(st, cfg.l1, cfg.l2, step):
+        rebase_elastic(table, cfg, st)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def elastic_learn(idx, val, s, f, table, prm, iprm, cfg, st, scores, cls, h, W, mask):
+    softmax_step(idx, val, s, f, table, prm, iprm, cfg, st, scores, cls, h, W, mask, elastic_catch_up, elastic_prox)
+
+
+@njit(cache=True, nogil=True)
+def learn_softmax_elastic_block(block, state, start, end):
+    """``learn_softmax_l1_block`` with the elastic net."""
+    table, prm, iprm, st, ctr = state
+    return joint_loop(block, state, start, end, softmax_settings(prm, iprm), softmax_view, elastic_weight,
+                      base_start, sum_end, elastic_learn)
+
+
+@njit(cache=True, nogil=True)
+def finalize_elastic(table, prm, iprm, st):
+    """``finalize_l1`` for the elastic net."""
+    catch_up_all(table, softmax_settings(prm, iprm), st, elastic_catch_up)
+
+
+# l1l2, lambda sum_rows ||row||_2 (Section 4, mixed norms): l1's cumulative with --lambda, a row shrunk
+# radially by what it owes
+
+@njit(cache=True, nogil=True, inline="always")
+def l1l2_catch_up(table, base, cfg, cum, cum2):
+    lazy_row_catch_up(table, base, cfg, cum, l1l2_row)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def l1l2_weight(table, i, cfg, v):
+    return row_weight(table, i, cfg, v, l1l2_catch_up)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def mixed_prox(table, cfg, st, step):
+    """The mixed norms' release: l1's, with --lambda."""
+    l1_release(st, cfg.lam, step)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def l1l2_learn(idx, val, s, f, table, prm, iprm, cfg, st, scores, cls, h, W, mask):
+    softmax_step(idx, val, s, f, table, prm, iprm, cfg, st, scores, cls, h, W, mask, l1l2_catch_up, mixed_prox)
+
+
+@njit(cache=True, nogil=True)
+def learn_softmax_l1l2_block(block, state, start, end):
+    """``learn_softmax_l1_block`` with l1l2 (Section 4, mixed norms)."""
+    table, prm, iprm, st, ctr = state
+    return joint_loop(block, state, start, end, softmax_settings(prm, iprm), softmax_view, l1l2_weight, base_start,
+                      sum_end, l1l2_learn)
+
+
+@njit(cache=True, nogil=True)
+def finalize_l1l2(table, prm, iprm, st):
+    """``finalize_l1`` for l1l2."""
+    catch_up_all(table, softmax_settings(prm, iprm), st, l1l2_catch_up)
+
+
+# l1linf, lambda sum_rows ||row||_inf (eq. 9 with eq. 8's dual): l1's cumulative with --lambda, a row
+# capped at the threshold of what it owes
+
+@njit(cache=True, nogil=True, inline="always")
+def l1linf_catch_up(table, base, cfg, cum, cum2):
+    lazy_row_catch_up(table, base, cfg, cum, l1linf_row)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def l1linf_weight(table, i, cfg, v):
+    return row_weight(table, i, cfg, v, l1linf_catch_up)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def l1linf_learn(idx, val, s, f, table, prm, iprm, cfg, st, scores, cls, h, W, mask):
+    softmax_step(idx, val, s, f, table, prm, iprm, cfg, st, scores, cls, h, W, mask, l1linf_catch_up, mixed_prox)
+
+
+@njit(cache=True, nogil=True)
+def learn_softmax_l1linf_block(block, state, start, end):
+    """``learn_softmax_l1_block`` with l1linf (eq. 9 with eq. 8's dual)."""
+    table, prm, iprm, st, ctr = state
+    return joint_loop(block, state, start, end, softmax_settings(prm, iprm), softmax_view, l1linf_weight,
+                      base_start, sum_end, l1linf_learn)
+
+
+@njit(cache=True, nogil=True)
+def finalize_l1linf(table, prm, iprm, st):
+    """``finalize_l1`` for l1linf."""
+    catch_up_all(table, softmax_settings(prm, iprm), st, l1linf_catch_up)
 
 
 # ----------------------------------------------------------------------------- specs
 
-#: --reg names -> REG_* codes, and the strength options each takes
-REGS = {"l1": REG_L1, "l2sq": REG_L2SQ, "elastic": REG_ELASTIC, "l1l2": REG_L1L2, "l1linf": REG_L1LINF}
+_JOINT = ("--oaa", "3", "--loss", "softmax")
+#: softmax's kernels per regularizer (``streamlearn.kernels.spec.Variant``), keyed by --reg, each with the
+#: options of a small run (warm-up runs them)
+KERNELS = {
+    "l1": Variant(learn_softmax_l1_block, finalize=finalize_l1, example=_JOINT),
+    "l2sq": Variant(learn_softmax_l2sq_block, finalize=finalize_l2sq,
+                    example=_JOINT + ("--reg", "l2sq", "--l2", "1e-4")),
+    "elastic": Variant(learn_softmax_elastic_block, finalize=finalize_elastic,
+                       example=_JOINT + ("--reg", "elastic", "--l1", "1e-4", "--l2", "1e-4", "--sgd")),
+    "l1l2": Variant(learn_softmax_l1l2_block, finalize=finalize_l1l2,
+                    example=_JOINT + ("--reg", "l1l2", "--lambda", "1e-4")),
+    "l1linf": Variant(learn_softmax_l1linf_block, finalize=finalize_l1linf,
+                      example=_JOINT + ("--reg", "l1linf", "--lambda", "1e-4")),
+}
+#: the --reg names softmax takes, and the strength options each takes
+REGS = tuple(KERNELS)
 REG_STRENGTHS = {name: REGULARIZERS[name].strengths for name in REGS}
 
 
@@ -387,7 +492,6 @@ def softmax_layout(cfg) -> Layout:
 
 
 def softmax_settings_of(cfg, prm, iprm) -> None:
-    iprm[I_REG] = REGS[cfg.reg]
     prm[P_L1] = cfg.l1
     prm[P_L2] = cfg.l2
     prm[P_LAMBDA] = cfg.lam
@@ -433,8 +537,8 @@ def softmax_plain_only(cfg):
 
 LEARNER = LearnerSpec(
     name="softmax", order=10, summary="multinomial logistic with --oaa K --loss softmax", paper="Duchi & Singer 2009",
-    example=("--oaa", "3", "--loss", "softmax"),
-    kernel=learn_softmax_block, joint=True, finalize=finalize,
+    example=_JOINT,
+    variants=KERNELS, variant=lambda c: c.reg, joint=True,
     describe=lambda c: (f"softmax (multinomial logistic regression, {c.oaa} classes, {c.rule()}: "
                         f"reg = {c.reg}, " + ", ".join(f"{n} = {getattr(c, n):g}" for n in REG_STRENGTHS[c.reg])
                         + ")"),
@@ -444,7 +548,7 @@ LEARNER = LearnerSpec(
     weights_in_column=lambda c: True,
     regularizer=rows_regularizer,
     options=("reg", "l1", "l2", "lam"),
-    choices={"reg": tuple(REGS)},
+    choices={"reg": REGS},
     check=softmax_check,
     check_stage="reg",
     plain_only=softmax_plain_only,

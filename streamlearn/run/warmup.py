@@ -2,8 +2,9 @@
 
 numba compiles a kernel on its first call with given argument types and caches the machine code on
 disk (next to the sources, see ``streamlearn._cache``). So the warm-up calls every kernel the way the
-runs do: it trains and predicts on a few generated examples with every learner, the update rules,
-interactions, one-against-all and the joint multiclass learner, in both input formats. With the
+runs do: it trains, predicts and continues training (``-i``) on a few generated examples with every
+learner and every variant of a learner's kernels (fobos's and softmax's regularizers), the update
+rules, interactions, one-against-all and the joint multiclass learner, in both input formats. With the
 kernels cached it only loads them (a second or so).
 """
 
@@ -16,20 +17,36 @@ import time
 
 from streamlearn import learners
 
-#: (what, train options) of the runs; every one is then predicted with: the update rules and the input
-#: features, every learner with its example options (``LearnerSpec.example``), then multiclass
+
+def _runs_of(spec) -> tuple:
+    """A learner's runs: with its example options (``LearnerSpec.example``), and with each of its
+    variants' (``LearnerSpec.variants``: fobos's and softmax's regularizers, a kernel each), each one
+    one-against-all too where the learner runs so."""
+    runs = [(spec.name, ["--algo", spec.name, *spec.example])]
+    variants = {name: (v.example, v.oaa_kernel) for name, v in spec.variants.items()} or {
+        "": (spec.example, spec.oaa_kernel)}
+    for name, (example, oaa_kernel) in variants.items():
+        what, options = f"{spec.name} {name}".rstrip(), ["--algo", spec.name, *example]
+        if tuple(example) != tuple(spec.example):
+            runs.append((what, options))
+        if oaa_kernel is not None:
+            runs.append((f"{what} --oaa", options + ["--oaa", "3"]))
+    return tuple(runs)
+
+
+#: (what, train options) of the runs; every one is then predicted with, and continued with -i: the
+#: update rules and the input features, every learner (``_runs_of``), then multiclass
 RUNS = (
     ("default rule", []),
     ("default rule, --l1", ["--l1", "1e-4"]),
     ("--sgd", ["--sgd"]),
     ("--sgd --l1", ["--sgd", "--l1", "1e-4"]),
     ("-q interactions", ["-q", "ab", "--l1", "1e-4"]),
-) + tuple((spec.name, ["--algo", spec.name, *spec.example]) for spec in learners.SPECS
-          if spec.name != "sgd" and not spec.joint) + (
+) + tuple(run for spec in learners.SPECS if spec.name != "sgd" and not spec.joint for run in _runs_of(spec)) + (
     ("libsvm input", ["--format", "libsvm", "--l1", "1e-4"]),
     ("--oaa", ["--oaa", "3", "--l1", "1e-4"]),
     ("--oaa --sgd", ["--oaa", "3", "--sgd"]),
-) + tuple((spec.name, ["--algo", spec.name, *spec.example]) for spec in learners.SPECS if spec.joint)
+) + tuple(run for spec in learners.SPECS if spec.joint for run in _runs_of(spec))
 
 
 def _examples(path: str, fmt: str, classes: int, n: int = 40) -> None:
@@ -87,6 +104,7 @@ def _runs(out, run_argv) -> int:
             run_argv(predict)
             if multiclass:
                 run_argv(predict + ["--probabilities"])
+            run_argv(["train", "-d", data, "--quiet", "-i", model])     # what after_load rebuilds
             n = _cache.compile_count() - before
             state = f"{n} kernel{'s' if n != 1 else ''} compiled" if n else "cached"
             print(f"{' ' if n else ''}{state} ({time.perf_counter() - t0:.1f} s)", file=out, flush=True)

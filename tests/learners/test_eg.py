@@ -60,14 +60,14 @@ def run_eg(examples, bits, z, eta, loss, batch=1, splits=(), start=0, state=None
     cfg, (prm, iprm, ctr), stt, table = setup(bits, z, eta, loss, batch)
     if state is not None:
         table, stt = state
-    learner = learners.get("eg")
+    kernel = learners.block_kernel(cfg)
     indptr, idx, val, labels, weights, bases = to_csr(examples)
     n = len(examples)
     preds = np.zeros(n)
     bounds = sorted({start, n, *[s for s in splits if start < s < n]})
     moved = [stt[eg.S_EG_M]]
     for a, b in zip(bounds, bounds[1:]):
-        assert run_block(learner, indptr, idx, val, labels, weights, bases, a, b, table, prm, iprm, stt, ctr, preds) == b
+        assert run_block(kernel, indptr, idx, val, labels, weights, bases, a, b, table, prm, iprm, stt, ctr, preds) == b
         moved.append(stt[eg.S_EG_M])
         if check:
             check_simplex(table, z, stt)
@@ -209,11 +209,11 @@ def test_eg_periodic_recompute_keeps_learning_exactly():
     cfg, (prm, iprm, ctr), stt, table = setup(3, 1.0, 1.0, "logistic", 1)
     indptr, idx, val, labels, weights, bases = to_csr(examples)
     preds = np.zeros(len(examples))
-    learner = learners.get("eg")
-    run_block(learner, indptr, idx, val, labels, weights, bases, 0, 25, table, prm, iprm, stt, ctr, preds)
+    kernel = learners.block_kernel(cfg)
+    run_block(kernel, indptr, idx, val, labels, weights, bases, 0, 25, table, prm, iprm, stt, ctr, preds)
     assert stt[eg.S_EG_SINCE] == 25
     stt[eg.S_EG_SINCE] = eg.MIN_RECOMPUTE
-    run_block(learner, indptr, idx, val, labels, weights, bases, 25, 50, table, prm, iprm, stt, ctr, preds)
+    run_block(kernel, indptr, idx, val, labels, weights, bases, 25, 50, table, prm, iprm, stt, ctr, preds)
     assert stt[eg.S_EG_SINCE] == 24                      # recomputed at step 26, then 24 more steps
     check_simplex(table, 1.0, stt)
     ref_preds, ref_w = eager_eg(examples, 8, 1.0, loss="logistic", eta=1.0)

@@ -14,6 +14,7 @@ from streamlearn.cli import main
 from streamlearn.config import train_config
 from streamlearn.io.model_file import load_model
 from streamlearn.learners import fobos
+from streamlearn.kernels import prox
 from streamlearn.kernels import state as S
 from support.compare import allclose
 from support.kernels import run_kernel
@@ -88,7 +89,7 @@ def test_elastic_rebase_keeps_lazy_equal_to_eager():
     examples = random_stream(600, 64, 4, 1)
     preds, w, stt = run_fobos(examples, 6, (97, 300), loss="logistic", l1=0.01, l2=2.0,
                               learning_rate=1.0, power_t=0.0, sgd=True)
-    assert stt[S.S_FOBOS_CUM] < fobos.ELASTIC_REBASE
+    assert stt[S.S_FOBOS_CUM] < prox.ELASTIC_REBASE
     ref_preds, ref_w = eager_fobos(examples, 64, "elastic", 0.01, 2.0, loss="logistic", eta=1.0,
                                    power_t=0.0)
     assert allclose(preds, ref_preds) and allclose(w, ref_w)
@@ -229,3 +230,46 @@ def test_resume_into_a_plain_schedule_learner(tmp_path):
     ok("train", "-d", TRAIN, "-i", m3, "-f", m2, "--quiet")
     h2 = load_model(str(m2))[0]
     assert (h2["algo"], h2["invariant"], h2["adaptive"]) == ("l1ball", True, False)
+
+
+# ----------------------------------------------------------------------------- one kernel per regularizer
+
+#: a configuration of each of fobos's kernels (``fobos.KERNELS``)
+VARIANTS = {
+    "l1": dict(l1=1e-3), "l2sq": dict(reg="l2sq", l2=1e-3), "elastic": dict(l1=1e-3, l2=1e-3),
+    "l2": dict(reg="l2", lam=1e-3), "linf": dict(reg="linf", lam=1e-3),
+    "l2sq-ball": dict(reg="l2sq", l2=1e-3, l2_ball=0.5, sgd=True),
+}
+
+
+def test_every_kernel_has_a_configuration():
+    assert set(VARIANTS) == set(fobos.KERNELS) and set(fobos.REGS) == set(fobos.KERNELS) - {"l2sq-ball"}
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_each_regularizer_runs_its_own_kernels_one_against_all_too(tmp_path, name):
+    """The regularizer is chosen with the kernel, once: a configuration runs its variant's kernels,
+    binary and one-against-all (``learners.block_kernel``); with the variant's example options (warm-up's
+    run), --oaa K trains, continues from its model (the variant's after_load) as one run does, and
+    predicts."""
+    from streamlearn import learners
+    variant = fobos.KERNELS[name]
+    cfg = train_config(dict(algo="fobos", **VARIANTS[name]))
+    assert learners.block_kernel(cfg) is variant.kernel
+    assert learners.block_kernel(train_config(dict(algo="fobos", oaa=3, **VARIANTS[name]))) is variant.oaa_kernel
+    lines = open(TRAIN).read().splitlines()[:1200]
+    text = [f"{1 + n % 3} |{line.split('|', 1)[1]}\n" for n, line in enumerate(lines)]
+    a, b, both = tmp_path / "a.vw", tmp_path / "b.vw", tmp_path / "both.vw"
+    a.write_text("".join(text[:700]))
+    b.write_text("".join(text[700:]))
+    both.write_text("".join(text))
+    opts = ["--algo", "fobos", *variant.example, "--oaa", "3", "--loss", "logistic", "-l", "0.5", "--quiet"]
+    m1, m2, m3 = tmp_path / "1.slm", tmp_path / "2.slm", tmp_path / "3.slm"
+    ok("train", "-d", a, "-f", m1, *opts)
+    ok("train", "-d", b, "-i", m1, "-f", m2, "--quiet")
+    ok("train", "-d", both, "-f", m3, *opts)
+    (h2, i2, r2), (h3, i3, r3) = load_model(str(m2)), load_model(str(m3))
+    assert h3["reg"] == (name if name != "l2sq-ball" else "l2sq") and np.count_nonzero(r3[:, 0]) > 10
+    assert np.array_equal(i2, i3) and np.allclose(r2, r3, rtol=1e-9, atol=1e-12)
+    ok("predict", "-i", m3, "-d", both, "-p", tmp_path / "q", "--quiet")
+    assert len((tmp_path / "q").read_text().splitlines()) == len(text)

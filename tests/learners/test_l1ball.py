@@ -21,7 +21,7 @@ TRAIN = "data/samples/sparse.train.vw"
 
 def run_l1ball(examples, bits, splits=(), **opts):
     cfg = train_config(dict(opts, algo="l1ball", bits=bits, sources=("-",)))
-    learner = learners.get("l1ball")
+    kernel = learners.block_kernel(cfg)
     prm, iprm, stt, ctr = kernel_arrays(cfg)
     table = np.zeros((1 << bits, learners.layout(cfg).columns))
     indptr, idx, val, labels, weights, bases = to_csr(examples)
@@ -30,7 +30,7 @@ def run_l1ball(examples, bits, splits=(), **opts):
     norms = []
     for a, b in zip(bounds, bounds[1:]):
         for e in range(a, b):          # one example at a time, to check the norm after each
-            assert run_block(learner, indptr, idx, val, labels, weights, bases, e, e + 1, table, prm, iprm, stt, ctr,
+            assert run_block(kernel, indptr, idx, val, labels, weights, bases, e, e + 1, table, prm, iprm, stt, ctr,
                              preds) == e + 1
             w = learners.weights_in_force(cfg, table, stt, np.arange(1 << bits))
             norms.append(np.abs(w).sum())

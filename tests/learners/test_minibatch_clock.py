@@ -81,7 +81,7 @@ def learner_run(X, y, algo, batch, passes, eta0, **opts):
     --initial-t 0 --batch-size batch``; returns the predictions and the weights in force."""
     cfg = train_config(dict(opts, algo=algo, bits=BITS, loss="logistic", learning_rate=eta0, initial_t=0.0,
                             power_t=0.5, batch_size=batch, sources=("-",)))
-    learner = learners.get(algo)
+    kernel = learners.block_kernel(cfg)
     prm, iprm, st, ctr = kernel_arrays(cfg)
     table = np.zeros((D, learners.layout(cfg).columns))
     rows, cols = np.nonzero(X)
@@ -93,7 +93,7 @@ def learner_run(X, y, algo, batch, passes, eta0, **opts):
     preds = []
     for _ in range(passes):
         out = np.zeros(len(y))
-        assert run_block(learner, indptr, idx, val, labels, weights, bases, 0, len(y), table, prm, iprm, st,
+        assert run_block(kernel, indptr, idx, val, labels, weights, bases, 0, len(y), table, prm, iprm, st,
                          ctr, out) == len(y)
         preds.extend(out)
     learners.finalize(cfg, table, prm, iprm, st)

@@ -67,7 +67,7 @@ def test_large_and_small_thetas(scale):
 def test_after_load_continues_exactly():
     examples = random_stream(200, 64, 4, 13)
     cfg = train_config({"algo": "smidas", "bits": 6, "loss": "logistic", "l1": 0.01, "learning_rate": 0.5})
-    learner = learners.get("smidas")
+    kernel = learners.block_kernel(cfg)
     csr = to_csr(examples)
 
     def fresh():
@@ -76,15 +76,15 @@ def test_after_load_continues_exactly():
 
     table, prm, iprm, stt, ctr = fresh()
     preds = np.zeros(200)
-    run_block(learner, *csr, 0, 200, table, prm, iprm, stt, ctr, preds)
+    run_block(kernel, *csr, 0, 200, table, prm, iprm, stt, ctr, preds)
     whole = learners.weights_in_force(cfg, table, stt, np.arange(64))
     table, prm, iprm, stt, ctr = fresh()
-    run_block(learner, *csr, 0, 90, table, prm, iprm, stt, ctr, preds)
+    run_block(kernel, *csr, 0, 90, table, prm, iprm, stt, ctr, preds)
     t2, prm2, iprm2, st2, ctr2 = fresh()
     t2[:, 0] = table[:, 0]
     st2[S.S_T], st2[S.S_NLEARN] = stt[S.S_T], stt[S.S_NLEARN]
     learners.after_load(cfg, t2, prm2, iprm2, st2)
-    run_block(learner, *csr, 90, 200, t2, prm2, iprm2, st2, ctr2, preds)
+    run_block(kernel, *csr, 90, 200, t2, prm2, iprm2, st2, ctr2, preds)
     assert allclose(learners.weights_in_force(cfg, t2, st2, np.arange(64)), whole)
 
 

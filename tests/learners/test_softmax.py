@@ -19,11 +19,14 @@ from streamlearn import learners
 from streamlearn.config import train_config
 from streamlearn.errors import OptionError
 from streamlearn.learners import softmax
+from streamlearn.kernels import prox as prox_pieces
 from streamlearn.kernels import state as S
 from streamlearn.kernels.multiclass import class_width
 
 REGS = ["l1", "l2sq", "elastic", "l1l2", "l1linf"]
-CODE = {"l1": S.REG_L1, "l2sq": S.REG_L2SQ, "l1l2": S.REG_L1L2, "l1linf": S.REG_L1LINF}
+#: the proxes on a row (``streamlearn.kernels.prox``) of the regularizers that have one
+ROW_PROX = {"l1": prox_pieces.l1_row, "l2sq": prox_pieces.l2sq_row, "l1l2": prox_pieces.l1l2_row,
+            "l1linf": prox_pieces.l1linf_row}
 PLAIN = {"sgd": True}
 RULES = [PLAIN, {}, {"adaptive": True}, {"normalized": True}]     # {}: adaptive and normalized
 
@@ -196,14 +199,14 @@ class Run:
 
     def block(self, a, b):
         indptr, idx, val, labels, weights, bases = self.arrays
-        return softmax.learn_softmax_block((indptr, idx, val, labels, weights, bases, self.nfeat, self.preds),
-                                           (self.table, self.prm, self.iprm, self.st, self.ctr), a, b)
+        return learners.block_kernel(self.cfg)((indptr, idx, val, labels, weights, bases, self.nfeat, self.preds),
+                                               (self.table, self.prm, self.iprm, self.st, self.ctr), a, b)
 
     def weights(self):
         """The (rows, K) weights in force (finalized on a copy, so the run stays lazy), and the
         unused slots of every row."""
         table = self.table.copy()
-        softmax.finalize(table, self.prm, self.iprm, self.st.copy())
+        learners.finalize(self.cfg, table, self.prm, self.iprm, self.st.copy())
         w = table[:, 0].reshape(-1, self.width)
         return w[:, :self.K], w[:, self.K:]
 
@@ -287,7 +290,7 @@ def test_elastic_rebase_is_exact():
     bits, K = 5, 4
     examples = fixed_stream(rng, 30, bits, K)
     run = Run(examples, bits, K, "elastic", PLAIN, eta=2.0, lam1=0.01, lam2=0.5)
-    run.st[S.S_FOBOS_CUM] = softmax.ELASTIC_REBASE - 1.0
+    run.st[S.S_FOBOS_CUM] = prox_pieces.ELASTIC_REBASE - 1.0
     _, ref_w = eager_softmax(examples, bits, K, "elastic", 0.01, 0.5, eta=2.0, initial_t=run.cfg.initial_t)
     for e in range(len(examples)):
         run.block(e, e + 1)
@@ -338,8 +341,8 @@ def test_lazy_softmax_equals_eager(data, reg, rule, K, lam, lam2, eta):
     assert allclose(w, ref_w[-1])
     assert not unused.any()
     # finalizing for real (twice) gives the same weights: the catch-up is idempotent
-    softmax.finalize(run.table, run.prm, run.iprm, run.st)
-    softmax.finalize(run.table, run.prm, run.iprm, run.st)
+    learners.finalize(run.cfg, run.table, run.prm, run.iprm, run.st)
+    learners.finalize(run.cfg, run.table, run.prm, run.iprm, run.st)
     assert allclose(run.table[:, 0].reshape(-1, run.width)[:, :K], ref_w[-1])
 
 
@@ -347,7 +350,7 @@ def test_lazy_softmax_equals_eager(data, reg, rule, K, lam, lam2, eta):
 
 def prox(v, reg, a):
     w = np.array(v, float)
-    softmax.row_prox(w, CODE[reg], a, np.empty(len(w)))
+    ROW_PROX[reg](w, a, np.empty(len(w)))
     return w
 
 
@@ -391,7 +394,7 @@ def test_l1linf_prox_is_the_minimizer(v, a):
         assert not x.any()
     elif a > 0:
         theta = float(linf_theta_bisect(A, a)[0])
-        assert math.isclose(softmax.linf_threshold(v.astype(float), a, np.empty(len(v))), theta, rel_tol=1e-12,
+        assert math.isclose(prox_pieces.linf_threshold(v.astype(float), a, np.empty(len(v))), theta, rel_tol=1e-12,
                             abs_tol=1e-12)
         assert np.allclose(x, np.sign(v) * np.minimum(A, theta), atol=1e-12)
         assert math.isclose(np.maximum(A - np.abs(x).max(), 0).sum(), a, rel_tol=1e-9, abs_tol=1e-9)
@@ -426,7 +429,13 @@ def test_registry_and_options():
     assert cfg.adaptive and cfg.normalized and not cfg.invariant
     assert learners.layout(cfg).names == ("w", "g", "n", "last")
     prm, iprm = learners.make_settings(cfg, train=True)
-    assert iprm[S.I_REG] == S.REG_L1LINF and prm[S.P_LAMBDA] == 0.1
+    assert prm[S.P_LAMBDA] == 0.1
+    for reg, opts in {"l1": dict(l1=0.1), "l2sq": dict(reg="l2sq", l2=0.1), "elastic": dict(l1=0.1, l2=0.1),
+                      "l1l2": dict(reg="l1l2", lam=0.1), "l1linf": dict(reg="l1linf", lam=0.1)}.items():
+        # the regularizer is chosen with the kernel, once (``softmax.KERNELS``)
+        one = train_config(dict(algo="softmax", loss="softmax", oaa=3, bits=4, **opts))
+        assert one.reg == reg and learners.block_kernel(one) is softmax.KERNELS[reg].kernel
+    assert set(softmax.KERNELS) == set(REGS)
     assert (iprm[S.I_CLASSES], iprm[S.I_CLASS_W]) == (3, 4)
     assert "l1linf" in learners.get("softmax").describe(cfg)
     elastic = train_config(dict(algo="softmax", loss="softmax", oaa=3, l1=0.1, l2=0.2, bits=4))

@@ -23,13 +23,12 @@ def kernel_arrays(cfg, saved=None, train=True):
     return prm, iprm, st, ctr
 
 
-def run_block(learner, indptr, idx, val, labels, weights, bases, start, end, table, prm, iprm, st, ctr,
+def run_block(kernel, indptr, idx, val, labels, weights, bases, start, end, table, prm, iprm, st, ctr,
               preds):
-    """One call of the learner's kernel over examples start..end-1 (each example counts its CSR row
-    length of features); returns the next example."""
+    """One call of a block kernel (``learners.block_kernel(cfg)``) over examples start..end-1 (each
+    example counts its CSR row length of features); returns the next example."""
     nfeat = np.diff(indptr).astype(np.int64)
-    return learner.kernel((indptr, idx, val, labels, weights, bases, nfeat, preds), (table, prm, iprm, st, ctr),
-                          start, end)
+    return kernel((indptr, idx, val, labels, weights, bases, nfeat, preds), (table, prm, iprm, st, ctr), start, end)
 
 
 def run_kernel(examples, bits, splits=(), full=False, state=False, **opts):
@@ -37,7 +36,7 @@ def run_kernel(examples, bits, splits=(), full=False, state=False, **opts):
     (predictions, weights in force), or with ``full`` (predictions, weights, G, N) (zeros where
     absent), or with ``state`` (predictions, weights, state array)."""
     cfg = train_config(dict(opts, bits=bits, sources=("-",)))
-    learner = learners.get(cfg.algo)
+    kernel = learners.block_kernel(cfg)
     prm, iprm, stt, ctr = kernel_arrays(cfg)
     lay = learners.layout(cfg)
     table = np.zeros((1 << bits, lay.columns))
@@ -46,7 +45,7 @@ def run_kernel(examples, bits, splits=(), full=False, state=False, **opts):
     preds = np.zeros(n)
     bounds = sorted({0, n, *[s for s in splits if 0 < s < n]})
     for a, b in zip(bounds, bounds[1:]):
-        assert run_block(learner, indptr, idx, val, labels, weights, bases, a, b, table, prm, iprm, stt, ctr, preds) == b
+        assert run_block(kernel, indptr, idx, val, labels, weights, bases, a, b, table, prm, iprm, stt, ctr, preds) == b
     learners.finalize(cfg, table, prm, iprm, stt)
     weights = learners.weights_in_force(cfg, table, stt, np.arange(1 << bits))
     if state:
