@@ -111,7 +111,7 @@ def kernel_time(path: Path, bits: int, projection: str, radius: float, pretouch:
     from streamlearn import learners
     from streamlearn.run import stream
     from streamlearn.config import train_config
-    from streamlearn.kernels import state as S
+    from streamlearn.core import state as S
 
     opts = {"bits": bits, "loss": "logistic", "learning_rate": 1.0, "sources": (str(path),)}
     opts.update({"sgd": True} if projection == "none" else {"radius": radius, "projection": projection})

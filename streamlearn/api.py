@@ -33,7 +33,7 @@ from streamlearn.run.history import ProgressHistory
 from streamlearn.features.hashing import CONSTANT_RAW_INDEX, HASH_MODES, default_namespace_hash, feature_index
 from streamlearn.io.blocks import FMT_LIBSVM, FMT_VW, ParsedBlock, line_ends, parse_block
 from streamlearn.io.model_file import model_bytes, parse_model
-from streamlearn.kernels.table import nonzero_rows
+from streamlearn.core.table import nonzero_rows
 from streamlearn.run.model_io import model_content, model_options
 from streamlearn.run.runstate import RunState
 from streamlearn.run.report import Reporter

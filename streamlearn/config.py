@@ -163,7 +163,7 @@ class _TrainConfigMethods:
     @property
     def class_width(self) -> int:
         """W: class k of feature h is slot (h*W + k) mod 2^b (1 without classes)."""
-        from streamlearn.kernels.multiclass import class_width
+        from streamlearn.core.multiclass import class_width
         return class_width(self.oaa)
 
     @property

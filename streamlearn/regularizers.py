@@ -9,7 +9,7 @@ keyed by the same names: fobos and softmax have one kernel per regularizer (``KE
 ``streamlearn.learners.fobos`` and ``streamlearn.learners.softmax``, the learners' ``LearnerSpec.variants``),
 chosen once, at set-up, so no kernel branches on the regularizer. A kernel is the learner's example loop
 with the regularizer's pieces: its release into the lazy cumulatives and its prox on a coordinate and on
-a row (``streamlearn.kernels.prox``, shared by both learners), and the learner's read and add of a stored
+a row (``streamlearn.core.prox``, shared by both learners), and the learner's read and add of a stored
 weight, catch-up, finalize and after-load for it (a section per regularizer in each learner's module).
 """
 

@@ -1,6 +1,6 @@
 """Readable reference of the sparse online L1-ball projection (Duchi et al. 2008, Section 6 and
 Figure 3), in plain Python over a ``sortedcontainers.SortedList``; the compiled heap version
-(``streamlearn.kernels.online_projection``) is tested against it.
+(``streamlearn.core.online_projection``) is tested against it.
 
 Non-zero weights are kept un-shifted: w_i = sign(s_i) (|s_i| - Theta), keys |s_i| in a sorted list.
 After a step the pivot search of Figure 3 runs over the keys from the largest down: a key v is not

@@ -41,7 +41,7 @@ CASES = {
 
 def learn_time(cfg, blocks) -> float:
     from streamlearn import learners
-    from streamlearn.kernels import state as S
+    from streamlearn.core import state as S
     from streamlearn.learners import allocate_table
     prm, iprm = learners.make_settings(cfg, train=True)
     table = allocate_table(cfg.bits, learners.layout(cfg).columns)

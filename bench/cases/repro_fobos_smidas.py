@@ -210,7 +210,7 @@ def data_stats(path: Path, bits: int = 18) -> dict:
       SCD draws columns uniformly."""
     from streamlearn.csr import load_csr
     from streamlearn.learners import scd as K
-    from streamlearn.kernels.losses import LOGISTIC
+    from streamlearn.core.losses import LOGISTIC
     X, _, _ = load_csr(str(path), format="libsvm", bits=bits)
     X = X.tocsr()
     X.sort_indices()
@@ -609,7 +609,7 @@ def detcd_curve(path, lam: float, budget: float, chunk: int = 2):
     the kernel is driven step by step instead (the same kernel and step rule as the CLI)."""
     from streamlearn.csr import load_csr
     from streamlearn.learners import scd as K
-    from streamlearn.kernels.losses import LOGISTIC
+    from streamlearn.core.losses import LOGISTIC
     X, y, _ = load_csr(str(path), format="libsvm", bits=18)
     X = X.tocsr()
     X.sort_indices()

@@ -43,7 +43,7 @@ def table_of(rows: int, cols: int, dtype) -> np.ndarray:
 def learn(cfg, blocks, dtype):
     """(seconds, average progressive loss, the predictions, the weight column) of one run."""
     from streamlearn import learners
-    from streamlearn.kernels import state as S
+    from streamlearn.core import state as S
     prm, iprm = learners.make_settings(cfg, train=True)
     lay = learners.layout(cfg)
     table = table_of(1 << cfg.bits, lay.columns, dtype)

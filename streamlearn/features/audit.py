@@ -16,7 +16,7 @@ import numpy as np
 
 from streamlearn.features.expansion import FeatureSpec
 from streamlearn.io.writers import format_predictions
-from streamlearn.kernels.multiclass import class_width
+from streamlearn.core.multiclass import class_width
 from streamlearn.features.names import expand_line
 
 

@@ -91,7 +91,7 @@ class ParsedBlock:
 
     def arrays(self, preds: np.ndarray) -> tuple:
         """The block as a learner kernel takes it, (indptr, idx, val, labels, weights, bases, nfeat,
-        preds), with ``preds`` the array its predictions go to (``streamlearn.kernels.loop``)."""
+        preds), with ``preds`` the array its predictions go to (``streamlearn.core.loop``)."""
         return (self.indptr, self.idx, self.val, self.labels, self.weights, self.bases, self.feature_counts(),
                 preds)
 

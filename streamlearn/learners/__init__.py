@@ -1,5 +1,5 @@
 """The learners, found rather than listed: every module of this package is one learner, its kernel
-and its spec (``streamlearn.kernels.spec.LearnerSpec``) ending in ``LEARNER = LearnerSpec(...)``, with
+and its spec (``streamlearn.core.spec.LearnerSpec``) ending in ``LEARNER = LearnerSpec(...)``, with
 its own options declared beside it. This package discovers them (``SPECS``, sorted by
 ``LearnerSpec.order``) and derives what a run needs from a configuration through them: the table
 layout, the settings arrays, the state and counter arrays, the saved state.
@@ -20,11 +20,11 @@ import pkgutil
 import numpy as np
 
 from streamlearn.errors import OptionError
-from streamlearn.kernels import multiclass
-from streamlearn.kernels import state as S
-from streamlearn.kernels.losses import LOGISTIC, LOGISTIC_BOUND, LOSSES
-from streamlearn.kernels.spec import Layout, LearnerSpec
-from streamlearn.kernels.table import fill_rates
+from streamlearn.core import multiclass
+from streamlearn.core import state as S
+from streamlearn.core.losses import LOGISTIC, LOGISTIC_BOUND, LOSSES
+from streamlearn.core.spec import Layout, LearnerSpec
+from streamlearn.core.table import fill_rates
 
 
 def _discover() -> tuple:
@@ -55,7 +55,7 @@ def _check_registry(specs) -> None:
         raise ValueError(f"learners share a name: {', '.join(twice)}")
     for spec in specs:
         if sorted(spec.slots.values()) != list(range(S.N_SHARED, S.N_SHARED + len(spec.slots))):
-            raise ValueError(f"learner {spec.name}'s state slots are not its own (streamlearn.kernels.state.own_slots)")
+            raise ValueError(f"learner {spec.name}'s state slots are not its own (streamlearn.core.state.own_slots)")
         if not set(spec.slot_start) <= set(spec.slots):
             raise ValueError(f"learner {spec.name} starts state slots it does not have")
         for option in spec.declares:
@@ -142,7 +142,7 @@ def start(cfg, table, prm, iprm, st) -> None:
 
 def after_load(cfg, table, prm, iprm, st) -> None:
     """Rebuild what a learner derives from the loaded weights: the per-feature rates of a rate
-    column (``streamlearn.kernels.table.fill_rates``), and the learner's own (the l1ball heap, fobos
+    column (``streamlearn.core.table.fill_rates``), and the learner's own (the l1ball heap, fobos
     l2's norm and linf's list, eg's normalizer, smidas's norm)."""
     spec = get(cfg.algo)
     lay = spec.layout(cfg)
@@ -164,7 +164,7 @@ def rate_scale(cfg) -> float:
 
 
 def make_settings(cfg, train: bool, holdout: int = 0, algo: str | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The settings arrays (prm: real, iprm: integer; see streamlearn.kernels.state) of a run of the
+    """The settings arrays (prm: real, iprm: integer; see streamlearn.core.state) of a run of the
     configured learner (or of ``algo``'s kernel, for prediction with the plain one)."""
     spec = get(algo or cfg.algo)
     prm = np.zeros(S.N_PRM)

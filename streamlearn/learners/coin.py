@@ -61,10 +61,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from streamlearn.kernels.losses import HINGE, LOGISTIC, SQUARED, loss_dloss_f32
-from streamlearn.kernels.loop import example_loss, learner_loop, shown_before_label, state_view
-from streamlearn.kernels.spec import Layout, LearnerSpec
-from streamlearn.kernels.state import (
+from streamlearn.core.losses import HINGE, LOGISTIC, SQUARED, loss_dloss_f32
+from streamlearn.core.loop import example_loss, learner_loop, shown_before_label, state_view
+from streamlearn.core.spec import Layout, LearnerSpec
+from streamlearn.core.state import (
     P_FTRL_ALPHA, P_FTRL_BETA, S_NLEARN, S_NORM_SUM, S_T, S_TOTAL_W, own_slots,
 )
 from streamlearn.learners._vw32 import check_alpha_beta, check_float32, f32, refuse_rates

@@ -34,16 +34,16 @@ import numpy as np
 
 from numba import njit
 
-from streamlearn.kernels.loop import example_loop
-from streamlearn.kernels.losses import loss_dloss, loss_positive
-from streamlearn.kernels.minibatch import clock_step_scale, pend_example
-from streamlearn.kernels.spec import Layout, LearnerSpec
-from streamlearn.kernels.state import (
+from streamlearn.core.loop import example_loop
+from streamlearn.core.losses import loss_dloss, loss_positive
+from streamlearn.core.minibatch import clock_step_scale, pend_example
+from streamlearn.core.spec import Layout, LearnerSpec
+from streamlearn.core.state import (
     I_BATCH, P_POWER_T, P_RADIUS, S_BATCH_EX, S_BATCH_ROWS, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN, S_T, own_slots,
 )
 
 
-#: the learner's own state slots (``streamlearn.kernels.state.own_slots``)
+#: the learner's own state slots (``streamlearn.core.state.own_slots``)
 SLOTS = own_slots("m", "d", "since")
 S_EG_M = SLOTS["m"]
 S_EG_D = SLOTS["d"]

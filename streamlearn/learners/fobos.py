@@ -65,7 +65,7 @@ shared example loop with this module's step (``fobos_step``) and the regularizer
 each below: the read of a weight in force (the loop's ``weight``: a lazy weight caught up, a scaled one
 times sigma), the add of a step to a stored weight, the prox of an example or a batch, what
 ``finalize`` brings up to date before saving and what ``after_load`` rebuilds. The lazy regularizers'
-cumulatives and proxes on a coordinate are ``streamlearn.kernels.prox``'s, shared with softmax.
+cumulatives and proxes on a coordinate are ``streamlearn.core.prox``'s, shared with softmax.
 """
 
 import math
@@ -75,25 +75,25 @@ import numpy as np
 from numba import njit
 
 from streamlearn.errors import OptionError
-from streamlearn.kernels.rules import gradient_step, rule_layout, rule_saved, rule_settings
-from streamlearn.kernels.loop import base_start, example_loop, state_view, sum_end
-from streamlearn.kernels.multiclass import oaa_loop
-from streamlearn.kernels.minibatch import clock_step_scale, pend_example
-from streamlearn.kernels.nonzero_list import LIST, POS, list_add, list_rebuild
-from streamlearn.kernels.projection import pivot_seed, theta_pivot
-from streamlearn.kernels.prox import (
+from streamlearn.core.rules import gradient_step, rule_layout, rule_saved, rule_settings
+from streamlearn.core.loop import base_start, example_loop, state_view, sum_end
+from streamlearn.core.multiclass import oaa_loop
+from streamlearn.core.minibatch import clock_step_scale, pend_example
+from streamlearn.core.nonzero_list import LIST, POS, list_add, list_rebuild
+from streamlearn.core.projection import pivot_seed, theta_pivot
+from streamlearn.core.prox import (
     elastic_coord, elastic_release, elastic_restart, l1_coord, l1_release, l2sq_coord, l2sq_release,
 )
-from streamlearn.kernels.spec import Layout, LearnerSpec, Variant, weight_column
-from streamlearn.kernels.state import (
+from streamlearn.core.spec import Layout, LearnerSpec, Variant, weight_column
+from streamlearn.core.state import (
     I_BATCH, I_COL_LAST, I_COL_LAST2, I_SEED, P_L1, P_L2, P_L2_BALL, P_LAMBDA, S_BATCH_EX, S_BATCH_ROWS,
     S_BATCH_SCALE, S_FOBOS_CUM, S_FOBOS_CUM2, S_MULT, S_NLEARN, S_NNZ, S_T, own_slots,
 )
 from streamlearn.regularizers import REGULARIZERS
-from streamlearn.kernels.table import feature_rate
+from streamlearn.core.table import feature_rate
 
 
-#: the learner's own state slots (``streamlearn.kernels.state.own_slots``)
+#: the learner's own state slots (``streamlearn.core.state.own_slots``)
 SLOTS = own_slots("scale", "sqnorm", "epoch", "sqpeak")
 S_SCALE = SLOTS["scale"]
 S_SQNORM = SLOTS["sqnorm"]
@@ -659,7 +659,7 @@ def finalize_linf(table, prm, iprm, st):
 
 # ----------------------------------------------------------------------------- specs
 
-#: fobos's kernels per regularizer (``streamlearn.kernels.spec.Variant``), keyed by --reg (l2sq with an L2
+#: fobos's kernels per regularizer (``streamlearn.core.spec.Variant``), keyed by --reg (l2sq with an L2
 #: ball has its own, "l2sq-ball": ``variant``), each with the options of a small run (warm-up runs them)
 KERNELS = {
     "l1": Variant(learn_fobos_l1_block, oaa_fobos_l1_block, finalize_l1, None, ("--l1", "1e-4")),

@@ -38,11 +38,11 @@ import numpy as np
 from numba import njit
 
 from streamlearn.errors import OptionError
-from streamlearn.kernels.loop import as_predicted, example_loss, learner_loop, shown_before_label, state_view, sum_end
-from streamlearn.kernels.multiclass import oaa_loop
-from streamlearn.kernels.losses import loss_dloss_f32
-from streamlearn.kernels.spec import Layout, LearnerSpec
-from streamlearn.kernels.state import P_FTRL_ALPHA, P_FTRL_BETA, P_L1, P_L2, S_NLEARN, S_T
+from streamlearn.core.loop import as_predicted, example_loss, learner_loop, shown_before_label, state_view, sum_end
+from streamlearn.core.multiclass import oaa_loop
+from streamlearn.core.losses import loss_dloss_f32
+from streamlearn.core.spec import Layout, LearnerSpec
+from streamlearn.core.state import P_FTRL_ALPHA, P_FTRL_BETA, P_L1, P_L2, S_NLEARN, S_T
 from streamlearn.learners._vw32 import check_alpha_beta, check_float32, f32, refuse_rates
 from streamlearn.options import Option
 
@@ -126,7 +126,7 @@ def ftrl_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
 
 @njit(cache=True, nogil=True)
 def learn_ftrl_block(block, state, start, end):
-    """Examples start..end-1 with FTRL-Proximal (the example loop of ``streamlearn.kernels.loop``;
+    """Examples start..end-1 with FTRL-Proximal (the example loop of ``streamlearn.core.loop``;
     -p shows the prediction before the label widened the bounds, as VW's --ftrl does)."""
     table, prm, iprm, st, ctr = state
     return learner_loop(block, state, start, end, ftrl_settings(prm, iprm), state_view, ftrl_weight, ftrl_start,

@@ -5,16 +5,16 @@ import numpy as np
 from numba import njit
 
 from streamlearn.errors import OptionError
-from streamlearn.kernels.loop import base_start, example_loop, sum_end
-from streamlearn.kernels.losses import loss_dloss
-from streamlearn.kernels.multiclass import oaa_loop
-from streamlearn.kernels.rules import gd_settings, gd_step, rule_layout, rule_saved
-from streamlearn.kernels.spec import LearnerSpec, l1_regularizer
-from streamlearn.kernels.state import S_MULT, own_slots
-from streamlearn.kernels.table import W
+from streamlearn.core.loop import base_start, example_loop, sum_end
+from streamlearn.core.losses import loss_dloss
+from streamlearn.core.multiclass import oaa_loop
+from streamlearn.core.rules import gd_settings, gd_step, rule_layout, rule_saved
+from streamlearn.core.spec import LearnerSpec, l1_regularizer
+from streamlearn.core.state import S_MULT, own_slots
+from streamlearn.core.table import W
 
 
-#: the learner's own state slots (``streamlearn.kernels.state.own_slots``)
+#: the learner's own state slots (``streamlearn.core.state.own_slots``)
 SLOTS = own_slots("gravity_vw")
 S_GRAVITY_VW = SLOTS["gravity_vw"]
 

@@ -5,7 +5,7 @@ Section 2, eq. 2): after the gradient step of every learned example,
 
 (the plain schedule of ``--sgd``; with ``--invariant`` the step is the importance-invariant one). The
 weights are kept un-shifted with the cumulative shift Theta in ``st[S_THETA]``
-(``streamlearn.kernels.online_projection``): the default projection costs O(k log n) per example
+(``streamlearn.core.online_projection``): the default projection costs O(k log n) per example
 for k features and n non-zero weights; ``--projection linear|sort`` recomputes it over all non-zero
 weights (Figures 2 and 1) for comparison.
 
@@ -27,20 +27,20 @@ import numpy as np
 
 from numba import njit
 
-from streamlearn.kernels.loop import base_start, example_loop, squared_norm, sum_end
-from streamlearn.kernels.projection import pivot_seed
-from streamlearn.kernels.minibatch import clock_step_scale, pend_example
-from streamlearn.kernels.losses import loss_dloss, loss_positive, loss_update
-from streamlearn.kernels.online_projection import (
+from streamlearn.core.loop import base_start, example_loop, squared_norm, sum_end
+from streamlearn.core.projection import pivot_seed
+from streamlearn.core.minibatch import clock_step_scale, pend_example
+from streamlearn.core.losses import loss_dloss, loss_positive, loss_update
+from streamlearn.core.online_projection import (
     heap_capacity, heap_entries, index_rows, new_heap, project, project_nonzero, read_weight,
     rebuild, set_weight,
 )
-from streamlearn.kernels.spec import Layout, LearnerSpec
-from streamlearn.kernels.state import (
+from streamlearn.core.spec import Layout, LearnerSpec
+from streamlearn.core.state import (
     I_BATCH, I_INVARIANT, I_PROJECTION, I_SEED, P_POWER_T, P_RADIUS, PROJ_LINEAR, PROJ_SORT,
     PROJ_TREE, S_BATCH_EX, S_BATCH_ROWS, S_HSIZE, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN, S_T, S_THETA,
 )
-from streamlearn.kernels.table import count_nonzero
+from streamlearn.core.table import count_nonzero
 from streamlearn.options import Option
 
 CW = 0      # stored weight

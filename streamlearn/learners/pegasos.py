@@ -24,13 +24,13 @@ import numpy as np
 from numba import njit
 
 from streamlearn.errors import OptionError
-from streamlearn.kernels.loop import base_start, example_loop, sum_end
-from streamlearn.kernels.losses import loss_dloss, loss_positive
-from streamlearn.kernels.spec import Layout, LearnerSpec
-from streamlearn.kernels.state import P_L2, P_L2_BALL, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN, S_T, own_slots
+from streamlearn.core.loop import base_start, example_loop, sum_end
+from streamlearn.core.losses import loss_dloss, loss_positive
+from streamlearn.core.spec import Layout, LearnerSpec
+from streamlearn.core.state import P_L2, P_L2_BALL, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN, S_T, own_slots
 
 
-#: the learner's own state slots (``streamlearn.kernels.state.own_slots``)
+#: the learner's own state slots (``streamlearn.core.state.own_slots``)
 SLOTS = own_slots("scale", "sqnorm")
 S_SCALE = SLOTS["scale"]
 S_SQNORM = SLOTS["sqnorm"]

@@ -7,15 +7,15 @@ import math
 from numba import njit
 
 from streamlearn.errors import OptionError
-from streamlearn.kernels.loop import base_start, example_loop, sum_end
-from streamlearn.kernels.multiclass import oaa_loop
-from streamlearn.kernels.rules import gd_settings, gd_update, rule_layout, rule_saved
-from streamlearn.kernels.spec import LearnerSpec, no_regularizer
-from streamlearn.kernels.state import I_COL_LAST, P_THRESHOLD, S_NLEARN, own_slots
-from streamlearn.kernels.table import W
+from streamlearn.core.loop import base_start, example_loop, sum_end
+from streamlearn.core.multiclass import oaa_loop
+from streamlearn.core.rules import gd_settings, gd_update, rule_layout, rule_saved
+from streamlearn.core.spec import LearnerSpec, no_regularizer
+from streamlearn.core.state import I_COL_LAST, P_THRESHOLD, S_NLEARN, own_slots
+from streamlearn.core.table import W
 
 
-#: the learner's own state slots (``streamlearn.kernels.state.own_slots``)
+#: the learner's own state slots (``streamlearn.core.state.own_slots``)
 SLOTS = own_slots("rounds")
 S_ROUNDS = SLOTS["rounds"]
 

@@ -1,10 +1,10 @@
-"""sgd: gradient descent with VW's update rules and no regularization (``kernels/rules.py``: the
+"""sgd: gradient descent with VW's update rules and no regularization (``core/rules.py``: the
 rule and its kernel, which also predicts for every saved model)."""
 
 import math
 
-from streamlearn.kernels.rules import learn_sgd_block, oaa_sgd_block, rule_layout, rule_saved
-from streamlearn.kernels.spec import LearnerSpec
+from streamlearn.core.rules import learn_sgd_block, oaa_sgd_block, rule_layout, rule_saved
+from streamlearn.core.spec import LearnerSpec
 from streamlearn.options import Option
 
 #: sgd's own option

@@ -27,18 +27,18 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from streamlearn.kernels.rules import step_scale
-from streamlearn.kernels.loop import base_start, example_loop, sum_end
-from streamlearn.kernels.losses import loss_dloss, loss_positive
-from streamlearn.kernels.nonzero_list import LIST, POS, list_add, list_rebuild
-from streamlearn.kernels.spec import Layout, LearnerSpec, l1_regularizer
+from streamlearn.core.rules import step_scale
+from streamlearn.core.loop import base_start, example_loop, sum_end
+from streamlearn.core.losses import loss_dloss, loss_positive
+from streamlearn.core.nonzero_list import LIST, POS, list_add, list_rebuild
+from streamlearn.core.spec import Layout, LearnerSpec, l1_regularizer
 from streamlearn.options import Option
-from streamlearn.kernels.state import (
+from streamlearn.core.state import (
     P_L1, P_PNORM, P_POWER_T, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN, S_NNZ, S_T, own_slots,
 )
 
 
-#: the learner's own state slots (``streamlearn.kernels.state.own_slots``)
+#: the learner's own state slots (``streamlearn.core.state.own_slots``)
 SLOTS = own_slots("xi1", "ximax")
 S_XI1 = SLOTS["xi1"]
 S_XIMAX = SLOTS["ximax"]

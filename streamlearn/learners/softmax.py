@@ -3,7 +3,7 @@ weight matrix (Duchi & Singer 2009: eq. 3 with the regularizers of Section 4, th
 Section 4 eq. 9, the lazy updates of Section 5, Proposition 4).
 
 **Model.** The weights form a matrix W with one row per feature and one column per class; the
-weight of feature h for class k is table slot ``(h*W + k) & mask`` (``streamlearn.kernels.
+weight of feature h for class k is table slot ``(h*W + k) & mask`` (``streamlearn.core.
 multiclass``: a feature's *row* is the aligned block of W slots at ``base = (h*W) & mask``, of which
 slots base..base+K-1 are used). The score of class k is ``s_k = sum_i w[row_i + k] x_i`` (the joint
 loop computes the K raw scores), the prediction ``p = softmax(s)`` and the loss
@@ -14,7 +14,7 @@ moves its row by
 
     w[row + k] -= scale * m * r_row * d_k * x          (k = 0..K-1)
 
-``scale`` and ``m`` as in ``streamlearn.kernels.rules`` (``step_scale``: eta * h, times t^-power_t
+``scale`` and ``m`` as in ``streamlearn.core.rules`` (``step_scale``: eta * h, times t^-power_t
 without adaptive rates; m the global normalizer of --normalized, 1 otherwise) and ``r_row`` the
 row's own rate: ONE rate per row (per feature), ``rate_decay(G_row + g0, N_row)`` with
 
@@ -74,7 +74,7 @@ O(K * its features), whatever the number of rows. ``finalize`` catches every row
 (``KERNELS``, keyed by --reg: ``LearnerSpec.variants``), so no kernel branches on it: each is the joint
 loop with this module's step (``softmax_step``) and the regularizer's catch-up of a row and release,
 one section each below. The cumulatives and the proxes on a row (and the elastic net's on a
-coordinate, fobos's) are ``streamlearn.kernels.prox``'s.
+coordinate, fobos's) are ``streamlearn.core.prox``'s.
 """
 
 from __future__ import annotations
@@ -88,19 +88,19 @@ from numba import njit
 from streamlearn.errors import OptionError
 from streamlearn.learners.fobos import check_strengths
 from streamlearn.regularizers import REGULARIZERS
-from streamlearn.kernels.rules import X2_MAX, X2_MIN, X_MIN, rule_layout, rule_saved, rule_settings, step_scale
-from streamlearn.kernels.multiclass import joint_loop
-from streamlearn.kernels.loop import base_start, sum_end
-from streamlearn.kernels.prox import (
+from streamlearn.core.rules import X2_MAX, X2_MIN, X_MIN, rule_layout, rule_saved, rule_settings, step_scale
+from streamlearn.core.multiclass import joint_loop
+from streamlearn.core.loop import base_start, sum_end
+from streamlearn.core.prox import (
     elastic_coord, elastic_release, elastic_restart, l1_release, l1_row, l1l2_row, l1linf_row, l2sq_release,
     l2sq_row,
 )
-from streamlearn.kernels.spec import Layout, LearnerSpec, Variant
-from streamlearn.kernels.state import (
+from streamlearn.core.spec import Layout, LearnerSpec, Variant
+from streamlearn.core.state import (
     I_CLASS_W, I_CLASSES, I_COL_LAST, I_COL_LAST2, P_L1, P_L2, P_LAMBDA, S_FOBOS_CUM, S_FOBOS_CUM2, S_MULT,
     S_NLEARN, S_NORM_SUM, S_T, S_TOTAL_W,
 )
-from streamlearn.kernels.table import feature_rate, normalizer_rescale, update_normalizer
+from streamlearn.core.table import feature_rate, normalizer_rescale, update_normalizer
 
 WCOL = 0                  # the weight column
 
@@ -282,7 +282,7 @@ def l1_learn(idx, val, s, f, table, prm, iprm, cfg, st, scores, cls, h, W, mask)
 @njit(cache=True, nogil=True)
 def learn_softmax_l1_block(block, state, start, end):
     """Examples start..end-1 with softmax regression and l1 (eq. 6) through the joint multiclass loop
-    (``streamlearn.kernels.multiclass.joint_loop``)."""
+    (``streamlearn.core.multiclass.joint_loop``)."""
     table, prm, iprm, st, ctr = state
     return joint_loop(block, state, start, end, softmax_settings(prm, iprm), softmax_view, l1_weight, base_start,
                       sum_end, l1_learn)
@@ -467,7 +467,7 @@ def finalize_l1linf(table, prm, iprm, st):
 # ----------------------------------------------------------------------------- specs
 
 _JOINT = ("--oaa", "3", "--loss", "softmax")
-#: softmax's kernels per regularizer (``streamlearn.kernels.spec.Variant``), keyed by --reg, each with the
+#: softmax's kernels per regularizer (``streamlearn.core.spec.Variant``), keyed by --reg, each with the
 #: options of a small run (warm-up runs them)
 KERNELS = {
     "l1": Variant(learn_softmax_l1_block, finalize=finalize_l1, example=_JOINT),

@@ -8,11 +8,11 @@ import math
 import numpy as np
 from numba import njit
 
-from streamlearn.kernels.loop import base_start, example_loop, state_view, sum_end
-from streamlearn.kernels.nonzero_list import LIST, POS
-from streamlearn.kernels.spec import Layout, LearnerSpec, l1_regularizer
-from streamlearn.kernels.state import P_L1, S_NNZ
-from streamlearn.kernels.table import W
+from streamlearn.core.loop import base_start, example_loop, state_view, sum_end
+from streamlearn.core.nonzero_list import LIST, POS
+from streamlearn.core.spec import Layout, LearnerSpec, l1_regularizer
+from streamlearn.core.state import P_L1, S_NNZ
+from streamlearn.core.table import W
 from streamlearn.learners.fobos import (
     after_load_listed, fobos_settings, fobos_step, listed_add, listed_weight, no_step,
 )

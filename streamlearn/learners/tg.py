@@ -17,19 +17,19 @@ import numpy as np
 from numba import njit
 
 from streamlearn.errors import OptionError
-from streamlearn.kernels.loop import base_start, example_loop, sum_end
-from streamlearn.kernels.multiclass import oaa_loop
-from streamlearn.kernels.rules import gd_settings, gd_update, rule_layout, rule_saved
-from streamlearn.kernels.spec import LearnerSpec, l1_regularizer
-from streamlearn.kernels.state import (
+from streamlearn.core.loop import base_start, example_loop, sum_end
+from streamlearn.core.multiclass import oaa_loop
+from streamlearn.core.rules import gd_settings, gd_update, rule_layout, rule_saved
+from streamlearn.core.spec import LearnerSpec, l1_regularizer
+from streamlearn.core.state import (
     I_COL_G, I_COL_LAST, I_COL_N, I_COL_PEN, P_G0, P_POWER_T, P_THRESHOLD, S_NLEARN, own_slots,
 )
-from streamlearn.kernels.table import (
+from streamlearn.core.table import (
     catch_up, catch_up_penalty, catch_up_plain, effective_weights, finalize_lazy,
 )
 
 
-#: the learner's own state slots (``streamlearn.kernels.state.own_slots``)
+#: the learner's own state slots (``streamlearn.core.state.own_slots``)
 SLOTS = own_slots("gravity", "pending")
 S_GRAVITY = SLOTS["gravity"]
 S_PENDING = SLOTS["pending"]

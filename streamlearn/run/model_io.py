@@ -15,7 +15,7 @@ from streamlearn.config import (
 from streamlearn.errors import InputError, ModelError, OptionError
 from streamlearn.io.model_file import load_model, parse_model, printable, save_model
 from streamlearn.io.writers import write_readable_model
-from streamlearn.kernels.table import count_nonzero, nonzero_rows
+from streamlearn.core.table import count_nonzero, nonzero_rows
 from streamlearn.run.views import StateView
 
 
@@ -200,7 +200,7 @@ def check_finite(cfg: TrainConfig, run) -> None:
     warning naming the first example where it showed -- an error with --strict, and then no model is
     written. Without --strict the model is written with those values as 0 (the warning says how
     many), so that it can be read back: a model never silently holds inf or NaN, nor holds them at all."""
-    from streamlearn.kernels.loop import first_nonfinite_row, zero_nonfinite
+    from streamlearn.core.loop import first_nonfinite_row, zero_nonfinite
     faults = run.faults
     cols = max(1, min(learners.layout(cfg).saved, run.table.shape[1]))
     weights = first_nonfinite_row(run.table, cols) >= 0

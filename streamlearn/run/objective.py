@@ -11,9 +11,9 @@ import math
 import numpy as np
 
 from streamlearn import learners
-from streamlearn.kernels.losses import LOSSES
-from streamlearn.kernels.objective import class_loss_sums, loss_sums
-from streamlearn.kernels.table import nonzero_rows
+from streamlearn.core.losses import LOSSES
+from streamlearn.core.objective import class_loss_sums, loss_sums
+from streamlearn.core.table import nonzero_rows
 from streamlearn.run.model_io import rows_in_use
 from streamlearn.run.views import StateView
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import sys
 
-from streamlearn.kernels.losses import LOSSES, loss_value
+from streamlearn.core.losses import LOSSES, loss_value
 from streamlearn.run.views import CounterView, StateView
 
 HEADER = ("average  since         example        example        current        current  current\n"

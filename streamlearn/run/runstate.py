@@ -1,6 +1,6 @@
 """One run's arrays, built in one place (issue 26): the weight table, the settings (``prm`` real,
 ``iprm`` integer), the learner's state ``st`` and the counters ``ctr``
-(``streamlearn.kernels.state`` names their slots).
+(``streamlearn.core.state`` names their slots).
 
 A run starts in one of three ways, each a constructor: ``fresh`` (a new model: the learner's own
 start, ``LearnerSpec.start``, sets what a new table holds), ``restored`` (a ``-i`` model: its
@@ -97,7 +97,7 @@ class RunState:
 
     @cached_property
     def kernel_state(self) -> tuple:
-        """(table, prm, iprm, st, ctr): the state a block kernel takes (``streamlearn.kernels.loop``)."""
+        """(table, prm, iprm, st, ctr): the state a block kernel takes (``streamlearn.core.loop``)."""
         return (self.table, self.prm, self.iprm, self.st, self.ctr)
 
     def start_pass(self) -> None:

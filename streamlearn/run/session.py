@@ -29,7 +29,7 @@ from streamlearn.io.atomic import check_target
 from streamlearn.io.reader import check_readable
 from streamlearn.io.shuffle import ShuffledExamples
 from streamlearn.io.writers import PredictionWriter, class_probabilities, format_class_values
-from streamlearn.kernels import multiclass
+from streamlearn.core import multiclass
 from streamlearn.run.model_io import model_options, save_outputs
 from streamlearn.run.runstate import RunState
 from streamlearn.run.report import Reporter, best_constant, next_dump
@@ -135,7 +135,7 @@ class Faults:
     malformed: int = 0
     read_errors: int = 0
     diverged: str | None = None      # "<file> line <n>": the first example whose prediction or update
-                                     # was not finite (streamlearn.kernels.loop), once seen
+                                     # was not finite (streamlearn.core.loop), once seen
     diverge_warned: bool = False     # the "training diverged" warning was printed
 
     def read_error(self, message: str) -> None:

@@ -2,13 +2,13 @@
 instead of ``ctr[S.C_W_LABELED]``.
 
 The compiled kernels index ``prm``, ``iprm``, ``st`` and ``ctr`` by the slot constants of
-``streamlearn.kernels.state``; the Python code around them (progress rows, summary, model files, the
+``streamlearn.core.state``; the Python code around them (progress rows, summary, model files, the
 API) reads and writes the same slots by name through a view. A view holds the array itself, not a
 copy: reading an attribute reads the slot (the same numpy scalar ``array[slot]`` gives) and assigning
 one stores into the array.
 
 The names are derived, never listed by hand: every constant ``<prefix>NAME`` of
-``streamlearn.kernels.state`` (``P_`` real settings, ``I_`` integer settings, ``S_`` learner state,
+``streamlearn.core.state`` (``P_`` real settings, ``I_`` integer settings, ``S_`` learner state,
 ``C_`` counters) is the attribute ``name`` of its array's view (a Python keyword gets a trailing
 underscore: ``P_LAMBDA`` is ``lambda_``), so renumbering or adding a slot there changes the views
 with it. Slots declared elsewhere (a learner's own state slots in its module) are added with
@@ -24,7 +24,7 @@ from __future__ import annotations
 import keyword
 from functools import lru_cache
 
-from streamlearn.kernels import state as S
+from streamlearn.core import state as S
 
 
 def attribute_name(constant: str, prefix: str) -> str:
@@ -36,7 +36,7 @@ def attribute_name(constant: str, prefix: str) -> str:
 
 def slots_of(namespace, prefix: str) -> dict[str, int]:
     """{attribute name: slot} of the integer constants named ``<prefix>...`` of a module (or a dict of
-    names), e.g. ``slots_of(streamlearn.kernels.state, "C_")``."""
+    names), e.g. ``slots_of(streamlearn.core.state, "C_")``."""
     items = namespace if isinstance(namespace, dict) else vars(namespace)
     return {attribute_name(const, prefix): slot for const, slot in items.items()
             if const.startswith(prefix) and isinstance(slot, int) and not isinstance(slot, bool)}
@@ -54,7 +54,7 @@ def _slot(name: str, slot: int) -> property:
 
 class SlotView:
     """Attribute access to the named slots of one array (module docstring). A subclass names its
-    array's slots with ``prefix`` (the constants of ``streamlearn.kernels.state``) and may add
+    array's slots with ``prefix`` (the constants of ``streamlearn.core.state``) and may add
     ``extra`` ones; ``SomeView(array, extra={name: slot})`` adds slots to one view."""
 
     __slots__ = ("_array",)

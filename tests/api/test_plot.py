@@ -10,7 +10,7 @@ import pytest
 
 from streamlearn.run import driver, session
 from streamlearn.run.history import ProgressHistory, nonzero_in_force
-from streamlearn.kernels import state as S
+from streamlearn.core import state as S
 from support.helpers import cli, vw_dataset, write_lines
 
 mpl = pytest.importorskip("matplotlib")

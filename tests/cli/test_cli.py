@@ -298,7 +298,7 @@ def test_version_and_help():
 
 def test_option_names_match_the_registries():
     from streamlearn import config, learners
-    from streamlearn.kernels.losses import LOSSES
+    from streamlearn.core.losses import LOSSES
     # softmax is the multiclass loss of the softmax learner, not a binary loss of the loss kernels
     assert set(config.LOSS_NAMES) == set(LOSSES) | {"softmax"}
     assert set(config.ALGO_NAMES) == set(learners.LEARNERS)

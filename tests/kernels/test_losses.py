@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from support.reference import dloss as ref_dloss
 from support.reference import loss_value as ref_loss
-from streamlearn.kernels.losses import py_dloss, py_loss
+from streamlearn.core.losses import py_dloss, py_loss
 
 preds = st.floats(-20, 20, allow_nan=False)
 

@@ -5,11 +5,11 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streamlearn.kernels.online_projection import (
+from streamlearn.core.online_projection import (
     H_SIZE, H_THETA, SLACK, compact, new_heap, project_nonzero, sparse_step, weights_in_force,
 )
-from streamlearn.kernels.state import N_ST, PROJ_LINEAR, PROJ_SORT, PROJ_TREE, S_HSUM
-from streamlearn.kernels.projection import SORT, project_l1_ball
+from streamlearn.core.state import N_ST, PROJ_LINEAR, PROJ_SORT, PROJ_TREE, S_HSUM
+from streamlearn.core.projection import SORT, project_l1_ball
 from streamlearn.tree_projection import TreeProjection
 from support.compare import allclose
 

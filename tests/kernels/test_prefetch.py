@@ -3,7 +3,7 @@ rows, including rows at the end of the table."""
 
 import numpy as np
 
-from streamlearn.kernels.prefetch import prefetch_example
+from streamlearn.core.prefetch import prefetch_example
 
 
 def test_prefetch_leaves_the_table_as_it_was():

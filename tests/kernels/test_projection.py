@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streamlearn.kernels.projection import (
+from streamlearn.core.projection import (
     PIVOT, SORT, project_l1_ball, project_simplex, theta_pivot, theta_sort,
 )
 from support.compare import allclose

@@ -1,5 +1,5 @@
 """The named views of a run's arrays (streamlearn.run.views): every slot constant of
-streamlearn.kernels.state has one attribute on its array's view, the names are unique and shadow
+streamlearn.core.state has one attribute on its array's view, the names are unique and shadow
 nothing, reads give the array's own values and writes store into the array (views, not copies), and
 extra slots (a learner's own) add to a view."""
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from streamlearn.config import train_config
-from streamlearn.kernels import state as S
+from streamlearn.core import state as S
 from streamlearn.run.runstate import RunState
 from streamlearn.run.views import CounterView, IntSettingsView, SettingsView, SlotView, StateView, slots_of
 

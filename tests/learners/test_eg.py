@@ -18,7 +18,7 @@ from streamlearn import learners
 from streamlearn.cli import main
 from streamlearn.config import train_config
 from streamlearn.learners import eg
-from streamlearn.kernels import state as S
+from streamlearn.core import state as S
 from support.kernels import kernel_arrays, run_block
 from support.streams import streams
 

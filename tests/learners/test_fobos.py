@@ -14,8 +14,8 @@ from streamlearn.cli import main
 from streamlearn.config import train_config
 from streamlearn.io.model_file import load_model
 from streamlearn.learners import fobos
-from streamlearn.kernels import prox
-from streamlearn.kernels import state as S
+from streamlearn.core import prox
+from streamlearn.core import state as S
 from support.compare import allclose
 from support.kernels import run_kernel
 from support.streams import RULES, random_stream, streams

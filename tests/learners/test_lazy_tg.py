@@ -9,10 +9,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from support.reference import T1, eager_gd, eager_linear
-from streamlearn.kernels import state as S
+from streamlearn.core import state as S
 from streamlearn.learners import tg
 from streamlearn.learners.tg import finalize_tg
-from streamlearn.kernels.table import catch_up, truncate
+from streamlearn.core.table import catch_up, truncate
 from support.compare import allclose
 from support.kernels import run_kernel
 from support.streams import streams
@@ -219,7 +219,7 @@ def test_rate_column_holds_every_used_rows_rate(tmp_path, opts):
     and ``fill_rates`` (run after a model is loaded) rebuilds exactly that column."""
     from streamlearn import learners
     from streamlearn.config import train_config
-    from streamlearn.kernels.table import fill_rates, nonzero_rows, rate_decay
+    from streamlearn.core.table import fill_rates, nonzero_rows, rate_decay
     from streamlearn.learners import allocate_table
     from streamlearn.run.stream import hashing_of, text_blocks
     rng = np.random.default_rng(3)

@@ -221,9 +221,9 @@ def test_softmax_probabilities_sum_to_one_and_match_the_class(data):
 
 
 def test_class_loss_sums_equal_numpy(data):
-    """The multiclass objective's loss (kernels/objective.py) against NumPy, for softmax and oaa."""
+    """The multiclass objective's loss (core/objective.py) against NumPy, for softmax and oaa."""
     from support.helpers import parse_examples
-    from streamlearn.kernels.objective import class_loss_sums
+    from streamlearn.core.objective import class_loss_sums
     from streamlearn.io.blocks import ParsedBlock  # noqa: F401  (the block arrays come from the parser)
     rng = np.random.default_rng(0)
     bits = 12

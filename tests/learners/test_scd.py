@@ -15,7 +15,7 @@ from sklearn.linear_model import Lasso, LogisticRegression
 
 from streamlearn.learners.scd import fit as scd
 from streamlearn.learners import scd as K
-from streamlearn.kernels.losses import LOGISTIC, LOSSES, SQUARED
+from streamlearn.core.losses import LOGISTIC, LOSSES, SQUARED
 
 
 # scikit-learn 1.8 deprecated penalty= in favour of l1_ratio=

@@ -14,7 +14,7 @@ from support.reference import eager_fobos, to_csr
 from support.reference_smidas import eager_smidas
 from streamlearn import learners
 from streamlearn.config import train_config
-from streamlearn.kernels import state as S
+from streamlearn.core import state as S
 from support.compare import allclose
 from support.kernels import kernel_arrays, run_block, run_kernel
 from support.streams import random_stream, streams

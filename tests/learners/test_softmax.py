@@ -19,12 +19,12 @@ from streamlearn import learners
 from streamlearn.config import train_config
 from streamlearn.errors import OptionError
 from streamlearn.learners import softmax
-from streamlearn.kernels import prox as prox_pieces
-from streamlearn.kernels import state as S
-from streamlearn.kernels.multiclass import class_width
+from streamlearn.core import prox as prox_pieces
+from streamlearn.core import state as S
+from streamlearn.core.multiclass import class_width
 
 REGS = ["l1", "l2sq", "elastic", "l1l2", "l1linf"]
-#: the proxes on a row (``streamlearn.kernels.prox``) of the regularizers that have one
+#: the proxes on a row (``streamlearn.core.prox``) of the regularizers that have one
 ROW_PROX = {"l1": prox_pieces.l1_row, "l2sq": prox_pieces.l2sq_row, "l1l2": prox_pieces.l1l2_row,
             "l1linf": prox_pieces.l1linf_row}
 PLAIN = {"sgd": True}

@@ -193,7 +193,7 @@ def test_loop_records_the_first_nonfinite_example():
     """The kernel-level record: ctr[C_DIVERGED_EX] is the first example (index in the block) whose
     update wrote a non-finite weight, and later examples do not move it."""
     from streamlearn.api import Engine, make_config, text_block
-    from streamlearn.kernels import state as S
+    from streamlearn.core import state as S
     eng = Engine(make_config({"sgd": True, "learning_rate": 1e300}))
     block = text_block(["1 | a", "1 | a", "1e38 | a:1e38", "1 | a:1e38", "1 | b"], eng.cfg)
     with pytest.warns(RuntimeWarning, match=r"training diverged: predictions or weights became infinite or "

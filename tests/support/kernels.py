@@ -9,7 +9,7 @@ import numpy as np
 
 from streamlearn import learners
 from streamlearn.config import train_config
-from streamlearn.kernels import state as S
+from streamlearn.core import state as S
 from support.reference import to_csr
 
 

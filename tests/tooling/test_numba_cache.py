@@ -142,9 +142,9 @@ def test_scan_of_the_real_package():
     modules = {_cache._module_name("streamlearn", rel): rel for rel in sources}
     for rel, data in sources.items():
         files[rel] = _cache.scan_imports(data, rel, modules, "streamlearn")
-    assert "kernels/table.py" in files["kernels/rules.py"]
-    assert "kernels/losses.py" in files["kernels/rules.py"]
-    assert "kernels/rules.py" in files["learners/fobos.py"]
+    assert "core/table.py" in files["core/rules.py"]
+    assert "core/losses.py" in files["core/rules.py"]
+    assert "core/rules.py" in files["learners/fobos.py"]
     assert "learners/fobos.py" in files["learners/subgradient.py"]
     assert "features/hashing.py" in files["io/vw.py"]
     assert "io/parsing.py" in files["io/vw.py"]
@@ -157,7 +157,7 @@ def package_copy(tmp_path):
     shutil.copytree(PACKAGE, dst, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     kernels = sorted(str(p.relative_to(dst)).replace(os.sep, "/") for p in dst.rglob("*.py")
                      if "cache=True" in p.read_text())
-    assert "kernels/rules.py" in kernels and "learners/ftrl.py" in kernels and "features/hashing.py" in kernels
+    assert "core/rules.py" in kernels and "learners/ftrl.py" in kernels and "features/hashing.py" in kernels
     _cache.check_cache(str(dst))
     return dst, kernels
 

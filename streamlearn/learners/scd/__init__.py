@@ -66,9 +66,9 @@ from numba import njit
 
 from streamlearn.errors import OptionError
 
-from streamlearn.kernels.rules import learn_sgd_block
-from streamlearn.kernels.losses import LOGISTIC, SQUARED, loss_dloss, loss_value
-from streamlearn.kernels.spec import Layout, LearnerSpec, l1_regularizer
+from streamlearn.core.rules import learn_sgd_block
+from streamlearn.core.losses import LOGISTIC, SQUARED, loss_dloss, loss_value
+from streamlearn.core.spec import Layout, LearnerSpec, l1_regularizer
 from streamlearn.options import Option
 
 RANDOM = 0   # coordinates drawn uniformly at random (Algorithm 1 / 2)

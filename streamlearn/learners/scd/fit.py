@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from streamlearn.learners import scd as K     # the kernels and the spec (this package)
-from streamlearn.kernels.losses import LOGISTIC, LOSSES
+from streamlearn.core.losses import LOGISTIC, LOSSES
 
 ORDERS = {"random": K.RANDOM, "cyclic": K.CYCLIC, "greedy": K.GREEDY}
 STEPS = {"column": K.COLUMN, "paper": K.PAPER, "newton": K.NEWTON}

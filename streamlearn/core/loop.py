@@ -31,9 +31,9 @@ function, the learner's functions would be passed as run-time values, which numb
 import numpy as np
 from numba import njit
 
-from streamlearn.kernels.losses import loss_label, loss_value
-from streamlearn.kernels.prefetch import prefetch_example
-from streamlearn.kernels.state import (
+from streamlearn.core.losses import loss_label, loss_value
+from streamlearn.core.prefetch import prefetch_example
+from streamlearn.core.state import (
     C_DIVERGED, C_DIVERGED_EX, C_DUMP, C_EXAMPLES, C_FEATURES, C_HAVE_LABEL1, C_HAVE_LABEL2, C_HO_LOSS,
     C_HO_LOSS_PASS, C_HO_LOSS_SINCE, C_HO_W, C_HO_W_PASS, C_HO_W_SINCE, C_LABEL1, C_LABEL2, C_MANY_LABELS,
     C_NONFINITE, C_PASS_EX, C_SUM_LOSS, C_SUM_LOSS_SINCE, C_W_LABELED, C_W_LABELS, C_W_UNLABELED, I_BINARY,

@@ -84,7 +84,7 @@ class LearnerSpec:
     layout: Callable             # cfg -> Layout: the table columns by name
     #: the compiled block kernel: (block, state, start, end) -> the next example, with block =
     #: (indptr, idx, val, labels, weights, bases, nfeat, preds) and state = (table, prm, iprm, st, ctr)
-    #: (``streamlearn.kernels.loop``); None for a learner with ``variants``
+    #: (``streamlearn.core.loop``); None for a learner with ``variants``
     kernel: Callable | None = None
     #: the learner's place among the learners (``--algo``'s list; of two learners an option selects,
     #: the later one wins)
@@ -143,7 +143,7 @@ class LearnerSpec:
     #: the readable model prints the stored (raw) weight, not the weight in force, beside the state
     #: that turns one into the other (VW's --l1: raw weights and the "l1_state" gravity)
     readable_raw: bool = False
-    #: the learner's own state slots, name -> slot (``streamlearn.kernels.state.own_slots``, declared
+    #: the learner's own state slots, name -> slot (``streamlearn.core.state.own_slots``, declared
     #: in its module beside the kernels that read them)
     slots: dict = field(default_factory=dict)
     #: name -> the value an own slot holds in a new or restored run's state (default 0)
@@ -177,11 +177,11 @@ class LearnerSpec:
     #: --audit prints the example twice
     predicts_twice: bool = False
     batch: bool = False              # a batch method, trained by streamlearn.run.scd_run
-    #: the block kernel of --oaa K: the learner one-against-all (``streamlearn.kernels.multiclass``);
+    #: the block kernel of --oaa K: the learner one-against-all (``streamlearn.core.multiclass``);
     #: None when the learner does not run one-against-all
     oaa_kernel: Callable | None = None
     #: the learner has a multiclass loss of its own (softmax): ``kernel`` runs the joint loop of
-    #: ``streamlearn.kernels.multiclass`` and --oaa K gives its number of classes
+    #: ``streamlearn.core.multiclass`` and --oaa K gives its number of classes
     joint: bool = False
     #: a learner whose compiled functions depend on its configuration (fobos and softmax: one set per
     #: regularizer, so the choice is made once, at set-up, and no kernel branches on it): name ->

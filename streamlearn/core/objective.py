@@ -5,7 +5,7 @@ a set of examples at fixed weights, to which ``streamlearn.run.objective`` adds 
 import numpy as np
 from numba import njit
 
-from streamlearn.kernels.losses import loss_label, loss_value
+from streamlearn.core.losses import loss_label, loss_value
 
 
 @njit(cache=True, nogil=True)

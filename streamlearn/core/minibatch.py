@@ -13,8 +13,8 @@ import math
 
 from numba import njit
 
-from streamlearn.kernels.rules import step_scale
-from streamlearn.kernels.state import S_BATCH_EX, S_BATCH_ROWS, S_ETA, S_T
+from streamlearn.core.rules import step_scale
+from streamlearn.core.state import S_BATCH_EX, S_BATCH_ROWS, S_ETA, S_T
 
 
 @njit(cache=True, nogil=True, inline="always")

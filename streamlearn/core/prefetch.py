@@ -1,6 +1,6 @@
 """Software prefetch of the weight-table rows the next example will read.
 
-The example loops (``streamlearn.kernels.loop``, ``streamlearn.kernels.multiclass``) ask for the rows
+The example loops (``streamlearn.core.loop``, ``streamlearn.core.multiclass``) ask for the rows
 of example e + 1 once example e is predicted, so the cache misses of e + 1's rows overlap with the
 update of e instead of stalling e + 1's prediction. A hint only: nothing is read or written, and the
 results are the same with or without it.

@@ -7,7 +7,7 @@ the block ``(indptr, idx, val, labels, weights, bases, nfeat, preds)`` and the e
 shared machinery's scalars (named here), then the learner's own scalars, which its module declares
 (``own_slots``). Every shared slot has one meaning.
 ``ctr``  (float64): the counters the progress table and summary print, which only the example loop
-(``streamlearn.kernels.loop``) updates; no learner reads or writes them.
+(``streamlearn.core.loop``) updates; no learner reads or writes them.
 
 All four live in plain arrays so compiled kernels take a fixed, short argument list: a learner's new
 state is a slot its module declares, not a new signature. (iprm[1], iprm[17] and iprm[21] are free: they
@@ -32,7 +32,7 @@ P_L2_BALL = 12        # fobos l2sq, pegasos: radius R of the L2 ball projected o
 N_PRM = 16
 
 # ----------------------------------------------------------------------------- iprm: integer settings
-I_LOSS = 0            # loss code (streamlearn.kernels.losses)
+I_LOSS = 0            # loss code (streamlearn.core.losses)
 I_HOLDOUT = 2         # holdout period (0 = off)
 I_TRAIN = 3           # 1 = learn, 0 = predict only
 I_FIXED_BOUNDS = 4    # 1 = prediction bounds do not follow the labels

@@ -1,7 +1,7 @@
 """The multiclass example loops: one-against-all over any binary learner (VW's ``--oaa K``,
 vw-spec-2.md §2e), and the joint loop of learners with a true multiclass loss (softmax).
 
-Both share the per-example bookkeeping of ``streamlearn.kernels.loop`` (holdout, counters) and add
+Both share the per-example bookkeeping of ``streamlearn.core.loop`` (holdout, counters) and add
 what multiclass needs:
 
 * **addressing**: the weight of feature h (its masked index) for class k (0-based) is slot
@@ -34,9 +34,9 @@ of every touched feature at once.
 import numpy as np
 from numba import njit
 
-from streamlearn.kernels.loop import account, base_start, diverged_at, state_view, sum_end
-from streamlearn.kernels.prefetch import prefetch_example
-from streamlearn.kernels.state import (
+from streamlearn.core.loop import account, base_start, diverged_at, state_view, sum_end
+from streamlearn.core.prefetch import prefetch_example
+from streamlearn.core.state import (
     C_DUMP, C_NONFINITE, C_PASS_EX, C_W_LABELED, C_W_UNLABELED, I_CLASS_W, I_CLASSES, I_FIXED_BOUNDS,
     I_HOLDOUT, I_LOSS, I_TRAIN, N_ST, P_TAU, S_INDEX_MODE, S_MAX_LABEL, S_MIN_LABEL, S_NORM_SUM, S_T,
     S_TOTAL_W,
@@ -233,7 +233,7 @@ def at_progress_row(ctr):
 def oaa_loop(block, state, start, end, cfg, view, weight, dot_start, dot_end, learn):
     """Predict, score and (when training) learn examples start..end-1 one-against-all with a binary
     learner given by its ``view``, ``weight``, ``dot_start``, ``dot_end`` and ``learn`` (as
-    ``streamlearn.kernels.loop.example_loop`` takes them). Returns the next example index (early at a
+    ``streamlearn.core.loop.example_loop`` takes them). Returns the next example index (early at a
     progress row)."""
     indptr, idx, val, labels, weights, bases, nfeat, preds = block
     table, prm, iprm, st, ctr = state

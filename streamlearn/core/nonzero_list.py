@@ -6,7 +6,7 @@ they visit it."""
 
 from numba import njit
 
-from streamlearn.kernels.state import S_NNZ
+from streamlearn.core.state import S_NNZ
 
 W = 0       # the weight (or the learner's stored value)
 POS = 1     # position + 1 in the list (0: not listed)

@@ -20,8 +20,8 @@ import math
 
 from numba import njit
 
-from streamlearn.kernels.state import S_FOBOS_CUM, S_FOBOS_CUM2
-from streamlearn.kernels.table import shrink
+from streamlearn.core.state import S_FOBOS_CUM, S_FOBOS_CUM2
+from streamlearn.core.table import shrink
 
 ELASTIC_REBASE = 300.0   # rebase the elastic cumulatives before exp(L) can overflow
 

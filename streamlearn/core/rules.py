@@ -32,16 +32,16 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from streamlearn.kernels.loop import base_start, example_loop, squared_norm, state_view, sum_end
-from streamlearn.kernels.losses import loss_dloss, loss_positive, loss_update
-from streamlearn.kernels.multiclass import oaa_loop
-from streamlearn.kernels.spec import Layout
-from streamlearn.kernels.state import (
+from streamlearn.core.loop import base_start, example_loop, squared_norm, state_view, sum_end
+from streamlearn.core.losses import loss_dloss, loss_positive, loss_update
+from streamlearn.core.multiclass import oaa_loop
+from streamlearn.core.spec import Layout
+from streamlearn.core.state import (
     I_ADAPTIVE, I_COL_G, I_COL_LAST, I_COL_N, I_COL_PEN, I_COL_RATE, I_INVARIANT, I_NORMALIZED, I_PERIOD,
     P_G0, P_L1, P_POWER_T, P_THRESHOLD, S_ETA, S_MAX_LABEL, S_MIN_LABEL, S_MULT, S_NLEARN, S_NORM_SUM, S_T,
     S_TOTAL_W,
 )
-from streamlearn.kernels.table import W, feature_rate, normalizer_rescale, rate_decay, update_normalizer
+from streamlearn.core.table import W, feature_rate, normalizer_rescale, rate_decay, update_normalizer
 
 
 @njit(cache=True, nogil=True)
@@ -216,7 +216,7 @@ def sgd_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
 @njit(cache=True, nogil=True)
 def learn_sgd_block(block, state, start, end):
     """Examples start..end-1 with gradient descent under the update rule, no regularization (the
-    example loop of ``streamlearn.kernels.loop``; also every model's prediction-only kernel)."""
+    example loop of ``streamlearn.core.loop``; also every model's prediction-only kernel)."""
     table, prm, iprm, st, ctr = state
     return example_loop(block, state, start, end, gd_settings(prm, iprm), state_view, sgd_weight, base_start, sum_end,
                         sgd_learn)
@@ -224,7 +224,7 @@ def learn_sgd_block(block, state, start, end):
 
 @njit(cache=True, nogil=True)
 def oaa_sgd_block(block, state, start, end):
-    """``learn_sgd_block`` one-against-all (``streamlearn.kernels.multiclass.oaa_loop``; also every
+    """``learn_sgd_block`` one-against-all (``streamlearn.core.multiclass.oaa_loop``; also every
     one-against-all model's prediction-only kernel)."""
     table, prm, iprm, st, ctr = state
     return oaa_loop(block, state, start, end, gd_settings(prm, iprm), state_view, sgd_weight, base_start, sum_end, sgd_learn)

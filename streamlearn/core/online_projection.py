@@ -41,9 +41,9 @@ Theta is subtracted from every key (the heap order is unchanged), S is summed af
 import numpy as np
 from numba import njit
 
-from streamlearn.kernels.projection import theta_pivot, theta_sort
-from streamlearn.kernels.state import PROJ_SORT, S_HSIZE, S_HSUM, S_THETA
-from streamlearn.kernels.table import shrink
+from streamlearn.core.projection import theta_pivot, theta_sort
+from streamlearn.core.state import PROJ_SORT, S_HSIZE, S_HSUM, S_THETA
+from streamlearn.core.table import shrink
 
 H_THETA = S_THETA    # cumulative shift Theta
 H_SIZE = S_HSIZE    # number of non-zero weights
