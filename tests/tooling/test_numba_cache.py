@@ -175,7 +175,7 @@ def test_real_package_non_kernel_modules_delete_nothing(package_copy):
 def test_real_package_kernel_change_drops_it_and_its_importers(package_copy):
     pkg, kernels = package_copy
     _fake_caches(pkg, kernels)
-    _append(pkg / "kernels" / "table.py")
+    _append(pkg / "core" / "table.py")
     stems = {stem for _, stem in _stems(_cache.check_cache(str(pkg)))}
     assert {"table", "rules", "fobos"} <= stems  # rules inlines the table's catch-up; fobos calls rules
     assert not stems & {"losses", "projection", "hashing", "parsing", "vw", "libsvm"}
