@@ -247,7 +247,8 @@ def oaa_loop(block, state, start, end, cfg, view, weight, dot_start, dot_end, le
     sums = np.full(K, dot_start(0.0))
     slots = np.empty(max_features(indptr, start, end), np.int64)
     for e in range(start, end):
-        learn_it, cls, h, s, f = predict_example(e, block, state, cfg, view, weight, dot_start, dot_end, sums, acc, True)
+        learn_it, cls, h, s, f = predict_example(e, block, state, cfg, view, weight, dot_start, dot_end, sums, acc,
+                                                 True)
         if ctr[C_NONFINITE] != 0.0:     # a non-finite score: the first one is recorded
             diverged_at(ctr, e)
         if e + 1 < end:
@@ -274,7 +275,8 @@ def joint_loop(block, state, start, end, cfg, view, weight, dot_start, dot_end, 
     acc = np.empty(K)
     sums = np.full(K, dot_start(0.0))
     for e in range(start, end):
-        learn_it, cls, h, s, f = predict_example(e, block, state, cfg, view, weight, dot_start, dot_end, sums, acc, False)
+        learn_it, cls, h, s, f = predict_example(e, block, state, cfg, view, weight, dot_start, dot_end, sums, acc,
+                                                 False)
         if ctr[C_NONFINITE] != 0.0:     # a non-finite score: the first one is recorded
             diverged_at(ctr, e)
         if e + 1 < end:

@@ -227,7 +227,8 @@ def oaa_sgd_block(block, state, start, end):
     """``learn_sgd_block`` one-against-all (``streamlearn.core.multiclass.oaa_loop``; also every
     one-against-all model's prediction-only kernel)."""
     table, prm, iprm, st, ctr = state
-    return oaa_loop(block, state, start, end, gd_settings(prm, iprm), state_view, sgd_weight, base_start, sum_end, sgd_learn)
+    return oaa_loop(block, state, start, end, gd_settings(prm, iprm), state_view, sgd_weight, base_start, sum_end,
+                    sgd_learn)
 
 
 

@@ -70,7 +70,8 @@ S_BATCH_EX = 8        # mini-batch (l1ball, fobos, eg): examples whose step is p
 S_BATCH_ROWS = 9      # mini-batch: rows with a pending step (listed in the table's list column)
 S_BATCH_SCALE = 10    # mini-batch: sum of the batch's step scales (its prox strength)
 S_NNZ = 11            # non-zero list (fobos linf, subgradient, smidas): number of listed weights
-S_FOBOS_CUM = 12      # fobos, softmax: cumulative prox strength (l1: sum lambda eta; l2sq, elastic: sum log(1 + lambda eta))
+S_FOBOS_CUM = 12      # fobos, softmax: cumulative prox strength (l1: sum lambda eta; l2sq, elastic:
+                      # sum log(1 + lambda eta))
 S_FOBOS_CUM2 = 13     # fobos, softmax elastic: sum of l1 shrinks scaled by exp(S_FOBOS_CUM)
 S_THETA = 14          # l1 ball projection: cumulative shift Theta of the stored weights
 S_HSIZE = 15          # l1 ball projection: number of non-zero weights (entries of the heap)

@@ -210,7 +210,8 @@ def learn_eg_block(block, state, start, end):
     """Examples start..end-1 with exponentiated gradient over w+ and w- (Duchi et al. 2008, Section 7,
     eq. 13) through the example loop, O(k) per example."""
     table, prm, iprm, st, ctr = state
-    return example_loop(block, state, start, end, eg_settings(prm, iprm), eg_view, eg_weight, eg_start, eg_end, eg_learn)
+    return example_loop(block, state, start, end, eg_settings(prm, iprm), eg_view, eg_weight, eg_start, eg_end,
+                        eg_learn)
 
 
 @njit(cache=True, nogil=True)

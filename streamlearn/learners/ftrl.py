@@ -138,7 +138,8 @@ def oaa_ftrl_block(block, state, start, end):
     """``learn_ftrl_block`` one-against-all: each class's update is Algorithm 1's with the class's
     stored score (VW runs --oaa with --ftrl without defining it; vw-spec-2.md §2e)."""
     table, prm, iprm, st, ctr = state
-    return oaa_loop(block, state, start, end, ftrl_settings(prm, iprm), state_view, ftrl_weight, ftrl_start, sum_end, ftrl_learn)
+    return oaa_loop(block, state, start, end, ftrl_settings(prm, iprm), state_view, ftrl_weight, ftrl_start, sum_end,
+                    ftrl_learn)
 
 
 @njit(cache=True, nogil=True)

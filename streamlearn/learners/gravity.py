@@ -55,8 +55,8 @@ def gravity_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h)
 def learn_gravity_block(block, state, start, end):
     """Examples start..end-1 with VW's --l1: one global gravity, raw weights truncated when read."""
     table, prm, iprm, st, ctr = state
-    return example_loop(block, state, start, end, gd_settings(prm, iprm), gravity_view, gravity_weight, base_start, sum_end,
-                        gravity_learn)
+    return example_loop(block, state, start, end, gd_settings(prm, iprm), gravity_view, gravity_weight, base_start,
+                        sum_end, gravity_learn)
 
 
 @njit(cache=True, nogil=True)

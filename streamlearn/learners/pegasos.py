@@ -98,7 +98,8 @@ def pegasos_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h)
 def learn_pegasos_block(block, state, start, end):
     """Examples start..end-1 with Pegasos (module docstring) through the example loop."""
     table, prm, iprm, st, ctr = state
-    return example_loop(block, state, start, end, (prm[P_L2], prm[P_L2_BALL]), pegasos_view, pegasos_weight, base_start, sum_end, pegasos_learn)
+    return example_loop(block, state, start, end, (prm[P_L2], prm[P_L2_BALL]), pegasos_view, pegasos_weight,
+                        base_start, sum_end, pegasos_learn)
 
 
 @njit(cache=True, nogil=True)

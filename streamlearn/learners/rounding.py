@@ -53,8 +53,8 @@ def learn_rounding_block(block, state, start, end):
 @njit(cache=True, nogil=True)
 def oaa_rounding_block(block, state, start, end):
     table, prm, iprm, st, ctr = state
-    return oaa_loop(block, state, start, end, gd_settings(prm, iprm), rounding_view, rounding_weight, base_start, sum_end,
-                    rounding_learn)
+    return oaa_loop(block, state, start, end, gd_settings(prm, iprm), rounding_view, rounding_weight, base_start,
+                    sum_end, rounding_learn)
 
 
 @njit(cache=True, nogil=True, inline="always")

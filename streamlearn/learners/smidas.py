@@ -148,8 +148,8 @@ def smidas_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, pr, y, tau, h)
 def learn_smidas_block(block, state, start, end):
     """Examples start..end-1 with SMIDAS (Algorithm 3) through the example loop."""
     table, prm, iprm, st, ctr = state
-    return example_loop(block, state, start, end, smidas_settings(prm, iprm), smidas_view, smidas_weight, base_start, sum_end,
-                        smidas_learn)
+    return example_loop(block, state, start, end, smidas_settings(prm, iprm), smidas_view, smidas_weight, base_start,
+                        sum_end, smidas_learn)
 
 
 @njit(cache=True, nogil=True)

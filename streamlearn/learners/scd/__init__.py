@@ -473,8 +473,8 @@ OPTIONS = (
 )
 
 
-# a batch method, run by streamlearn.run.scd_run (the solver over blocks: streamlearn.learners.scd.fit); the table holds the
-# weights, filled in after the fit, which predict with the plain kernel
+# a batch method, run by streamlearn.run.scd_run (the solver over blocks: streamlearn.learners.scd.fit);
+# the table holds the weights, filled in after the fit, which predict with the plain kernel
 def _check(cfg, flag) -> None:
     if cfg.cd_order == "greedy" and cfg.cd_step == "newton":
         raise OptionError("--cd-order greedy is Algorithm 1's deterministic rule: it needs --cd-step column "
