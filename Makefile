@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEMO   := build/demo
 
-.PHONY: all venv demo test bench repro samples clean fuzz soak golden structure docs
+.PHONY: all venv demo test bench repro samples clean fuzz soak golden structure docs vwsuite
 
 all: test
 
@@ -50,6 +50,10 @@ golden: $(STAMP)
 
 structure:
 	python3 tools/structure.py
+
+# issue 27: VW's own test suite (../shared/data/vw/suite): tests in scope, passed, failed and why
+vwsuite: $(STAMP)
+	$(BIN)/python tests/support/vwsuite.py
 
 # issue 26: the learner tables of README.md and docs/ from the learners' specs
 docs: $(STAMP)

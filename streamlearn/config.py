@@ -290,8 +290,6 @@ def _check_train(cfg: TrainConfig) -> None:
         raise OptionError(f"--random-seed must be between 0 and 4294967295 (got {cfg.random_seed})")
     if cfg.objective_data is not None and not cfg.objective_data:
         raise OptionError("--objective-data needs a file name")
-    if cfg.kill_cache and not cfg.cache_file:
-        raise OptionError("--kill-cache needs --cache-file")
     if cfg.expands:
         cfg.feature_spec()      # raises OptionError for a malformed expansion option
     paths = [(n, getattr(cfg, n)) for n in ("final_model", "readable_model", "invert_hash", "cache_file",

@@ -269,7 +269,8 @@ LATE_OPTIONS = (
     _o("cache", ("-c", "--cache"), "flag", False, config=False, dask=False,
        help="Use the cache file FILE.cache next to the first -d FILE.", section=FILES),
     _o("kill_cache", ("-k", "--kill-cache", "--kill_cache"), "flag", False,
-       help="Rebuild the cache even if it exists.", section=FILES),
+       help="Rebuild the cache even if it exists (without a cache, nothing: VW command lines give -k "
+            "alone).", section=FILES),
     _o("final_model", ("-f", "--final-model", "--final_regressor"), "text", None, metavar="PATH",
        help="Write the model here (atomically).", section=FILES),
     _o("predict_only_model", ("--predict-only-model", "--predict_only_model"), "flag", False, dask=False,

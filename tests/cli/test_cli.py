@@ -173,7 +173,6 @@ def test_python_api_style_multiple_inputs(tmp_path):
      "--threshold needs a regularized learner (--algo tg); --algo sgd does not regularize"),
     (["--quantile-tau", "0.3"], "--quantile-tau needs --loss quantile"),
     (["--loss", "quantile", "--quantile-tau", "1.5"], "--quantile-tau must be between 0 and 1 (got 1.5)"),
-    (["--kill-cache"], "--kill-cache needs --cache-file"),
     (["-c"], "-c/--cache needs -d FILE; with stdin give --cache-file PATH"),
     (["-f", "x.slm", "--readable-model", "x.slm"], "the same file x.slm is given for two outputs"),
     (["-d", "in.vw", "-f", "in.vw"], "output file in.vw is also an input"),
@@ -183,6 +182,18 @@ def test_option_errors(args, message):
     r = cli("train", *args, input="1 |a b\n")
     assert r.exit_code == 1
     assert r.stderr.splitlines()[-1] == f"Error: {message}"
+
+
+def test_kill_cache_without_a_cache_is_accepted_and_does_nothing(tmp_path, monkeypatch):
+    """VW takes -k without a cache file and ignores it (its own suite's command lines give it):
+    the run is the run without -k, and no cache file appears."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d.vw").write_text("1 |a b\n-1 |a c\n1 |a b c\n")
+    with_k = cli("train", "-k", "-d", "d.vw", "-p", "k.pred")
+    without = cli("train", "-d", "d.vw", "-p", "plain.pred")
+    assert with_k.exit_code == 0 and without.exit_code == 0
+    assert (tmp_path / "k.pred").read_text() == (tmp_path / "plain.pred").read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.vw", "k.pred", "plain.pred"]
 
 
 def test_bad_choice_is_a_click_usage_error():

@@ -275,8 +275,7 @@ def test_vw_bit_compatible(tmp_path, case):
 
 # ----------------------------------------------------------------------------- the VW suite's --coin cases
 
-#: id -> how the command is changed for streamlearn (189 and 190 use -k without a cache file, which
-#: streamlearn refuses until issue 27: -k is dropped)
+#: the suite's --coin cases (189 and 190 give -k without a cache file, which streamlearn takes as VW does)
 SUITE_CASES = (189, 190, 296, 386, 599)
 
 
@@ -295,5 +294,5 @@ def test_vw_suite_case(suite, case_id, monkeypatch):
     monkeypatch.chdir(test)
     if case_id == 190 and not (test / "models" / "ftrl_coin.model").exists():
         test_vw_suite_case(suite, 189, monkeypatch)
-    compared = vwsuite.run_case(test, case, cli, drop=("-k",))
+    compared = vwsuite.run_case(test, case, cli)
     assert compared >= 1

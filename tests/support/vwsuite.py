@@ -111,3 +111,183 @@ def vw_run(cwd, args):
     pytest.importorskip("vowpalwabbit")
     return subprocess.run([sys.executable, "-m", "vowpalwabbit", *map(str, args)], cwd=cwd,
                           capture_output=True, text=True, timeout=300, check=True)
+
+
+# ----------------------------------------------------------------------------- the whole suite (issue 27)
+
+def extract_all(root: Path) -> Path:
+    """The suite's whole ``test/`` folder under ``root`` (23 MB); skips the test when it is absent."""
+    if not SUITE.is_file():
+        pytest.skip("../shared/data/vw/suite is absent")
+    with tarfile.open(SUITE) as tar:
+        tar.extractall(root, members=[m for m in tar.getmembers() if m.isfile()], filter="data")
+    test = root / "test"
+    (test / "models").mkdir(exist_ok=True)
+    return test
+
+
+def load_cases(test: Path) -> dict:
+    """id -> case of ``core.vwtest.json``."""
+    return {c["id"]: c for c in json.loads((test / "core.vwtest.json").read_text())}
+
+
+def refused_option(args: list) -> str | None:
+    """The first option of a VW command line ``streamlearn train`` does not accept (as click parses it),
+    None when it takes them all. A value it refuses (``--loss_function poisson``) is not a refused
+    option: the test is in scope, and fails until the value is taken."""
+    import contextlib
+    import io
+
+    import click
+    from streamlearn.cli import main
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):     # --help prints
+            main.commands["train"].make_context("train", list(args), resilient_parsing=False)
+    except click.NoSuchOption as exc:
+        return exc.option_name
+    except click.BadParameter:
+        return None
+    except click.UsageError as exc:
+        return str(exc).split("\n")[0]
+    except click.exceptions.Exit:       # --help, --version: not a run
+        return "--help"
+    return None
+
+
+def scope(cases: dict) -> tuple[list, dict]:
+    """(the ids in scope, in an order that runs every test's dependencies first; option -> the ids it
+    keeps out). A test is in scope when it is a ``vw_command`` test and ``streamlearn train`` accepts
+    every option of it and of the tests it depends on (the suite's README)."""
+    refused = {}
+    for cid, case in cases.items():
+        if "vw_command" in case:
+            refused[cid] = refused_option(shlex.split(case["vw_command"]))
+    out, keeps_out, done = [], {}, {}
+
+    def ok(cid, seen=()) -> str | None:
+        """None when the test and its dependencies are in scope, else the option keeping it out."""
+        if cid in done:
+            return done[cid]
+        case = cases.get(cid)
+        why = "a shell test" if case is None or "vw_command" not in case else refused[cid]
+        for dep in (case or {}).get("depends_on", []):
+            if why is None and dep not in seen:
+                why = ok(dep, seen + (cid,))
+        done[cid] = why
+        return why
+
+    def add(cid):
+        for dep in cases[cid].get("depends_on", []):
+            if dep not in out:
+                add(dep)
+        if cid not in out:
+            out.append(cid)
+
+    for cid in sorted(cases):
+        why = ok(cid)
+        if why is None:
+            add(cid)
+        elif "vw_command" in cases[cid]:
+            keeps_out.setdefault(why, []).append(cid)
+    return out, keeps_out
+
+
+def compare_output(produced: str, mine: str, reference: str) -> str | None:
+    """VW's comparison of one output with its reference (None: the same): stderr by its ``average
+    loss`` (the table around it differs by design), every other file token by token with VW's fuzzy
+    rule (``same_tokens``); stdout without VW's console diagnostics (``[info]``, ``[warning]``, ``[error]``
+    lines), which are not outputs (what is left is --audit's)."""
+    if produced == "stdout":
+        mine, reference = (_without_diagnostics(t) for t in (mine, reference))
+    if produced == "stderr":
+        want = [line for line in reference.splitlines() if line.startswith("average loss")]
+        if not want:
+            return None
+        got = [line for line in mine.splitlines() if line.startswith("average loss")]
+        if not got:
+            return "stderr has no average loss"
+        a, b = got[0].split("=")[1].split()[0], want[0].split("=")[1].split()[0]
+        try:
+            return None if fuzzy_equal(a, b) else f"average loss {a} against {b}"
+        except ValueError:
+            return None if a == b else f"average loss {a} against {b}"
+    try:
+        same_tokens(mine, reference)
+    except AssertionError as exc:
+        return f"{produced}: {str(exc)[:120]}"
+    return None
+
+
+def _without_diagnostics(text: str) -> str:
+    return "\n".join(line for line in text.splitlines()
+                     if not line.startswith(("[info]", "[warning]", "[error]", "[critical]")))
+
+
+def run_suite_case(test: Path, case: dict) -> str | None:
+    """Run one test's ``vw_command`` as ``streamlearn train`` in ``test`` (the caller's working folder)
+    and compare what it names; None when it passes, else why not (one line)."""
+    from click.testing import CliRunner
+    from streamlearn.cli import main
+    res = CliRunner().invoke(main, ["train", *shlex.split(case["vw_command"])])
+    if res.exit_code != 0:
+        lines = [line for line in res.stderr.splitlines() if line.strip()] or [repr(res.exception)]
+        return f"exit {res.exit_code}: {lines[-1][:160]}"
+    for produced, reference in case.get("diff_files", {}).items():
+        mine = res.stderr if produced == "stderr" else res.stdout if produced == "stdout" else None
+        if mine is None:
+            path = test / produced
+            if not path.is_file():
+                return f"{produced} was not written"
+            mine = path.read_text(errors="replace")
+        why = compare_output(produced, mine, (test / reference).read_text(errors="replace"))
+        if why is not None:
+            return why
+    return None
+
+
+def run_suite(test: Path, only=None) -> tuple[dict, dict]:
+    """Run every test in scope (``only``: those ids and their dependencies) from ``test``: (id -> None
+    or why it failed, option -> ids it keeps out). A test whose dependency failed fails too."""
+    import os
+    cases = load_cases(test)
+    order, keeps_out = scope(cases)
+    if only is not None:
+        wanted = set()
+
+        def need(cid):
+            wanted.add(cid)
+            for dep in cases[cid].get("depends_on", []):
+                need(dep)
+        for cid in only:
+            need(cid)
+        order = [cid for cid in order if cid in wanted]
+    results = {}
+    here = os.getcwd()
+    os.chdir(test)
+    try:
+        for cid in order:
+            failed = [d for d in cases[cid].get("depends_on", []) if results.get(d)]
+            results[cid] = (f"depends on test {failed[0]}, which fails" if failed
+                            else run_suite_case(test, cases[cid]))
+    finally:
+        os.chdir(here)
+    return results, keeps_out
+
+
+def report(results: dict, keeps_out: dict, most: int = 25) -> str:
+    """The suite's figures as text: in scope, passed, failed (each with why), the options keeping
+    the most tests out."""
+    failed = {cid: why for cid, why in results.items() if why}
+    lines = [f"in scope: {len(results)}; passed: {len(results) - len(failed)}; failed: {len(failed)}"]
+    lines += [f"  test {cid}: {why}" for cid, why in sorted(failed.items())]
+    lines.append("options keeping tests out (tests):")
+    ranked = sorted(keeps_out.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    lines += [f"  {name}: {len(ids)}" for name, ids in ranked[:most]]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":      # python tests/support/vwsuite.py: the whole report
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        test_dir = extract_all(Path(tmp))
+        print(report(*run_suite(test_dir)))

@@ -1,0 +1,58 @@
+"""VW's own test suite (``../shared/data/vw/suite``, issue 27): every test whose options ``streamlearn
+train`` accepts (with those of the tests it depends on) is run from the suite's ``test/`` folder, its
+dependencies first, and every output it names is compared with VW's reference by VW's rule
+(``support.vwsuite``: the ``average loss`` of stderr, the rest token by token at VW CI's epsilon 1e-3).
+
+The tests that fail today are listed below with why (the issue's list of what is left to do); this test
+fails when one of them starts to pass (take it off the list) or another one fails. The whole report:
+``python tests/support/vwsuite.py``.
+"""
+
+from support import vwsuite
+
+#: test id -> why it fails today (issue 27's work list)
+KNOWN_FAILURES = {
+    # --l1 alone picks ftrl, --l1 --l2 fobos elastic: VW runs its own L1 (and L2)
+    30: "bare --l1 picks ftrl, VW's own L1 expected",
+    680: "--l1 --l2 picks fobos elastic, VW's own L1 and L2 expected",
+    # poisson and classic losses are not implemented
+    130: "--loss_function poisson", 131: "--loss_function poisson", 579: "--loss_function poisson",
+    541: "--loss_function classic", 580: "--loss_function classic",
+    # labels: VW takes hinge's and logistic's labels as given, streamlearn maps them to -1/+1
+    531: "hinge labels", 578: "hinge labels", 725: "logistic labels",
+    # --oaa label-index detection (zero-based and mixed labels)
+    359: "oaa zero-based labels", 360: "oaa mixed labels",
+    # --link logistic with --oaa is refused
+    352: "--link logistic with --oaa",
+    # VW model files given to -i
+    272: "VW model file",
+    # readable models and --invert_hash files lack VW's save_resume block (the weights agree)
+    294: "save_resume block", 296: "save_resume block", 386: "save_resume block", 494: "save_resume block",
+    495: "save_resume block", 513: "save_resume block",
+    334: "invert_hash of a model read with -i / predict-only names", 335: "the same", 336: "the same",
+    # --audit's lines with -c --passes 2 (VW audits every pass)
+    204: "audit over passes",
+}
+
+
+def test_vw_suite(tmp_path_factory):
+    test = vwsuite.extract_all(tmp_path_factory.mktemp("vwsuite"))
+    results, keeps_out = vwsuite.run_suite(test)
+    failed = {cid for cid, why in results.items() if why}
+    text = vwsuite.report(results, keeps_out)
+    assert len(results) >= 86, text
+    assert failed - set(KNOWN_FAILURES) == set(), "newly failing:\n" + text
+    assert set(KNOWN_FAILURES) - failed == set(), "passing now, take them off KNOWN_FAILURES:\n" + text
+
+
+def test_the_rule_is_vws():
+    """VW's fuzzy rule: within 1e-3 absolutely, or relatively beyond 1; tags exactly; console
+    diagnostics on stdout are not outputs."""
+    assert vwsuite.fuzzy_equal("0.1234", "0.1236")
+    assert not vwsuite.fuzzy_equal("0.1234", "0.1254")
+    assert vwsuite.fuzzy_equal("1000.4", "1000")
+    assert vwsuite.compare_output("p.predict", "1 tag\n", "1.0002 tag\n") is None
+    assert vwsuite.compare_output("p.predict", "1 tag\n", "1 other\n") is not None
+    assert vwsuite.compare_output("stdout", "", "[warning] something\n") is None
+    assert vwsuite.compare_output("stderr", "average loss = 0.5\n", "average loss = 0.5004 h\n") is None
+    assert vwsuite.compare_output("stderr", "average loss = 0.5\n", "average loss = 0.6\n") is not None
