@@ -366,7 +366,8 @@ def _check_multiclass(cfg: TrainConfig) -> None:
                               "weight vector (for multiclass mini-batches, streamlearn.batch.fit)")
         if cfg.binary:
             raise OptionError("--binary does not apply to --oaa (the prediction is a class)")
-        if cfg.link != "identity":
+        if cfg.link != "identity" and not (cfg.link == "logistic" and cfg.probabilities):
+            # VW's --probabilities are the logistic link's already: --link logistic then changes nothing
             raise OptionError("--link does not apply to --oaa (use --probabilities)")
     else:
         if cfg.loss == "softmax":

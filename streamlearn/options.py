@@ -130,8 +130,8 @@ def default_threads() -> int:
 FROM_LEARNERS = "from the learners"
 
 
-LOSS_NAMES = ("squared", "logistic", "hinge", "quantile", "softmax")
-LINK_NAMES = ("identity", "logistic")
+LOSS_NAMES = ("squared", "logistic", "hinge", "quantile", "softmax", "poisson", "classic")
+LINK_NAMES = ("identity", "logistic", "poisson")
 FORMAT_NAMES = ("auto", "vw", "libsvm")
 HASH_NAMES = ("strings", "all")
 
@@ -176,7 +176,9 @@ RUN_OPTIONS = INPUT_OPTIONS + (
     _o("loss", ("--loss", "--loss-function", "--loss_function"), "choice", "squared", choices=LOSS_NAMES,
        stored="always", estimator=None,
        help="Loss function. Logistic and hinge read labels > 0 as positive, <= 0 as negative; "
-            "softmax (with --oaa K): multinomial logistic regression over the K classes.", section=LOSS),
+            "softmax (with --oaa K): multinomial logistic regression over the K classes; poisson: "
+            "counts with mean exp(prediction) (with --link poisson the predictions are the means); "
+            "classic: squared loss with the plain step (VW's).", section=LOSS),
     _o("oaa", ("--oaa",), "int", 0, metavar="K", stored="always", legacy=0, estimator=None,
        help="K classes, labels 1..K: one-against-all over the binary learner (VW's --oaa), or "
             "with --loss softmax one multinomial model.", section=MULTICLASS),

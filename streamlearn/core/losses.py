@@ -16,8 +16,21 @@ SQUARED = 0
 LOGISTIC = 1
 HINGE = 2
 QUANTILE = 3
-LOSSES = {"squared": SQUARED, "logistic": LOGISTIC, "hinge": HINGE, "quantile": QUANTILE}
+POISSON = 4             # VW's poisson: the deviance of a Poisson count with mean exp(p)
+CLASSIC = 5             # VW's classic: squared loss with the plain gradient step even when invariant
+LOSSES = {"squared": SQUARED, "logistic": LOGISTIC, "hinge": HINGE, "quantile": QUANTILE, "poisson": POISSON,
+          "classic": CLASSIC}
 LOGISTIC_BOUND = 50.0   # logistic predictions are clamped to [-50, 50], as in VW
+POISSON_MAX_EXP = 44.0  # VW clamps the poisson loss's p to [-44, 44], so that exp(p)^2 stays a float
+
+
+@njit(cache=True, nogil=True, inline="always")
+def poisson_clamp(p):
+    if p > POISSON_MAX_EXP:
+        return POISSON_MAX_EXP
+    if p < -POISSON_MAX_EXP:
+        return -POISSON_MAX_EXP
+    return p
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -49,6 +62,13 @@ def loss_value(code, p, y, tau, lo, hi):
     if code == HINGE:
         e = 1.0 - y * p
         return e if e > 0.0 else 0.0
+    if code == POISSON:     # 2 (y (log y - p) - (y - e^p)), VW's deviance (log(y + 1e-6): y may be 0)
+        c = poisson_clamp(p)
+        if y + 1e-6 <= 0.0:
+            return math.nan
+        return 2.0 * (y * (math.log(y + 1e-6) - c) - (y - math.exp(c)))
+    if code == CLASSIC:
+        return (p - y) * (p - y)
     # quantile
     e = y - p
     if e > 0.0:
@@ -59,8 +79,10 @@ def loss_value(code, p, y, tau, lo, hi):
 @njit(cache=True, nogil=True)
 def loss_dloss(code, p, y, tau):
     """Derivative of the loss in p (the subgradient VW uses at kinks: 0 where VW does not update)."""
-    if code == SQUARED:
+    if code == SQUARED or code == CLASSIC:
         return 2.0 * (p - y)
+    if code == POISSON:
+        return math.exp(poisson_clamp(p)) - y
     if code == LOGISTIC:
         return -y / (1.0 + math.exp(y * p))
     if code == HINGE:
@@ -78,8 +100,10 @@ def loss_dloss_f32(code, p, y, tau):
     (ftrl). Arguments are rounded to float32; the result is a float32."""
     p32 = np.float32(p)
     y32 = np.float32(y)
-    if code == SQUARED:
+    if code == SQUARED or code == CLASSIC:
         return np.float32(2.0) * (p32 - y32)
+    if code == POISSON:
+        return np.exp(np.float32(poisson_clamp(p32))) - y32
     if code == LOGISTIC:
         return -y32 / (np.float32(1.0) + np.exp(y32 * p32))
     if code == HINGE:
@@ -130,6 +154,20 @@ def loss_update(code, p, y, tau, scale, ppu):
     normalizer) is how much the prediction moves per unit of u. VW's ``get_update`` per loss
     (loss_functions.cc); with scale * ppu < 1e-6 the first-order expansion is used, as VW does."""
     small = scale * ppu < 1e-6
+    if code == CLASSIC:
+        return 2.0 * (y - p) * scale
+    if code == POISSON:
+        c = poisson_clamp(p)
+        e = math.exp(c)
+        if y > 0.0:
+            arg = y * scale * ppu
+            if arg > POISSON_MAX_EXP:      # the limit, without expm1's overflow (VW)
+                return -(c - math.log(y)) / ppu
+            return y * scale - math.log1p(e * math.expm1(arg) / y) / ppu
+        inner = e * scale * ppu
+        if not math.isfinite(inner):
+            return -(c + math.log(scale * ppu)) / ppu
+        return -math.log1p(inner) / ppu
     if code == SQUARED:
         if small:
             return 2.0 * (y - p) * scale

@@ -22,7 +22,7 @@ import numpy as np
 from streamlearn.errors import OptionError
 from streamlearn.core import multiclass
 from streamlearn.core import state as S
-from streamlearn.core.losses import LOGISTIC, LOGISTIC_BOUND, LOSSES
+from streamlearn.core.losses import LOGISTIC, LOGISTIC_BOUND, LOSSES, POISSON
 from streamlearn.core.spec import Layout, LearnerSpec
 from streamlearn.core.table import fill_rates
 
@@ -215,6 +215,9 @@ def make_state(cfg, prm: np.ndarray, saved: dict | None = None) -> np.ndarray:
         st[S.N_ST:] = cfg.initial_t
     st[S.S_MULT] = 1.0
     st[S.S_INDEX_MODE] = 2.0 if cfg.indexing is None else float(cfg.indexing)
+    if LOSSES.get(cfg.loss) == POISSON:     # VW's bounds for poisson start at +-50 (and follow the labels)
+        st[S.S_MIN_LABEL] = -LOGISTIC_BOUND
+        st[S.S_MAX_LABEL] = LOGISTIC_BOUND
     for key, slot in _saved_slots(spec).items():
         if saved and key in saved and slot is not None:
             st[slot] = saved[key]

@@ -61,7 +61,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from streamlearn.core.losses import HINGE, LOGISTIC, SQUARED, loss_dloss_f32
+from streamlearn.core.losses import CLASSIC, HINGE, LOGISTIC, POISSON, SQUARED, loss_dloss_f32, poisson_clamp
 from streamlearn.core.loop import example_loss, learner_loop, shown_before_label, state_view
 from streamlearn.core.spec import Layout, LearnerSpec
 from streamlearn.core.state import (
@@ -155,10 +155,13 @@ def coin_loss_f32(code, p, y, tau):
     loss is (p - y)^2): VW sums the float32 loss times the float32 importance in double."""
     p32 = F32(p)
     y32 = F32(y)
-    if code == SQUARED:
+    if code == SQUARED or code == CLASSIC:
         return (p32 - y32) * (p32 - y32)
     if code == LOGISTIC:
         return np.log(F32(1.0) + np.exp(-y32 * p32))
+    if code == POISSON:
+        c = F32(poisson_clamp(p32))
+        return F32(2.0) * (y32 * (np.log(y32 + F32(1e-6)) - c) - (y32 - np.exp(c)))
     if code == HINGE:
         e = F32(1.0) - y32 * p32
         return e if e > F32(0.0) else F32(0.0)

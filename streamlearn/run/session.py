@@ -69,6 +69,8 @@ class Outputs:
             return np.where(p > 0.0, 1.0, -1.0)
         if self.link == "logistic":
             return 1.0 / (1.0 + np.exp(-p))
+        if self.link == "poisson":
+            return np.exp(p)
         return p
 
     def write(self, block: ParsedBlock, preds: np.ndarray) -> None:

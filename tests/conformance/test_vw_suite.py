@@ -15,15 +15,10 @@ KNOWN_FAILURES = {
     # --l1 alone picks ftrl, --l1 --l2 fobos elastic: VW runs its own L1 (and L2)
     30: "bare --l1 picks ftrl, VW's own L1 expected",
     680: "--l1 --l2 picks fobos elastic, VW's own L1 and L2 expected",
-    # poisson and classic losses are not implemented
-    130: "--loss_function poisson", 131: "--loss_function poisson", 579: "--loss_function poisson",
-    541: "--loss_function classic", 580: "--loss_function classic",
     # labels: VW takes hinge's and logistic's labels as given, streamlearn maps them to -1/+1
     531: "hinge labels", 578: "hinge labels", 725: "logistic labels",
     # --oaa label-index detection (zero-based and mixed labels)
     359: "oaa zero-based labels", 360: "oaa mixed labels",
-    # --link logistic with --oaa is refused
-    352: "--link logistic with --oaa",
     # VW model files given to -i
     272: "VW model file",
     # readable models and --invert_hash files lack VW's save_resume block (the weights agree)

@@ -45,3 +45,53 @@ def test_squared_loss_linear_outside_bounds():
     # VW extends squared loss linearly outside [min label, max label]
     assert py_loss("squared", 3.0, 1.0, lo=0.0, hi=2.0) == pytest.approx(1.0 + 2.0 * 1.0 * 1.0)
     assert py_loss("squared", -1.0, 0.0, lo=0.0, hi=2.0) == 0.0
+
+
+# ----------------------------------------------------------------------------- VW's poisson and classic (issue 27)
+
+@settings(deadline=None)
+@given(p=st.floats(-10, 10), y=st.sampled_from([0.0, 0.5, 1.0, 3.0, 40.0]))
+def test_poisson_and_classic_closed_forms(p, y):
+    """poisson: the deviance 2 (y (log(y + 1e-6) - p) - (y - e^p)), derivative e^p - y; classic:
+    (p - y)^2 without the linear extension outside the bounds."""
+    want = 2.0 * (y * (math.log(y + 1e-6) - p) - (y - math.exp(p)))
+    assert py_loss("poisson", p, y) == pytest.approx(want, rel=1e-9, abs=1e-9)
+    assert py_dloss("poisson", p, y) == pytest.approx(math.exp(p) - y)
+    assert py_loss("classic", p, y, lo=0.0, hi=0.1) == pytest.approx((p - y) ** 2)
+    assert py_dloss("classic", p, y) == pytest.approx(2.0 * (p - y))
+    # VW reports the deviance, twice the negative log-likelihood, and steps along the likelihood's
+    # gradient e^p - y: half the deviance's derivative
+    h = 1e-6
+    num = (py_loss("poisson", p + h, y) - py_loss("poisson", p - h, y)) / (2 * h)
+    assert 2.0 * py_dloss("poisson", p, y) == pytest.approx(num, rel=1e-4, abs=1e-4)
+
+
+def _gradient_flow(code, p, y, scale, ppu, steps=20000):
+    """The importance-invariant update by its definition (Karampatziakis & Langford 2011): u after
+    the flow du/ds = -dloss(p + ppu u, y) over s in [0, scale], integrated with RK4."""
+    from streamlearn.core.losses import loss_dloss
+    f = lambda u: -float(loss_dloss(code, p + ppu * u, y, 0.5))   # noqa: E731
+    u, ds = 0.0, scale / steps
+    for _ in range(steps):
+        k1 = f(u)
+        k2 = f(u + ds * k1 / 2)
+        k3 = f(u + ds * k2 / 2)
+        k4 = f(u + ds * k3)
+        u += ds * (k1 + 2 * k2 + 2 * k3 + k4) / 6
+    return u
+
+
+@pytest.mark.parametrize("p, y, scale, ppu", [(0.0, 2.0, 0.1, 1.0), (1.0, 0.5, 0.3, 2.0), (-2.0, 0.0, 0.5, 1.5),
+                                              (0.5, 5.0, 0.05, 10.0), (2.0, 0.0, 1.0, 0.7)])
+def test_poisson_invariant_update_is_the_gradient_flow(p, y, scale, ppu):
+    from streamlearn.core.losses import LOSSES, loss_update
+    code = LOSSES["poisson"]
+    got = float(loss_update(code, p, y, 0.5, scale, ppu))
+    assert got == pytest.approx(_gradient_flow(code, p, y, scale, ppu), rel=1e-6, abs=1e-9)
+
+
+def test_classic_update_is_the_plain_step():
+    """classic keeps the plain gradient step when the rule is invariant (VW's classic_squaredloss)."""
+    from streamlearn.core.losses import LOSSES, loss_update
+    for scale, ppu in ((0.1, 1.0), (0.5, 30.0), (1e-9, 1e-3)):
+        assert float(loss_update(LOSSES["classic"], 0.2, 1.0, 0.5, scale, ppu)) == pytest.approx(2.0 * 0.8 * scale)
