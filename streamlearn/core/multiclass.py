@@ -215,11 +215,11 @@ def predict_example(e, block, state, cfg, view, weight, dot_start, dot_end, sums
     class_scores(idx, val, s, f, table, cfg, st, v, weight, dot_start, dot_end, bases[e], iprm[I_CLASS_W],
                  np.int64(table.shape[0] - 1), K, sums, acc)
     clamp_scores(ctr, st, acc, K, clamp)
-    finish_multiclass(ctr, st, preds, e, acc, K, y, h, labeled, holdout, nfeat[e])
     learned = train and labeled and not holdout
-    if learned:
+    if learned:     # VW's oaa decides the indexing as it starts learning, so before the predicted label
         status = detect_indexing(st, y, K, status)
         cls, _ = label_class(y, st[S_INDEX_MODE], K)
+    finish_multiclass(ctr, st, preds, e, acc, K, y, h, labeled, holdout, nfeat[e])
     preds[e, K + 1] = status
     return learned and h > 0.0, cls, h, s, f
 

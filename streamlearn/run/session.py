@@ -93,16 +93,24 @@ class Outputs:
 
     def write_classes(self, block: ParsedBlock, preds: np.ndarray, first: int) -> None:
         """A multiclass block's -p and -r lines and its share of the log loss (``preds``: rows of
-        label, K scores, status; ``first``: the label of class 0)."""
+        label, K scores, status; ``first``: the label of class 0). The examples before the one whose
+        label 0 made the labels 0-indexed still name the classes from 1, as VW's do."""
         K = self.classes
         scores = preds[:, 1:K + 1]
+        now0 = np.flatnonzero(preds[:, K + 1] == multiclass.ST_NOW_0) if first == 0 else ()
+        split = int(now0[0]) if len(now0) else 0
+        firsts = np.where(np.arange(preds.shape[0]) < split, 1, first)
+
+        def named(values, lead=""):
+            return (format_class_values(values[:split], 1, lead=lead)
+                    + format_class_values(values[split:], first, lead=lead))
         probs = None
         if self.output == "probabilities":
             probs = self.probabilities(scores)
             labels = block.labels
             ok = (labels == labels) & (block.weights > 0)
             if ok.any():
-                cls = labels[ok] - first
+                cls = labels[ok] - firsts[ok]
                 valid = (cls >= 0) & (cls < K) & (cls == np.floor(cls))
                 p = np.where(valid, probs[ok][np.arange(cls.shape[0]), np.clip(cls, 0, K - 1).astype(np.int64)], 0.0)
                 w = block.weights[ok]
@@ -114,11 +122,11 @@ class Outputs:
             if self.output == "class":
                 self.writer.write(preds[:, 0], block)
             elif self.output == "scores":
-                self.writer.write_lines(format_class_values(scores, first), block)
+                self.writer.write_lines(named(scores), block)
             else:
-                self.writer.write_lines(format_class_values(probs, first), block)
+                self.writer.write_lines(named(probs), block)
         if self.raw_writer is not None:
-            self.raw_writer.write_lines(format_class_values(scores, first, lead=" "), block)
+            self.raw_writer.write_lines(named(scores, lead=" "), block)
 
     def close(self) -> None:
         for out in (self.writer, self.raw_writer):

@@ -17,8 +17,6 @@ KNOWN_FAILURES = {
     680: "--l1 --l2 picks fobos elastic, VW's own L1 and L2 expected",
     # labels: VW takes hinge's and logistic's labels as given, streamlearn maps them to -1/+1
     531: "hinge labels", 578: "hinge labels", 725: "logistic labels",
-    # --oaa label-index detection (zero-based and mixed labels)
-    359: "oaa zero-based labels", 360: "oaa mixed labels",
     # VW model files given to -i
     272: "VW model file",
     # readable models and --invert_hash files lack VW's save_resume block (the weights agree)

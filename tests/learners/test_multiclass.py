@@ -252,3 +252,18 @@ def test_class_loss_sums_equal_numpy(data):
                 want += h * np.log1p(np.exp(-t * s)).sum()
         assert weight == weights.sum()
         assert np.isclose(total, want, rtol=1e-12), (softmax, total, want)
+
+
+def test_auto_indexing_decides_before_the_first_zero_label_is_predicted(tmp_path):
+    """VW's oaa decides the indexing as it starts learning an example, so the example whose label 0
+    makes the labels 0-indexed is already predicted and scored 0-indexed; the -p lines before it
+    name the classes from 1, those from it on from 0 (VW's suite, tests 359 and 360)."""
+    data = tmp_path / "d.vw"
+    write_lines(data, ["1 | a:2 b:3\n", "2 | e:2 b:3\n", "0 | a:2 b:3\n", "0 | b:2 c:3\n"])
+    res = cli("train", "-d", data, "--oaa", "4", "--loss", "logistic", "--probabilities", "-p", tmp_path / "p")
+    lines = (tmp_path / "p").read_text().splitlines()
+    assert [line.split()[0].split(":")[0] for line in lines] == ["1", "1", "0", "0"]
+    zero = tmp_path / "z.vw"
+    write_lines(zero, ["0 | a:2 b:3\n"])    # all scores tie: class 0 is predicted, and it is the label
+    res = cli("train", "-d", zero, "--oaa", "4", "--loss", "logistic")
+    assert [line for line in res.stderr.splitlines() if line.startswith("average loss")] == ["average loss = 0.000000"]
