@@ -5,7 +5,7 @@
 A spec holds plain Python functions of the run configuration ``cfg`` (a ``TrainConfig``) and the
 compiled kernels. Everything else -- option checks, the table layout, the settings arrays, the
 preamble line, restoring and saving models, the objective -- is derived from the specs, so a new
-learner is one module plus one line in the registry.
+learner is one module (``streamlearn.learners`` finds it).
 """
 
 from __future__ import annotations

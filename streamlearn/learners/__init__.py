@@ -254,11 +254,6 @@ def _saved_slots(spec: LearnerSpec) -> dict:
     return {key: slot if isinstance(slot, int) else spec.slots.get(slot) for key, slot in SAVED_STATE.items()}
 
 
-def state_slot(cfg, name: str) -> int | None:
-    """The slot of one of the configured learner's own state values (None if it has none)."""
-    return get(cfg.algo).slots.get(name)
-
-
 def saved_state(cfg, st: np.ndarray) -> dict:
     out = {key: 0.0 if slot is None else float(st[slot]) for key, slot in _saved_slots(get(cfg.algo)).items()}
     if st.shape[0] > S.N_ST:

@@ -315,17 +315,13 @@ class Run:
     faults: Faults
     progress: Progress
     audit: Audit = field(default_factory=Audit)
-    # the arrays the kernel takes: the RunState's own (a run keeps them for its whole life), held here
-    # too so that a block reads each at the cost of an attribute
-    table: np.ndarray = field(init=False, repr=False)
-    prm: np.ndarray = field(init=False, repr=False)
-    iprm: np.ndarray = field(init=False, repr=False)
-    st: np.ndarray = field(init=False, repr=False)
-    ctr: np.ndarray = field(init=False, repr=False)
 
-    def __post_init__(self):
-        a = self.arrays
-        self.table, self.prm, self.iprm, self.st, self.ctr = a.table, a.prm, a.iprm, a.st, a.ctr
+    # the RunState's arrays (a run keeps them for its whole life; the kernel takes ``kernel_state``)
+    table = property(lambda self: self.arrays.table)
+    prm = property(lambda self: self.arrays.prm)
+    iprm = property(lambda self: self.arrays.iprm)
+    st = property(lambda self: self.arrays.st)
+    ctr = property(lambda self: self.arrays.ctr)
 
     @classmethod
     def training(cls, arrays: RunState, reporter: Reporter, writer: PredictionWriter | None = None,
