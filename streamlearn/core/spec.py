@@ -160,6 +160,9 @@ class LearnerSpec:
     default_unless: tuple = ()
     #: options that must be given too for ``default_for`` to choose this learner (gravity: --oaa)
     default_needs: tuple = ()
+    #: cfg -> a one-line hint the run prints on stderr (None: none), such as where a better learner is
+    #: (gravity: when a bare --l1 chose it)
+    hint: Callable | None = None
     #: option -> the names it accepts, for the options whose values this learner defines
     choices: dict = field(default_factory=dict)
     #: (cfg, flag) -> None: the learner's own checks of a configuration, raising OptionError
