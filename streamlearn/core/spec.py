@@ -109,6 +109,9 @@ class LearnerSpec:
     #: --ftrl_alpha and --ftrl_beta with defaults of its own)
     defaults: dict = field(default_factory=dict)
     finalize: Callable | None = None    # (table, prm, iprm, st): catch every weight up before saving
+    #: (cfg, table, st): the learner's own step after each training pass (gravity: VW's weight sync
+    #: with --predict_only_model)
+    end_pass: Callable | None = None
     after_load: Callable | None = None  # (table, prm, iprm, st): rebuild what the -i weights imply
     #: (cfg, table, prm, iprm, st): what a new model holds before its first example, beyond zeros
     start: Callable | None = None

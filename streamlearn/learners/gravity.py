@@ -122,6 +122,12 @@ def gravity_in_force(table, rows, gravity, contraction):
 
 # ----------------------------------------------------------------------------- spec
 
+def end_pass(cfg, table, st) -> None:
+    """VW syncs the weights at the end of every pass unless it saves its state (``--predict_only_model``)."""
+    if cfg.predict_only_model:
+        sync_weights(table, st)
+
+
 def _settings(cfg, prm, iprm) -> None:
     prm[P_L2] = cfg.l2
 
@@ -166,6 +172,7 @@ LEARNER = LearnerSpec(
     slots=SLOTS,
     slot_start={"contraction_vw": 1.0},
     settings=_settings,
+    end_pass=end_pass,
     options=("l1", "l2"),
     # a bare --l1, or --l1 --l2, as VW users run them: VW's own regularizer, VW's numbers (ftrl, tg,
     # fobos are one --algo away; the run prints ``hint``)
