@@ -71,7 +71,7 @@ MIX_RULES = ("weighted", "uniform")
 STATE_RULES = {
     "t": "additive", "n_learned": "additive", "norm_sum": "additive", "total_weight": "additive",
     "class_norm": "additive", "min_label": "min", "max_label": "max", "pending": "mean",
-    "gravity_vw": "mean", "multiplier": "normalizer", "eta": "first", "index_mode": "detected",
+    "gravity_vw": "mean", "contraction_vw": "mean", "multiplier": "normalizer", "eta": "first", "index_mode": "detected",
 }
 
 #: header keys that may differ between the models merged (everything else is an option or layout)

@@ -31,7 +31,7 @@ function, the learner's functions would be passed as run-time values, which numb
 import numpy as np
 from numba import njit
 
-from streamlearn.core.losses import loss_label, loss_value
+from streamlearn.core.losses import loss_value
 from streamlearn.core.prefetch import prefetch_example
 from streamlearn.core.state import (
     C_DIVERGED, C_DIVERGED_EX, C_DUMP, C_EXAMPLES, C_FEATURES, C_HAVE_LABEL1, C_HAVE_LABEL2, C_HO_LOSS,
@@ -158,12 +158,11 @@ def example_loss(code, p, y, tau, lo, hi, h, binary):
 @njit(cache=True, nogil=True)
 def begin_example(ctr, st, code, y, train, holdout_period, bounds_follow):
     """Bookkeeping before predicting an example: count it in the pass, decide whether it is held out,
-    map its label to loss space and observe it. Returns (label, labeled, holdout)."""
+    and observe its label (taken as it is by every loss, as VW does). Returns (label, labeled, holdout)."""
     labeled = y == y
     ctr[C_PASS_EX] += 1.0
     holdout = train and holdout_period > 0 and int(ctr[C_PASS_EX]) % holdout_period == 0
     if labeled:
-        y = loss_label(code, y)
         if not holdout:
             observe_label(ctr, st, y, train and bounds_follow)
     return y, labeled, holdout

@@ -1,8 +1,9 @@
 """Loss functions: value and derivative in the prediction, by integer code (vw-spec.md §1c).
 
-Labels reach these functions in *loss space*: for logistic and hinge the caller has already mapped
-any label > 0 to +1 and any label <= 0 to -1 (``loss_label``); squared and quantile use labels as
-they are. ``p`` is the clamped prediction. The update of VW's plain (``--sgd``, non-invariant) learner
+Labels reach these functions as they are, as in VW (loss_functions.cc): hinge takes any real label
+(max(0, 1 - y p); a label 0 never updates); logistic takes a label y as the mixture of its two
+classes with weight s = (y + 1) / 2 on +1 and 1 - s on -1 (VW's logistic with its default range
+[-1, 1]: a 0/1 label 0 is half of each), exactly the usual logistic loss for y = -1 or 1. ``p`` is the clamped prediction. The update of VW's plain (``--sgd``, non-invariant) learner
 is ``-dloss(p, y) * scale``, which is what ``get_unsafe_update`` computes in VW's loss_functions.cc.
 ``py_loss``/``py_dloss`` are thin wrappers so tests can tabulate the compiled functions.
 """
@@ -34,11 +35,29 @@ def poisson_clamp(p):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def loss_label(code, y):
-    """Label in loss space: -1/+1 for logistic and hinge (y > 0 is positive), y otherwise."""
-    if code == LOGISTIC or code == HINGE:
-        return 1.0 if y > 0.0 else -1.0
-    return y
+def logistic_sub(p, y):
+    """log(1 + e^(-y p)) for y = -1 or 1."""
+    z = -y * p
+    if z > 30.0:
+        return z + math.log1p(math.exp(-z))
+    return math.log1p(math.exp(z))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def logistic_mix(y):
+    """VW's weight of the class +1 in a logistic label y: s = (y + 1) / 2 (y's place in [-1, 1])."""
+    return 0.5 * (y + 1.0)
+
+
+def vw_label_warning(loss: str, y: float) -> str | None:
+    """VW's warning for a label its loss does not expect (loss_functions.cc), None when it expects it:
+    hinge warns for any label but -1 and 1, logistic for one outside [-1, 1]."""
+    shown = str(np.float32(y)).removesuffix(".0")
+    if loss == "hinge" and y != -1.0 and y != 1.0:
+        return f"The label {shown} is not -1 or 1 or in [0,1] as the hinge loss function expects."
+    if loss == "logistic" and not -1.0 <= y <= 1.0:
+        return f"The label {shown} is not in the range [-1,1] as the logistic loss function expects."
+    return None
 
 
 @njit(cache=True, nogil=True)
@@ -55,10 +74,10 @@ def loss_value(code, p, y, tau, lo, hi):
             return 0.0
         return (hi - y) * (hi - y) + 2.0 * (hi - y) * (p - hi)
     if code == LOGISTIC:
-        z = -y * p
-        if z > 30.0:
-            return z + math.log1p(math.exp(-z))
-        return math.log1p(math.exp(z))
+        if y == 1.0 or y == -1.0:
+            return logistic_sub(p, y)
+        s = logistic_mix(y)
+        return s * logistic_sub(p, 1.0) + (1.0 - s) * logistic_sub(p, -1.0)
     if code == HINGE:
         e = 1.0 - y * p
         return e if e > 0.0 else 0.0
@@ -84,7 +103,10 @@ def loss_dloss(code, p, y, tau):
     if code == POISSON:
         return math.exp(poisson_clamp(p)) - y
     if code == LOGISTIC:
-        return -y / (1.0 + math.exp(y * p))
+        if y == 1.0 or y == -1.0:
+            return -y / (1.0 + math.exp(y * p))
+        s = logistic_mix(y)
+        return -s / (1.0 + math.exp(p)) + (1.0 - s) / (1.0 + math.exp(-p))
     if code == HINGE:
         return -y if y * p < 1.0 else 0.0
     e = y - p
@@ -105,7 +127,11 @@ def loss_dloss_f32(code, p, y, tau):
     if code == POISSON:
         return np.exp(np.float32(poisson_clamp(p32))) - y32
     if code == LOGISTIC:
-        return -y32 / (np.float32(1.0) + np.exp(y32 * p32))
+        if y32 == np.float32(1.0) or y32 == np.float32(-1.0):
+            return -y32 / (np.float32(1.0) + np.exp(y32 * p32))
+        s32 = (y32 + np.float32(1.0)) / np.float32(2.0)
+        one = np.float32(1.0)
+        return s32 * (-one / (one + np.exp(p32))) + (one - s32) * (one / (one + np.exp(-p32)))
     if code == HINGE:
         return -y32 if y32 * p32 < np.float32(1.0) else np.float32(0.0)
     e = y32 - p32
@@ -123,9 +149,13 @@ LOGISTIC_ZERO_MARGIN = 24.0 * math.log(2.0)
 def loss_positive(code, p, y, tau, lo, hi):
     """Whether VW updates on this example: its loss is > 0. VW evaluates the loss in float32, where
     the logistic loss is exactly 0 once y p >= 24 ln 2; that decides whether the per-feature
-    statistics (G, N, the normalizer) move, so it is reproduced here."""
+    statistics (G, N, the normalizer) move, so it is reproduced here. A logistic label other than
+    -1 and 1 mixes the two classes' losses (one of them at least log 2 inside [-1, 1]; outside, the
+    mixture may be 0 or negative, and VW makes no update then)."""
     if code == LOGISTIC:
-        return y * p < LOGISTIC_ZERO_MARGIN
+        if y == 1.0 or y == -1.0:
+            return y * p < LOGISTIC_ZERO_MARGIN
+        return loss_value(code, p, y, tau, lo, hi) > 0.0
     return loss_value(code, p, y, tau, lo, hi) > 0.0
 
 
@@ -144,6 +174,16 @@ def lambert_w_exp_minus(x):
     t = 1.0 + w
     u = 2.0 * t * (t + 2.0 * r / 3.0)
     return w * (1.0 + r / t * (u - r) / (u - 2.0 * r)) - x
+
+
+@njit(cache=True, nogil=True, inline="always")
+def logistic_update(p, y, scale, ppu, small):
+    """``loss_update`` of the logistic loss for y = -1 or 1."""
+    d = math.exp(y * p)
+    if small:
+        return y * scale / (1.0 + d)
+    x = scale * ppu + y * p + d
+    return -(y * lambert_w_exp_minus(x) + p) / ppu
 
 
 @njit(cache=True, nogil=True)
@@ -173,11 +213,11 @@ def loss_update(code, p, y, tau, scale, ppu):
             return 2.0 * (y - p) * scale
         return (y - p) * (1.0 - math.exp(-2.0 * scale * ppu)) / ppu
     if code == LOGISTIC:
-        d = math.exp(y * p)
-        if small:
-            return y * scale / (1.0 + d)
-        x = scale * ppu + y * p + d
-        return -(y * lambert_w_exp_minus(x) + p) / ppu
+        if y == 1.0 or y == -1.0:
+            return logistic_update(p, y, scale, ppu, small)
+        s = logistic_mix(y)
+        return (s * logistic_update(p, 1.0, scale, ppu, small)
+                + (1.0 - s) * logistic_update(p, -1.0, scale, ppu, small))
     if code == HINGE:
         if y * p >= 1.0:
             return 0.0
@@ -193,10 +233,8 @@ def loss_update(code, p, y, tau, scale, ppu):
 
 
 def py_loss(name: str, p: float, y: float, tau: float = 0.5, lo: float = -np.inf, hi: float = np.inf) -> float:
-    code = LOSSES[name]
-    return float(loss_value(code, float(p), float(loss_label(code, float(y))), tau, lo, hi))
+    return float(loss_value(LOSSES[name], float(p), float(y), tau, lo, hi))
 
 
 def py_dloss(name: str, p: float, y: float, tau: float = 0.5) -> float:
-    code = LOSSES[name]
-    return float(loss_dloss(code, float(p), float(loss_label(code, float(y))), tau))
+    return float(loss_dloss(LOSSES[name], float(p), float(y), tau))

@@ -5,7 +5,7 @@ a set of examples at fixed weights, to which ``streamlearn.run.objective`` adds 
 import numpy as np
 from numba import njit
 
-from streamlearn.core.losses import loss_label, loss_value
+from streamlearn.core.losses import loss_value
 
 
 @njit(cache=True, nogil=True)
@@ -23,7 +23,7 @@ def loss_sums(indptr, idx, val, labels, weights, bases, w, code, tau):
         p = bases[e]
         for k in range(indptr[e], indptr[e + 1]):
             p += w[idx[k], 0] * np.float64(val[k])
-        total += h * loss_value(code, p, loss_label(code, y), tau, -np.inf, np.inf)
+        total += h * loss_value(code, p, y, tau, -np.inf, np.inf)
         weight += h
     return total, weight
 

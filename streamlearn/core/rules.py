@@ -178,6 +178,17 @@ def gd_step(idx, val, s, f, table, cfg, st, code, p, y, tau, h):
     t, scale = step_scale(st, h, power_t, adaptive)
     u = gradient_step(idx, val, s, f, table, st, code, p, y, tau, h, scale, adaptive, normalized,
                       invariant, sqrt_rate, power_t, cg, cn, cpen, g0, cr)
+    apply_step(idx, val, s, f, table, cfg, u)
+    st[S_T] = t
+    st[S_NLEARN] += 1.0
+    return (scale * st[S_MULT] if normalized else scale), u
+
+
+@njit(cache=True, nogil=True, inline="always")
+def apply_step(idx, val, s, f, table, cfg, u):
+    """Move weight i of features s..f-1 by u * x_i * r_i (``gradient_step``'s u; r_i the feature's
+    rate, 1 without per-feature rates)."""
+    adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, clast, cpen, gravity, theta, period, cr = cfg
     if u != 0.0:
         if cr >= 0:
             for k in range(s, f):
@@ -190,9 +201,6 @@ def gd_step(idx, val, s, f, table, cfg, st, code, p, y, tau, h):
         else:
             for k in range(s, f):
                 table[idx[k], W] += u * val[k]
-    st[S_T] = t
-    st[S_NLEARN] += 1.0
-    return (scale * st[S_MULT] if normalized else scale), u
 
 
 @njit(cache=True, nogil=True, inline="always")

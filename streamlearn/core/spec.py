@@ -109,6 +109,9 @@ class LearnerSpec:
     #: --ftrl_alpha and --ftrl_beta with defaults of its own)
     defaults: dict = field(default_factory=dict)
     finalize: Callable | None = None    # (table, prm, iprm, st): catch every weight up before saving
+    #: (cfg, table, st): the learner's own step after each training pass (gravity: VW's weight sync
+    #: with --predict_only_model)
+    end_pass: Callable | None = None
     after_load: Callable | None = None  # (table, prm, iprm, st): rebuild what the -i weights imply
     #: (cfg, table, prm, iprm, st): what a new model holds before its first example, beyond zeros
     start: Callable | None = None
@@ -160,6 +163,9 @@ class LearnerSpec:
     default_unless: tuple = ()
     #: options that must be given too for ``default_for`` to choose this learner (gravity: --oaa)
     default_needs: tuple = ()
+    #: cfg -> a one-line hint the run prints on stderr (None: none), such as where a better learner is
+    #: (gravity: when a bare --l1 chose it)
+    hint: Callable | None = None
     #: option -> the names it accepts, for the options whose values this learner defines
     choices: dict = field(default_factory=dict)
     #: (cfg, flag) -> None: the learner's own checks of a configuration, raising OptionError

@@ -107,7 +107,8 @@ MIX_KEYS = {"workers": (lambda v: _is_int(v) and 1 <= v < 1 << 31, "an integer >
             "syncs": (lambda v: _is_int(v) and 0 <= v < 1 << 62, "an integer >= 0"),
             "rule": (lambda v: v in ("weighted", "uniform"), "weighted or uniform")}
 #: saved learner state that counts or sums non-negative quantities
-NONNEGATIVE_STATE = ("t", "eta", "pending", "n_learned", "norm_sum", "total_weight", "gravity_vw", "multiplier")
+NONNEGATIVE_STATE = ("t", "eta", "pending", "n_learned", "norm_sum", "total_weight", "gravity_vw", "multiplier",
+                     "contraction_vw")
 #: how long a model read from a FIFO waits for a writer before giving up (seconds)
 FIFO_WAIT = 10.0
 
@@ -241,7 +242,7 @@ def _show(value) -> str:
 def _check_state(state, path) -> None:
     """The saved learner state: known keys, finite numbers (the counters and sums not negative, the
     label mode 0, 1 or 2), class_norm a list of finite numbers."""
-    from streamlearn.learners import SAVED_STATE
+    from streamlearn.learners import OWN_STATE, SAVED_STATE
     if not isinstance(state, dict):
         raise _corrupt(path, f"state is {_show(state)}, not an object")
     for key, value in state.items():
@@ -249,7 +250,7 @@ def _check_state(state, path) -> None:
             if not isinstance(value, list) or not all(_is_number(v) and math.isfinite(v) for v in value):
                 raise _corrupt(path, "state class_norm is not a list of finite numbers")
             continue
-        if key not in SAVED_STATE:
+        if key not in SAVED_STATE and key not in OWN_STATE:
             raise _corrupt(path, f"unknown state {key!r}")
         if not _is_number(value) or not math.isfinite(value):
             raise _corrupt(path, f"state {key} is {_show(value)}, not a finite number")

@@ -249,9 +249,17 @@ SAVED_STATE = {
 }
 
 
+#: learners' own slots a model file keeps only when its learner has them (gravity's VW contraction),
+#: so that no other model's bytes change; a model without one restores the slot's start value
+OWN_STATE = ("contraction_vw",)
+
+
 def _saved_slots(spec: LearnerSpec) -> dict:
-    """SAVED_STATE's keys -> the learner's slots (None: the learner has no such slot)."""
-    return {key: slot if isinstance(slot, int) else spec.slots.get(slot) for key, slot in SAVED_STATE.items()}
+    """SAVED_STATE's keys -> the learner's slots (None: the learner has no such slot), then the
+    OWN_STATE keys of the slots it has."""
+    out = {key: slot if isinstance(slot, int) else spec.slots.get(slot) for key, slot in SAVED_STATE.items()}
+    out.update({key: spec.slots[key] for key in OWN_STATE if key in spec.slots})
+    return out
 
 
 def saved_state(cfg, st: np.ndarray) -> dict:

@@ -158,7 +158,11 @@ def coin_loss_f32(code, p, y, tau):
     if code == SQUARED or code == CLASSIC:
         return (p32 - y32) * (p32 - y32)
     if code == LOGISTIC:
-        return np.log(F32(1.0) + np.exp(-y32 * p32))
+        if y32 == F32(1.0) or y32 == F32(-1.0):
+            return np.log(F32(1.0) + np.exp(-y32 * p32))
+        s32 = (y32 + F32(1.0)) / F32(2.0)          # VW's mixture of the two classes
+        return (s32 * np.log(F32(1.0) + np.exp(-p32))
+                + (F32(1.0) - s32) * np.log(F32(1.0) + np.exp(p32)))
     if code == POISSON:
         c = F32(poisson_clamp(p32))
         return F32(2.0) * (y32 * (np.log(y32 + F32(1e-6)) - c) - (y32 - np.exp(c)))

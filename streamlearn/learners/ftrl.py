@@ -224,10 +224,8 @@ LEARNER = LearnerSpec(
     regularizer_scale=regularizer_scale,
     options=("l1", "l2", "ftrl_alpha", "ftrl_beta"),
     selected_by=("ftrl_alpha", "ftrl_beta"),
-    # the default for a bare --l1: the sparsest accurate one-pass learner (bench/frontier.py)
-    default_for=("l1",),
-    default_unless=("l2", "learning_rate", "power_t", "initial_t", "decay_learning_rate", "sgd", "adaptive",
-                    "normalized", "invariant"),
+    # the sparsest accurate one-pass learner (bench/frontier.py), one flag away from a bare --l1
+    # (which runs VW's own, gravity): --algo ftrl
     plain_only=lambda c: "its per-coordinate rates are FTRL's own",
     takes_invariant=False,
     rate_schedule=False,

@@ -1,22 +1,28 @@
-"""gravity: VW's own --l1 (gd.cc's L1 "gravity"): one global gravity accrued over all examples and
-applied to each weight as it is read, with VW's update rules (vw-spec.md)."""
+"""gravity: VW's own --l1 and --l2 in gd (gd.cc's "gravity" and "contraction"), with VW's update
+rules (vw-spec.md): one global gravity g accrued over all examples and one global contraction c.
+The table holds raw weights z; the weight in force is c * sign(z) max(|z| - g, 0). After the step
+u of a learned example (without the normalizer m), with eta_bar = -u / loss'(p, y) when |u| > 1e-8
+and |loss'| > 1e-8: c <- c (1 - l2 eta_bar), the step on z is u / c, and g <- g + l1 eta_bar. When
+c < 1e-9 or g > 1e3 every weight takes its value in force and g = 0, c = 1 (VW's sync_weights)."""
 
 import numpy as np
 from numba import njit
 
-from streamlearn.errors import OptionError
-from streamlearn.core.loop import base_start, example_loop, sum_end
+from streamlearn.core.loop import base_start, example_loop
 from streamlearn.core.losses import loss_dloss
 from streamlearn.core.multiclass import oaa_loop
-from streamlearn.core.rules import gd_settings, gd_step, rule_layout, rule_saved
-from streamlearn.core.spec import LearnerSpec, l1_regularizer
-from streamlearn.core.state import S_MULT, own_slots
+from streamlearn.core.rules import apply_step, gd_settings, gradient_step, rule_layout, rule_saved, step_scale
+from streamlearn.core.spec import LearnerSpec
+from streamlearn.core.state import P_L2, S_MULT, S_NLEARN, S_T, own_slots
 from streamlearn.core.table import W
 
 
-#: the learner's own state slots (``streamlearn.core.state.own_slots``)
-SLOTS = own_slots("gravity_vw")
+#: the learner's own state slots (``streamlearn.core.state.own_slots``): VW's gravity and contraction
+SLOTS = own_slots("gravity_vw", "contraction_vw")
 S_GRAVITY_VW = SLOTS["gravity_vw"]
+S_CONTRACTION_VW = SLOTS["contraction_vw"]
+SYNC_CONTRACTION = 1e-9     # VW makes every weight its value in force when c falls below this
+SYNC_GRAVITY = 1e3          # or g grows beyond this
 
 
 # ----------------------------------------------------------------------------- gravity (VW's --l1)
@@ -39,16 +45,51 @@ def gravity_weight(table, i, cfg, gravity):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def contracted(acc, base, table, cfg, st):
+    """``dot_end``: the truncated score (the base included, as VW's trunc_predict starts from it)
+    times the contraction c."""
+    return acc * st[S_CONTRACTION_VW]
+
+
+@njit(cache=True, nogil=True)
+def sync_weights(table, st):
+    """VW's sync_weights: every raw weight becomes its value in force, c trunc(z, g); then g = 0, c = 1."""
+    g = st[S_GRAVITY_VW]
+    c = st[S_CONTRACTION_VW]
+    for i in range(table.shape[0]):
+        w = table[i, W]
+        if w > g:
+            table[i, W] = (w - g) * c
+        elif w < -g:
+            table[i, W] = (w + g) * c
+        else:
+            table[i, W] = 0.0
+    st[S_GRAVITY_VW] = 0.0
+    st[S_CONTRACTION_VW] = 1.0
+
+
+@njit(cache=True, nogil=True, inline="always")
 def gravity_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
-    """The gradient step on the raw weights, then VW's global gravity grows by l1 * eta_bar, eta_bar
-    = -u / loss'(p, y) the example's effective step (without the normalizer m and the per-feature
-    rates), when |u| > 1e-8 and |loss'| > 1e-8 (vw-spec.md §1c, step 6)."""
-    step, u = gd_step(idx, val, s, f, table, cfg, st, code, p, y, tau, h)
-    u_bare = u / st[S_MULT] if cfg.normalized else u        # without the normalizer m
+    """The update rule's step u, then VW's regularizer (module docstring): eta_bar = -u / loss'(p, y)
+    with u without the normalizer m and the per-feature rates; c shrinks by 1 - l2 eta_bar, the raw
+    weights move by u / c, g grows by l1 eta_bar; then VW's sync when c or g go too far."""
+    adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, clast, cpen, l1, theta, period, cr = cfg
+    t, scale = step_scale(st, h, power_t, adaptive)
+    u = gradient_step(idx, val, s, f, table, st, code, p, y, tau, h, scale, adaptive, normalized,
+                      invariant, sqrt_rate, power_t, cg, cn, cpen, g0, cr)
+    u_bare = u / st[S_MULT] if normalized else u        # without the normalizer m
     if abs(u_bare) > 1e-8:
         d = loss_dloss(code, p, y, tau)
+        eta_bar = -u_bare / d if abs(d) > 1e-8 else 0.0
         if abs(d) > 1e-8:
-            st[S_GRAVITY_VW] += cfg.gravity * (-u_bare / d)
+            st[S_CONTRACTION_VW] *= 1.0 - prm[P_L2] * eta_bar
+        u /= st[S_CONTRACTION_VW]
+        st[S_GRAVITY_VW] += l1 * eta_bar
+    apply_step(idx, val, s, f, table, cfg, u)
+    st[S_T] = t
+    st[S_NLEARN] += 1.0
+    if st[S_CONTRACTION_VW] < SYNC_CONTRACTION or st[S_GRAVITY_VW] > SYNC_GRAVITY:
+        sync_weights(table, st)
 
 
 @njit(cache=True, nogil=True)
@@ -56,7 +97,7 @@ def learn_gravity_block(block, state, start, end):
     """Examples start..end-1 with VW's --l1: one global gravity, raw weights truncated when read."""
     table, prm, iprm, st, ctr = state
     return example_loop(block, state, start, end, gd_settings(prm, iprm), gravity_view, gravity_weight, base_start,
-                        sum_end, gravity_learn)
+                        contracted, gravity_learn)
 
 
 @njit(cache=True, nogil=True)
@@ -64,15 +105,16 @@ def oaa_gravity_block(block, state, start, end):
     """``learn_gravity_block`` one-against-all: the gravity grows once per class update (K times per
     example, as VW's does)."""
     table, prm, iprm, st, ctr = state
-    return oaa_loop(block, state, start, end, gd_settings(prm, iprm), gravity_view, gravity_weight, base_start, sum_end,
-                    gravity_learn)
+    return oaa_loop(block, state, start, end, gd_settings(prm, iprm), gravity_view, gravity_weight, base_start,
+                    contracted, gravity_learn)
 
 
 @njit(cache=True, nogil=True)
-def gravity_in_force(table, rows, gravity):
+def gravity_in_force(table, rows, gravity, contraction):
+    """The weights in force of the rows: c trunc(z, g)."""
     out = np.empty(rows.shape[0])
     for j in range(rows.shape[0]):
-        out[j] = gravity_weight(table, rows[j], None, gravity)
+        out[j] = gravity_weight(table, rows[j], None, gravity) * contraction
     return out
 
 
@@ -80,38 +122,62 @@ def gravity_in_force(table, rows, gravity):
 
 # ----------------------------------------------------------------------------- spec
 
-def _gravity_check(cfg, flag) -> None:
-    if "l2" in cfg.explicit:
-        raise OptionError("--l2 does not apply to --algo gravity (VW's --l2 contraction is not provided)")
+def end_pass(cfg, table, st) -> None:
+    """VW syncs the weights at the end of every pass unless it saves its state (``--predict_only_model``)."""
+    if cfg.predict_only_model:
+        sync_weights(table, st)
+
+
+def _settings(cfg, prm, iprm) -> None:
+    prm[P_L2] = cfg.l2
+
+
+def _regularizer(cfg, w: np.ndarray) -> tuple[float, str]:
+    """l1 ||w||_1 + l2/2 ||w||^2, the objective VW's gravity and contraction follow."""
+    value = cfg.l1 * float(np.abs(w).sum()) + 0.5 * cfg.l2 * float(np.dot(w, w))
+    text = " + ".join([f"{cfg.l1:g} ||w||_1"] * (cfg.l1 > 0) + [f"{cfg.l2:g}/2 ||w||^2"] * (cfg.l2 > 0))
+    return value, text or "0"
+
+
+def hint(cfg) -> str | None:
+    """One line on stderr when --l1 chose this learner (no --algo)."""
+    if "algo" in cfg.explicit or "l1" not in cfg.explicit:
+        return None
+    return ("hint: --l1 runs VW's own L1 (gravity, VW's numbers); --algo ftrl gives sparser, more accurate "
+            "models (docs/learners.md)")
 
 
 def merge(cfg, merged, inputs, models, state) -> None:
-    """Merged models (``streamlearn.mix``): the raw weights z averaged and VW's global gravity
-    averaged uniformly, then the weights in force truncated by it (``gravity_in_force``)."""
+    """Merged models (``streamlearn.mix``): the raw weights z averaged and VW's global gravity and
+    contraction averaged uniformly, then the weights in force from them (``gravity_in_force``)."""
     if "w" in merged and "z" in merged:
         table = np.ascontiguousarray(merged["z"][:, None])
         merged["w"][:] = gravity_in_force(table, np.arange(table.shape[0], dtype=np.int64),
-                                          float(state.get("gravity_vw", 0.0)))
+                                          float(state.get("gravity_vw", 0.0)), float(state.get("contraction_vw", 1.0)))
 
 
 LEARNER = LearnerSpec(
-    name="gravity", order=11, summary="VW's own --l1: one global gravity", paper="VW 9.11.9 (vw-spec §1c)",
+    name="gravity", order=11, summary="VW's own --l1 and --l2: one global gravity and contraction",
+    paper="VW 9.11.9 (vw-spec §1c)",
     example=("--l1", "1e-4"),
     kernel=learn_gravity_block, oaa_kernel=oaa_gravity_block,
-    describe=lambda c: f"gravity (VW's --l1: one global gravity, {c.rule()}: l1 = {c.l1:g})",
+    describe=lambda c: (f"gravity (VW's --l1/--l2: one global gravity and contraction, {c.rule()}: l1 = {c.l1:g}"
+                        + (f", l2 = {c.l2:g})" if c.l2 else ")")),
     layout=lambda c: rule_layout(c, rate=True),
-    in_force=lambda c, table, st, rows: gravity_in_force(table, rows, st[S_GRAVITY_VW]),
+    in_force=lambda c, table, st, rows: gravity_in_force(table, rows, st[S_GRAVITY_VW], st[S_CONTRACTION_VW]),
     saved=lambda c: [("z", 0)] + rule_saved(c, rule_layout(c)),
     readable_raw=True,
-    regularizer=l1_regularizer,
+    regularizer=_regularizer,
     merge=merge,
     slots=SLOTS,
-    options=("l1",),
-    # --oaa K with a bare --l1: VW's one-against-all with VW's --l1, as VW users run it (a later
-    # learner than ftrl, whose default it then overrides)
+    slot_start={"contraction_vw": 1.0},
+    settings=_settings,
+    end_pass=end_pass,
+    options=("l1", "l2"),
+    # a bare --l1, or --l1 --l2, as VW users run them: VW's own regularizer, VW's numbers (ftrl, tg,
+    # fobos are one --algo away; the run prints ``hint``)
     default_for=("l1",),
-    default_unless=("l2", "learning_rate", "power_t", "initial_t", "decay_learning_rate", "sgd", "adaptive",
+    default_unless=("learning_rate", "power_t", "initial_t", "decay_learning_rate", "sgd", "adaptive",
                     "normalized", "invariant"),
-    default_needs=("oaa",),
-    check=_gravity_check,
+    hint=hint,
 )

@@ -190,7 +190,10 @@ def readable_content(cfg: TrainConfig, table, st, touched, in_force) -> tuple[li
         values = np.column_stack([shown] + [table[touched, c] for c in learners.readable_columns(cfg)])
     header = _readable_header(cfg, int(keep.sum()))
     if learners.get(cfg.algo).readable_raw:
-        header.append(f"l1_state {StateView(st, extra=learners.get(cfg.algo).slots).gravity_vw:g}")
+        view = StateView(st, extra=learners.get(cfg.algo).slots)
+        header.append(f"l1_state {view.gravity_vw:g}")
+        if "contraction_vw" in learners.get(cfg.algo).slots:
+            header.append(f"l2_state {view.contraction_vw:g}")
     return header, rows, values
 
 

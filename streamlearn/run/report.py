@@ -120,6 +120,7 @@ def best_constant(ctr, st, loss: str, tau: float):
     elif loss == "hinge":
         best = -1.0 if c2 <= c1 else 1.0
     elif loss == "logistic":
+        l1, l2 = -1.0, 1.0      # VW evaluates the loss at the labels -1 and 1 (its counts stay the labels')
         if c1 <= 0:
             best = 1.0
         elif c2 <= 0:

@@ -108,8 +108,12 @@ class RunState:
         c.ho_loss_pass = 0.0
 
     def end_pass(self) -> None:
-        """After a pass: the learning rate times --decay-learning-rate."""
+        """After a pass: the learning rate times --decay-learning-rate, and the learner's own end of a
+        pass (``LearnerSpec.end_pass``) when training."""
         self.state.eta *= self.cfg.decay_learning_rate
+        spec = learners.get(self.cfg.algo)
+        if spec.end_pass is not None and not self.cfg.testonly:
+            spec.end_pass(self.cfg, self.table, self.st)
 
     def quiet(self) -> "RunState":
         """No progress rows (the counters' next row never comes)."""

@@ -30,6 +30,7 @@ from streamlearn.io.reader import check_readable
 from streamlearn.io.shuffle import ShuffledExamples
 from streamlearn.io.writers import PredictionWriter, class_probabilities, format_class_values
 from streamlearn.core import multiclass
+from streamlearn.core.losses import vw_label_warning
 from streamlearn.run.model_io import model_options, save_outputs
 from streamlearn.run.runstate import RunState
 from streamlearn.run.report import Reporter, best_constant, next_dump
@@ -147,6 +148,20 @@ class Faults:
     diverged: str | None = None      # "<file> line <n>": the first example whose prediction or update
                                      # was not finite (streamlearn.core.loop), once seen
     diverge_warned: bool = False     # the "training diverged" warning was printed
+    #: the loss whose labels VW warns about (hinge: any label but -1 and 1; logistic: one outside
+    #: [-1, 1]), until the first such label: VW's warning once
+    label_loss: str | None = None
+
+    def unexpected_labels(self, block: ParsedBlock) -> None:
+        """VW's warning for the first label the loss does not expect (it learns from it as it is)."""
+        y = block.labels[:block.n]
+        if self.label_loss == "hinge":
+            bad = (y == y) & (y != 1.0) & (y != -1.0)
+        else:
+            bad = (y < -1.0) | (y > 1.0)
+        if bad.any():
+            self.reporter.warn(vw_label_warning(self.label_loss, float(y[np.argmax(bad)])))
+            self.label_loss = None
 
     def read_error(self, message: str) -> None:
         """A source could not be read to its end: an error with --strict, else a warning."""
@@ -331,7 +346,7 @@ class Run:
         cfg = arrays.cfg
         learner = learners.get(cfg.algo)
         return cls(learner, arrays, learners.block_kernel(cfg), Outputs.of(cfg, learner, writer),
-                   Faults(reporter, strict), Progress(reporter, history))
+                   Faults(reporter, strict, label_loss=_warned_loss(cfg)), Progress(reporter, history))
 
     @classmethod
     def predicting(cls, arrays: RunState, reporter: Reporter, writer: PredictionWriter | None = None,
@@ -340,13 +355,16 @@ class Run:
         plain kernel, or the multiclass prediction kernel of a model trained with --oaa K."""
         cfg = arrays.cfg
         return cls(learners.predictor(), arrays, learners.predict_kernel(cfg),
-                   Outputs.of(cfg, learners.get(cfg.algo), writer), Faults(reporter, strict), Progress(reporter))
+                   Outputs.of(cfg, learners.get(cfg.algo), writer),
+                   Faults(reporter, strict, label_loss=_warned_loss(cfg)), Progress(reporter))
 
     # ------------------------------------------------------------------------- a block
     def process(self, block: ParsedBlock) -> np.ndarray:
         """Predict (and learn, training) the block's examples with the kernel, then the progress rows
         due, --audit's lines, the faults and the outputs. Returns the kernel's predictions."""
         self.faults.report(block)
+        if self.faults.label_loss is not None:
+            self.faults.unexpected_labels(block)
         n = block.n
         before = self.progress.read(block)
         K = self.outputs.classes
@@ -406,6 +424,12 @@ class Run:
         if status.any():
             self.faults.label_notes(block, status, K, self.first_class(), training)
         self.outputs.write_classes(block, preds, self.first_class())
+
+
+def _warned_loss(cfg) -> str | None:
+    """The loss whose unexpected labels a run warns about as VW does (a run without classes)."""
+    loss = getattr(cfg, "loss", None)
+    return loss if loss in ("hinge", "logistic") and not getattr(cfg, "classes", 0) else None
 
 
 def divergence_place(block: ParsedBlock, counters: CounterView, first: int, stop: int) -> str:
@@ -674,6 +698,9 @@ def train(cfg: TrainConfig, model=None, progress: bool = False, observer=None) -
         state.quiet()
     sources = SourcePlan(cfg, hashing, rep)
     preamble(cfg, rep, learners.get(cfg.algo), sources.note)
+    hint = learners.get(cfg.algo).hint
+    if hint is not None and hint(cfg) is not None:
+        rep.line(hint(cfg))
     run = _open_run(cfg, state, hashing, rep, history)
     trace = observer(cfg, run) if observer is not None else None
     stop = EarlyStop(cfg, holdout)

@@ -201,14 +201,18 @@ def test_bad_choice_is_a_click_usage_error():
     assert r.exit_code == 2 and "Invalid value for '--loss'" in r.stderr
 
 
-def test_l1_alone_selects_ftrl_and_with_tg_options_tg(tmp_path):
+def test_l1_alone_selects_vws_own_and_with_tg_options_tg(tmp_path):
     r = ok("train", "--l1", "0.01", input="1 |a b\n")
-    assert "learner = ftrl" in r.stderr
+    assert "learner = gravity" in r.stderr and "hint: " in r.stderr and "--algo ftrl" in r.stderr
+    r = ok("train", "--l1", "0.01", "--algo", "ftrl", input="1 |a b\n")
+    assert "learner = ftrl" in r.stderr and "hint: " not in r.stderr
     for extra in (["--sgd", "--threshold", "1"], ["--period", "2"], ["--sgd"], ["--no-cumulative-penalty"], ["--adaptive"], ["-l", "0.1"],
                   ["--power-t", "0.4"], ["--cumulative-penalty"]):
         r = ok("train", "--l1", "0.01", *extra, input="1 |a b\n")
         assert "learner = tg" in r.stderr, extra
     r = ok("train", "--l1", "0.01", "--l2", "0.1", input="1 |a b\n")
+    assert "learner = gravity" in r.stderr
+    r = ok("train", "--l2", "0.1", input="1 |a b\n")
     assert "learner = fobos" in r.stderr
     # with -i, the model's learner when it takes the options given (tg's --l1 stays tg)
     model = tmp_path / "tg.slm"

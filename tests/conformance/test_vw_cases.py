@@ -8,10 +8,9 @@ readable-model cases, the same weights with the same per-feature G and N, each t
 (VW prints 6 significant decimals, 4 in the prediction column: the floor is half of the last digit).
 
 Out of scope, with the reason:
-  t030, s01, s02, s03, s06, s08   VW's --l1 is a global gravity; streamlearn's --l1 is per-feature
-                                  lazy truncated gradient by design (docs/vw.md, "Deliberate differences")
-  t531, t725                      hinge on regression labels / logistic on 0-1 labels: streamlearn maps
-                                  labels to -1/+1 (docs/vw.md, "Deliberate differences")
+  s03, s08                        VW's --l1 with -t -i of a predict-only model, and with --sgd (which
+                                  chooses tg); t030, t680, s01, s02, s06 (a bare --l1, --l1 --l2: VW's
+                                  own, gravity), t531 and t725 (labels as VW takes them) are in scope
   t035                            --constant (initial constant weight) is not an option
   t575                            -t without a model (streamlearn predict needs a model)
   t130                            poisson loss is not provided
@@ -116,6 +115,10 @@ TABLE_CASES = [
     ("s04_logistic_binary", "0001_pm1.dat", ["--loss_function", "logistic", "--binary"]),
     ("s05_logistic_link_raw", "0001_pm1.dat", ["--loss_function", "logistic", "--link", "logistic"]),
     ("s07_hinge_pm1", "0001_pm1.dat", ["--loss_function", "hinge", "-b", "24"]),
+    ("t030_l1_invert_hash", "0001.dat", ["--l1", "0.01", "--predict_only_model"]),
+    ("t680_l1_l2", "0002_25.dat", ["--l1", "0.001", "--l2", "0.001"]),
+    ("t531_hinge_b7", "0002_25.dat", ["--loss_function", "hinge", "-b", "7"]),
+    ("t725_logistic_01labels", "0001_25.dat", ["--loss_function", "logistic"]),
 ]
 
 PREDICTION_FILES = {
@@ -123,6 +126,7 @@ PREDICTION_FILES = {
     "s04_logistic_binary": "s04.predict",
     "s05_logistic_link_raw": "s05.predict",
     "s07_hinge_pm1": "s07.predict",
+    "t531_hinge_b7": "hinge_loss.predict",
 }
 
 
@@ -161,6 +165,34 @@ def test_case_saved_weights_and_rate_state(vw, tmp_path, case, bits, name):
     total = float(re.search(r"^total_weight (\S+)$", text, re.M).group(1))
     assert header["state"]["norm_sum"] == pytest.approx(norm, rel=1e-5)
     assert header["state"]["total_weight"] == pytest.approx(total, rel=1e-6)
+
+
+@pytest.mark.parametrize("case,opts", [
+    ("s01_l1_readable_save_resume", []),
+    ("s02_l1_readable_predict_only", ["--predict_only_model"]),
+    ("s06_l1_passes_cache", ["--predict_only_model", "--passes", "5", "--holdout_off"]),
+])
+def test_case_l1_readable_model(vw, tmp_path, case, opts):
+    """A bare --l1 is VW's own (gravity): with save_resume the readable model holds VW's raw weights with
+    their G and N and VW's l1_state; with --predict_only_model VW's weights in force (synced at the end
+    of every pass)."""
+    name = case.split("_")[0] + ".readable"
+    readable = tmp_path / name
+    predict_only = "--predict_only_model" in opts
+    train(["-d", vw / "train-sets" / "0001_pm1.dat", "--loss_function", "logistic", "--l1", "0.0001",
+           "--readable_model", readable, "--quiet", *opts])
+    text, theirs_text = readable.read_text(), ref(vw, case, name)
+
+    def weights(t):
+        return {int(line.split(":")[0]): [float(v) for v in line.split(":")[1].split()]
+                for line in t.splitlines() if re.match(r"^\d+:", line)}
+    mine, theirs = weights(text), weights(theirs_text)
+    assert set(mine) == set(theirs) and len(theirs) > 0
+    for i, values in theirs.items():
+        np.testing.assert_allclose(mine[i], values, rtol=1e-4, atol=1e-6)
+    if not predict_only:
+        state = float(re.search(r"^l1_state (\S+)$", theirs_text, re.M).group(1))
+        assert float(re.search(r"^l1_state (\S+)$", text, re.M).group(1)) == pytest.approx(state, rel=1e-4)
 
 
 def test_case_continue_from_model(vw, tmp_path):

@@ -12,11 +12,6 @@ from support import vwsuite
 
 #: test id -> why it fails today (issue 27's work list)
 KNOWN_FAILURES = {
-    # --l1 alone picks ftrl, --l1 --l2 fobos elastic: VW runs its own L1 (and L2)
-    30: "bare --l1 picks ftrl, VW's own L1 expected",
-    680: "--l1 --l2 picks fobos elastic, VW's own L1 and L2 expected",
-    # labels: VW takes hinge's and logistic's labels as given, streamlearn maps them to -1/+1
-    531: "hinge labels", 578: "hinge labels", 725: "logistic labels",
     # VW model files given to -i
     272: "VW model file",
     # readable models and --invert_hash files lack VW's save_resume block (the weights agree)

@@ -19,9 +19,8 @@ preds = st.floats(-20, 20, allow_nan=False)
 @given(p=preds, y=st.sampled_from([-1.0, 1.0, 0.0, 0.5, 2.0]), tau=st.floats(0.05, 0.95))
 def test_losses_match_reference(p, y, tau):
     for loss in ("squared", "logistic", "hinge", "quantile"):
-        yy = (1.0 if y > 0 else -1.0) if loss in ("logistic", "hinge") else y
-        assert py_loss(loss, p, y, tau) == pytest.approx(ref_loss(loss, p, yy, tau, -math.inf, math.inf))
-        assert py_dloss(loss, p, y, tau) == pytest.approx(ref_dloss(loss, p, yy, tau))
+        assert py_loss(loss, p, y, tau) == pytest.approx(ref_loss(loss, p, y, tau, -math.inf, math.inf))
+        assert py_dloss(loss, p, y, tau) == pytest.approx(ref_dloss(loss, p, y, tau))
 
 
 @settings(deadline=None)
@@ -35,9 +34,12 @@ def test_derivatives_are_numerical_derivatives(p, y):
 
 
 def test_labels_for_classification_losses():
-    # > 0 positive, <= 0 negative: 0/1 and -1/+1 labels behave the same
-    assert py_loss("logistic", 0.3, 0.0) == py_loss("logistic", 0.3, -1.0)
-    assert py_loss("hinge", 0.3, 1.0) == py_loss("hinge", 0.3, 7.0)
+    # labels as VW takes them: hinge any real label; logistic y as the mixture (y + 1) / 2 of +1 and -1
+    assert py_loss("logistic", 0.3, 0.0) == pytest.approx(0.5 * (math.log1p(math.exp(-0.3)) + math.log1p(math.exp(0.3))))
+    assert py_loss("logistic", 0.3, 2.0) == pytest.approx(1.5 * math.log1p(math.exp(-0.3)) - 0.5 * math.log1p(math.exp(0.3)))
+    assert py_dloss("logistic", 0.3, 0.0) == pytest.approx(-0.5 / (1 + math.exp(0.3)) + 0.5 / (1 + math.exp(-0.3)))
+    assert py_loss("hinge", 0.3, 7.0) == 0.0 and py_loss("hinge", 0.3, 0.5) == pytest.approx(0.85)
+    assert py_dloss("hinge", 0.3, 0.0) == 0.0          # a hinge label 0 never moves the weights
     assert py_loss("logistic", 0.0, 1.0) == pytest.approx(math.log(2))
 
 

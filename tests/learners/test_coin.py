@@ -235,6 +235,10 @@ GENERATED = {
     "squared-q-alpha-beta": (lambda: generated_lines(2, "squared"),
                              ["-q", "ab", "--ftrl_alpha", "2", "--ftrl_beta", "0.5"]),
     "logistic": (lambda: generated_lines(3, "logistic"), ["--loss_function", "logistic"]),
+    # labels as VW takes them: logistic's 0 is the mixture of its classes, hinge takes real labels
+    "logistic-01": (lambda: [("0" + line[2:]) if line.startswith("-1") else line
+                             for line in generated_lines(5, "logistic")], ["--loss_function", "logistic"]),
+    "hinge-real": (lambda: generated_lines(6, "squared"), ["--loss_function", "hinge"]),
     "passes": (lambda: generated_lines(4, "squared", 150), ["--passes", "3", "--holdout_off"]),
 }
 

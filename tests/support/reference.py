@@ -11,9 +11,17 @@ import numpy as np
 
 
 def loss_label(loss, y):
-    if loss in ("logistic", "hinge"):
-        return 1.0 if y > 0 else -1.0
+    """Labels are taken as they are (VW): hinge takes any real label, logistic mixes its two classes."""
     return y
+
+
+def logistic_mixture(f, y):
+    """A logistic quantity f(y') of a label y as VW's logistic takes it: s f(1) + (1 - s) f(-1), s = (y + 1) / 2
+    (just f(y) for y = -1 or 1)."""
+    if y in (-1.0, 1.0):
+        return f(y)
+    s = (y + 1.0) / 2.0
+    return s * f(1.0) + (1.0 - s) * f(-1.0)
 
 
 def loss_value(loss, p, y, tau, lo, hi):
@@ -25,7 +33,8 @@ def loss_value(loss, p, y, tau, lo, hi):
             return 0.0
         return (y - edge) ** 2 + 2 * abs(y - edge) * abs(p - edge)
     if loss == "logistic":
-        return math.log1p(math.exp(-y * p)) if -y * p < 30 else -y * p + math.log1p(math.exp(y * p))
+        return logistic_mixture(lambda c: math.log1p(math.exp(-c * p)) if -c * p < 30
+                                else -c * p + math.log1p(math.exp(c * p)), y)
     if loss == "hinge":
         return max(0.0, 1.0 - y * p)
     e = y - p
@@ -36,7 +45,7 @@ def dloss(loss, p, y, tau):
     if loss == "squared":
         return 2.0 * (p - y)
     if loss == "logistic":
-        return -y / (1.0 + math.exp(y * p))
+        return logistic_mixture(lambda c: -c / (1.0 + math.exp(c * p)), y)
     if loss == "hinge":
         return -y if y * p < 1.0 else 0.0
     e = y - p
@@ -141,10 +150,12 @@ def invariant_update(loss, p, y, tau, scale, ppu):
             return 2.0 * (y - p) * scale
         return (y - p) * (1.0 - math.exp(-2.0 * scale * ppu)) / ppu
     if loss == "logistic":
-        d = math.exp(y * p)
-        if scale * ppu < 1e-6:
-            return y * scale / (1.0 + d)
-        return -(y * lambert_w_exp_minus(scale * ppu + y * p + d) + p) / ppu
+        def one(c):
+            d = math.exp(c * p)
+            if scale * ppu < 1e-6:
+                return c * scale / (1.0 + d)
+            return -(c * lambert_w_exp_minus(scale * ppu + c * p + d) + p) / ppu
+        return logistic_mixture(one, y)
     if loss == "hinge":
         if y * p >= 1.0:
             return 0.0
@@ -192,7 +203,13 @@ def eager_gd(examples, dim, loss="squared", tau=0.5, eta=0.5, power_t=0.5, initi
 
     FOBOS (``algo="fobos"``, Duchi & Singer 2009 eq. 3 with eta_{t+1/2} = eta_t): after every learned
     example EVERY weight j takes the prox of its own strength: l1 (eq. 6) soft-thresholds it by
-    g * scale * m * r_j; l2sq multiplies it by (1 + l2 * scale * m)^(-r_j) (eq. 7 when r_j = 1)."""
+    g * scale * m * r_j; l2sq multiplies it by (1 + l2 * scale * m)^(-r_j) (eq. 7 when r_j = 1).
+
+    VW's own --l1 and --l2 (``algo="gravity"``, gd.cc): w holds raw weights; the weight in force is
+    c * sign(w) max(|w| - grav, 0) and the prediction c * (base + sum of the truncated weights times x).
+    When an example's step u (before m) is > 1e-8 in size: eta_bar = -u / loss' (0 when |loss'| <=
+    1e-8), c *= 1 - l2 * eta_bar (when |loss'| > 1e-8), the step becomes u / c, grav += g * eta_bar.
+    When c < 1e-9 or grav > 1e3 every w becomes its value in force and grav = 0, c = 1."""
     per_feature = adaptive or normalized
     eta0 = eta * initial_t ** power_t if initial_t > 0 and not per_feature else eta
     w = np.zeros(dim)
@@ -200,7 +217,11 @@ def eager_gd(examples, dim, loss="squared", tau=0.5, eta=0.5, power_t=0.5, initi
     N = np.zeros(dim)
     P = np.zeros(dim)
 
+    grav, contraction = 0.0, 1.0
+
     def in_force(j):
+        if algo == "gravity":
+            return math.copysign(max(abs(w[j]) - grav, 0.0), w[j]) * contraction
         if not cumulative:
             return w[j]
         return math.copysign(max(abs(w[j]) - P[j], 0.0), w[j])
@@ -219,6 +240,8 @@ def eager_gd(examples, dim, loss="squared", tau=0.5, eta=0.5, power_t=0.5, initi
         if y is not None and loss != "logistic":
             lo, hi = min(lo, y), max(hi, y)
         raw = base + sum(in_force(i) * v for i, v in feats)
+        if algo == "gravity":
+            raw = base * contraction + sum(in_force(i) * v for i, v in feats)
         p = min(max(raw, lo), hi)
         preds.append(p)
         if y is None or h <= 0:
@@ -226,7 +249,8 @@ def eager_gd(examples, dim, loss="squared", tau=0.5, eta=0.5, power_t=0.5, initi
         t += h
         scale = eta0 * h * (1.0 if adaptive else t ** -power_t)
         # VW updates when the loss is > 0 in float32: for logistic, while y p < 24 ln 2
-        positive = y * p < 24 * math.log(2) if loss == "logistic" else loss_value(loss, p, y, tau, lo, hi) > 0
+        positive = (y * p < 24 * math.log(2) if loss == "logistic" and y in (-1.0, 1.0)
+                    else loss_value(loss, p, y, tau, lo, hi) > 0)
         if positive:
             d = dloss(loss, p, y, tau)
             if per_feature:
@@ -264,11 +288,22 @@ def eager_gd(examples, dim, loss="squared", tau=0.5, eta=0.5, power_t=0.5, initi
             else:
                 ppu = sum(v * v for _, v in feats)
             u = invariant_update(loss, p, y, tau, scale, ppu) if invariant else -d * scale
+            if algo == "gravity" and abs(u) > 1e-8:
+                eta_bar = -u / d if abs(d) > 1e-8 else 0.0
+                if abs(d) > 1e-8:
+                    contraction *= 1.0 - l2 * eta_bar
+                u /= contraction
+                grav += g * eta_bar
             if u != 0:
                 for i, v in feats:
                     w[i] += u * (m if normalized else 1.0) * v * feature_rate(
                         G[i], N[i], adaptive, normalized, power_t)
         learned += 1
+        if algo == "gravity" and (contraction < 1e-9 or grav > 1e3):
+            w = np.array([in_force(j) for j in range(dim)])
+            grav, contraction = 0.0, 1.0
+        if algo == "gravity":
+            continue
         if algo == "fobos":
             step = scale * (m if normalized else 1.0)
             for j in range(dim):
@@ -336,7 +371,8 @@ def plain_steps(examples, weights, preds, loss="squared", tau=0.5, eta=10.0, pow
         learned += 1
         scale = eta0 * h * t ** -power_t
         u = 0.0
-        if (y * p < 24 * math.log(2) if loss == "logistic" else loss_value(loss, p, y, tau, lo, hi) > 0):
+        if (y * p < 24 * math.log(2) if loss == "logistic" and y in (-1.0, 1.0)
+                else loss_value(loss, p, y, tau, lo, hi) > 0):
             if invariant:
                 u = invariant_update(loss, p, y, tau, scale, sum(v * v for _, v in feats))
             else:

@@ -1,0 +1,69 @@
+"""gravity (VW's own --l1 and --l2: one global gravity and contraction over raw weights) equals the
+dense step-by-step reference (``support.reference.eager_gd(algo="gravity")``) under every update rule
+and loss, with labels as VW takes them, across block boundaries and through VW's weight sync."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from streamlearn.learners import gravity
+from support.compare import allclose
+from support.kernels import run_kernel
+from support.reference import eager_gd
+from support.streams import streams
+
+LOSSES = ["squared", "logistic", "hinge", "quantile"]
+RULES = [dict(adaptive=a, normalized=n, invariant=i)
+         for a in (False, True) for n in (False, True) for i in (False, True)]
+
+
+def rule_options(rule):
+    given_ = {k: True for k, v in rule.items() if v}
+    return given_ or {"sgd": True}
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), loss=st.sampled_from(LOSSES), rule=st.sampled_from(RULES),
+       l1=st.sampled_from([0.0, 1e-3, 0.1, 1e4]), l2=st.sampled_from([0.0, 1e-3, 0.3, 1e3]),
+       eta=st.sampled_from([0.05, 0.5, 2.0]), power_t=st.sampled_from([0.5, 0.5, 0.3]),
+       initial_t=st.sampled_from([0.0, 0.0, 1.0, 4.0]))
+def test_gravity_equals_eager_reference(data, loss, rule, l1, l2, eta, power_t, initial_t):
+    bits = data.draw(st.integers(2, 5))
+    examples = data.draw(streams(bits))
+    splits = data.draw(st.lists(st.integers(0, len(examples)), max_size=3))
+    opts = dict(loss=loss, algo="gravity", l1=l1, l2=l2, learning_rate=eta, power_t=power_t,
+                initial_t=initial_t, **rule_options(rule))
+    preds, w, G, N = run_kernel(examples, bits, splits, full=True, **opts)
+    ref = eager_gd(examples, 1 << bits, loss=loss, eta=eta, power_t=power_t, initial_t=initial_t,
+                   algo="gravity", g=l1, l2=l2, **rule)
+    assert allclose(preds, ref[0]), (preds, ref[0])
+    assert allclose(w, ref[1]), (w, ref[1])
+    assert allclose(G, ref[2]) and allclose(N, ref[3])
+
+
+def test_contraction_and_gravity_in_the_state():
+    """One squared-loss step of the plain rule from 0 (p = 0, y = 1, x = 1, eta 1, t = 1): u = 2,
+    eta_bar = -u / loss' = 1, c = 1 - l2, the raw weight moves by u / c, g = l1; in force c (z - g)."""
+    examples = [(1.0, 1.0, 0.0, [(1, 1.0)])]
+    preds, w, stt = run_kernel(examples, 2, state=True, loss="squared", algo="gravity", l1=0.25, l2=0.5,
+                               sgd=True, learning_rate=1.0, initial_t=1.0, power_t=0.0)
+    assert stt[gravity.S_CONTRACTION_VW] == pytest.approx(0.5)
+    assert stt[gravity.S_GRAVITY_VW] == pytest.approx(0.25)
+    assert w[1] == pytest.approx(0.5 * (2.0 / 0.5 - 0.25))
+
+
+def test_sync_when_gravity_grows_past_1e3():
+    """VW's sync_weights: once g > 1e3 every weight is its value in force and g = 0, c = 1."""
+    rng = np.random.default_rng(1)
+    examples = [(float(rng.normal()), 1.0, 0.0, [(int(i), 1.0) for i in rng.integers(0, 8, 3)])
+                for _ in range(30)]
+    preds, w, stt = run_kernel(examples, 3, state=True, loss="squared", algo="gravity", l1=600.0, l2=0.1,
+                               sgd=True, learning_rate=1.0, initial_t=1.0, power_t=0.0)
+    assert stt[gravity.S_GRAVITY_VW] < 1e3
+    ref = eager_gd(examples, 8, loss="squared", eta=1.0, power_t=0.0, initial_t=1.0, adaptive=False,
+                   normalized=False, invariant=False, algo="gravity", g=600.0, l2=0.1)
+    assert allclose(preds, ref[0]) and allclose(w, ref[1])
+    assert not math.isnan(float(np.sum(w)))
