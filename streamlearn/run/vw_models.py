@@ -111,7 +111,7 @@ def load_vw(data, path, explicit: dict, predicting: bool) -> tuple[dict, np.ndar
         for name, values in (("ngram", model.ngram), ("skips", model.skips)):
             if values:
                 given[name] = tuple(values)
-        given.update({k: explicit[k] for k in RULE_FLAGS if k in explicit})
+        given.update({k: explicit[k] for k in RULE_FLAGS + ("initial_t",) if k in explicit})
         if given.get("algo", "sgd") not in VW_LEARNERS and not given.get("ftrl"):
             given["algo"] = "sgd"
         try:
@@ -137,14 +137,21 @@ def load_vw(data, path, explicit: dict, predicting: bool) -> tuple[dict, np.ndar
     names = ["w"] + [name for name, _ in learners.state_columns(cfg)]
     if not model.resume or values.shape[1] != len(names):
         names, values = ["w"], values[:, :1]
-    if names == ["w"]:
-        keep = values[:, 0] != 0.0
-        model.index, values = model.index[keep], values[keep]
+    if "g" in names and _g0(cfg):     # VW's G starts at initial_t (adaptive); streamlearn's at 0
+        values[:, names.index("g")] -= _g0(cfg)
+    keep = (values != 0.0).any(axis=1)
+    model.index, values = model.index[keep], values[keep]
     check_rows(model.index, values, names, model.bits, path)
     header = cfg.model_options()
     header["column_names"] = names
     header["state"] = _state(cfg, model, path)
     return header, model.index, values
+
+
+def _g0(cfg) -> float:
+    """What VW's G of every weight starts at: initial_t with adaptive rates (gd.cc), which
+    streamlearn adds where it reads G (``P_G0``)."""
+    return cfg.initial_t if cfg.algo == "sgd" and cfg.adaptive and cfg.initial_t > 0 else 0.0
 
 
 def _state(cfg, model, path) -> dict:
@@ -214,7 +221,10 @@ def vw_model_bytes(cfg, table, st, ctr, touched, in_force) -> bytes:
         model.index, model.values = touched[keep], in_force[keep][:, None]
         return vw_model.dump(model)
     cols = [col for _, col in learners.state_columns(cfg) if _ != "z"]
-    values = np.column_stack([in_force] + [table[touched, c] for c in cols]).astype(np.float32)
+    values = np.column_stack([in_force] + [table[touched, c] for c in cols])
+    if _g0(cfg) and cfg.adaptive:
+        values[:, 1] += _g0(cfg)
+    values = values.astype(np.float32)
     keep = (values != 0).any(axis=1)
     model.index, model.values = touched[keep], values[keep]
     norm, total = float(st[S.S_NORM_SUM]), float(st[S.S_TOTAL_W])

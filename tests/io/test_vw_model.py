@@ -51,6 +51,10 @@ def test_written_and_read_back_the_same():
         assert np.array_equal(back.index, m.index) and np.array_equal(back.values, m.values)
         assert back.online == m.online
         assert vw_model.dump(back) == data
+    wide = _model(bits=31, n=5)          # -b 31 and more: VW's indices are 64-bit
+    data = vw_model.dump(wide)
+    assert len(data) == len(vw_model.dump(_model(bits=10, n=5))) + 5 * 4
+    assert np.array_equal(vw_model.parse(data, "m", widths=(3,)).index, wide.index)
 
 
 def test_record_width_and_order():
@@ -143,6 +147,7 @@ KINDS = {
     "invariant": ["--invariant"], "ftrl": ["--ftrl"], "oaa": ["--oaa", "3"], "oaa_sgd_q": ["--oaa", "3", "--sgd", "-q", "ab"],
     "quadratic": ["-q", "ab", "--noconstant"], "ngram": ["--ngram", "2", "--skips", "1"],
     "logistic": ["--loss_function", "logistic", "-l", "0.3", "--power_t", "0.4"],
+    "adaptive_initial_t": ["--adaptive", "--initial_t", "3"], "sgd_initial_t": ["--sgd", "--initial_t", "5"],
 }
 
 
@@ -176,6 +181,22 @@ def test_vw_models_predict_resume_and_go_back(tmp_path, kind):
         run("-t", "-d", b, "-i", f"{name}.vwmodel", "-p", f"vw_{name}.p")
         cli("predict", "-d", b, "-i", tmp_path / f"{name}.slm", "-p", tmp_path / f"sl_{name}.p", "--quiet")
         _same(tmp_path / f"sl_{name}.p", tmp_path / f"vw_{name}.p")
+
+
+def test_sparse_weights_model(tmp_path):
+    """VW's --sparse_weights writes its records in hash-map order (and keeps no option for it)."""
+    pytest.importorskip("vowpalwabbit")
+    a, b = _data(tmp_path)
+    vwsuite.vw_run(tmp_path, ["-d", a, "-f", "sp.model", "--sparse_weights", "-q", "ab", "--quiet"])
+    index = vw_model.parse((tmp_path / "sp.model").read_bytes(), "sp", widths=(3,)).index
+    assert index.shape[0] > 100
+    vwsuite.vw_run(tmp_path, ["-t", "-d", b, "-i", "sp.model", "-p", "vw.p"])
+    cli("predict", "-d", b, "-i", tmp_path / "sp.model", "-p", tmp_path / "sl.p", "--quiet")
+    _same(tmp_path / "sl.p", tmp_path / "vw.p")
+    vw_r = vwsuite.vw_run(tmp_path, ["-d", b, "-i", "sp.model", "-p", "vw_r.p"])
+    res = cli("train", "-d", b, "-i", tmp_path / "sp.model", "-p", tmp_path / "sl_r.p")
+    _same(tmp_path / "sl_r.p", tmp_path / "vw_r.p")
+    assert fuzzy_equal(average_loss(res.stderr), average_loss(vw_r.stderr))
 
 
 def test_vw_resumes_a_streamlearn_written_model(tmp_path):
