@@ -293,7 +293,10 @@ def _check_train(cfg: TrainConfig) -> None:
         raise OptionError("--objective-data needs a file name")
     if cfg.expands:
         cfg.feature_spec()      # raises OptionError for a malformed expansion option
-    paths = [(n, getattr(cfg, n)) for n in ("final_model", "readable_model", "invert_hash", "cache_file",
+    if cfg.vw_model_out is not None and cfg.algo not in ("sgd", "ftrl"):
+        raise OptionError(f"--vw-model-out writes the models of VW's linear learners (--algo sgd: the default "
+                          f"rule or --sgd; --algo ftrl: --ftrl); this run is --algo {cfg.algo}")
+    paths = [(n, getattr(cfg, n)) for n in ("final_model", "vw_model_out", "readable_model", "invert_hash", "cache_file",
                                             "predictions", "plot", "trace")]
     outputs = [(n, p) for n, p in paths if p and p != "-"]
     for i, (n1, p1) in enumerate(outputs):

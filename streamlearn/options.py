@@ -276,10 +276,15 @@ LATE_OPTIONS = (
             "alone).", section=FILES),
     _o("final_model", ("-f", "--final-model", "--final_regressor"), "text", None, metavar="PATH",
        help="Write the model here (atomically).", section=FILES),
+    _o("vw_model_out", ("--vw-model-out", "--vw_model_out"), "text", None, metavar="PATH", dask=False,
+       help="Also write the model in Vowpal Wabbit's binary format (VW 9.11.9 reads it with -i; the default "
+            "rule, --sgd and --ftrl, with --oaa and the feature options).", section=FILES),
     _o("predict_only_model", ("--predict-only-model", "--predict_only_model"), "flag", False, dask=False,
        help="-f saves the weights only (no per-feature state to resume from).", section=FILES),
     _o("initial_model", ("-i", "--initial-model", "--initial_regressor"), "text", None, metavar="PATH",
-       help="Continue training this model (its options are the defaults).", section=FILES),
+       help="Continue training this model (its options are the defaults): a streamlearn model or a VW "
+            "9.x binary model (its update rule and loss, which VW does not store, from this command "
+            "line).", section=FILES),
     _o("predictions", ("-p", "--predictions"), "text", None, metavar="PATH", dask=False,
        help="Write progressive predictions ('-' = stdout).", section=FILES),
     _o("readable_model", ("--readable-model", "--readable_model"), "text", None, metavar="PATH", dask=False,

@@ -41,6 +41,7 @@ import numpy as np
 
 from streamlearn._version import __version__
 from streamlearn.errors import ModelError
+from streamlearn.io import vw_model
 
 MAGIC = b"SLMODEL\x00"
 FORMAT_VERSION = 1
@@ -134,6 +135,8 @@ def _longer(path) -> ModelError:
 def _check_prefix(prefix, path) -> tuple[int, int]:
     """(crc, header length) of the 24-byte prefix (fewer bytes: a file that ends inside it)."""
     if len(prefix) < 8 or bytes(prefix[:8]) != MAGIC:
+        if vw_model.looks_like(bytes(prefix[:8])):
+            raise ModelError(f"{path} is a VW model file; only -i of streamlearn train and predict reads one")
         raise ModelError(f"{path} is not a streamlearn model file")
     if len(prefix) < _PREFIX.size:
         raise _truncated(path)
@@ -365,6 +368,8 @@ def _read_fd(fd: int, path) -> bytearray:
         _wait_for_writer(fd, path)
     os.set_blocking(fd, True)
     prefix = _read(fd, _PREFIX.size)
+    if vw_model.looks_like(prefix):     # a VW model: its bytes, for streamlearn.run.vw_models
+        return _read_rest(fd, prefix, path)
     _, head_len = _check_prefix(prefix, path)
     _check_head_len(head_len, size, path)
     head = _read(fd, head_len)
@@ -403,6 +408,16 @@ def _read_fd(fd: int, path) -> bytearray:
             raise _truncated(path)      # the file shrank while it was read
         pos += n
     return data
+
+
+def _read_rest(fd: int, prefix: bytes, path) -> bytearray:
+    """``prefix`` and the rest of the file, to its end (a VW model announces no size)."""
+    data = bytearray(prefix)
+    while True:
+        chunk = os.read(fd, 1 << 24)
+        if not chunk:
+            return data
+        data += chunk
 
 
 def _check_head_len(head_len: int, size, path) -> None:

@@ -251,7 +251,7 @@ def save_outputs(cfg: TrainConfig, run, snapshot: bool = False) -> int:
     learners.finalize(cfg, table, run.prm, run.iprm, st)
     lay = learners.layout(cfg)
     plain = learners.weights_in_column(cfg)      # the weight column is in force
-    if plain and not (cfg.final_model or cfg.readable_model or cfg.invert_hash):
+    if plain and not (cfg.final_model or cfg.readable_model or cfg.invert_hash or cfg.vw_model_out):
         if cfg.classes:
             run.progress.rows_in_use = rows_in_use(np.flatnonzero(table[:, 0]), cfg.class_width)
         return int(count_nonzero(table))
@@ -262,6 +262,10 @@ def save_outputs(cfg: TrainConfig, run, snapshot: bool = False) -> int:
         run.progress.rows_in_use = rows_in_use(index, cfg.class_width)
     if cfg.final_model:
         save_model(cfg.final_model, *model_content(cfg, table, st, touched, in_force))
+    if cfg.vw_model_out:
+        from streamlearn.io.model_file import write_atomic
+        from streamlearn.run.vw_models import vw_model_bytes
+        write_atomic(cfg.vw_model_out, [vw_model_bytes(cfg, table, st, run.ctr, touched, in_force)], "VW model")
     if cfg.readable_model or cfg.invert_hash:
         header, rows, values = readable_content(cfg, table, st, touched, in_force)
         if cfg.readable_model:

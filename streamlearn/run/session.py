@@ -24,7 +24,7 @@ from streamlearn.errors import InputError, OptionError
 from streamlearn.io.blocks import ParsedBlock, window as examples_window
 from streamlearn.io.cache import (CacheCorrupt, CacheWriter, cache_status, check_cache_path, read_cache,
                                   verify_cache)
-from streamlearn.io.model_file import load_model
+from streamlearn.run.vw_models import load_initial
 from streamlearn.io.atomic import check_target
 from streamlearn.io.reader import check_readable
 from streamlearn.io.shuffle import ShuffledExamples
@@ -450,7 +450,7 @@ def prepare_train(explicit: dict) -> tuple[TrainConfig, tuple | None]:
     opts = None
     path = explicit.get("initial_model")
     if path:
-        model = load_model(path)
+        model = load_initial(path, explicit, predicting=bool(explicit.get("testonly")))
         opts = model_options(model[0], path)
     return train_config(explicit, opts), model
 
@@ -632,7 +632,7 @@ class EarlyStop:
         if self.best is None or loss < self.best:
             self.best = loss
             self.no_win = 0
-            if p < self.cfg.passes - 1 and (self.cfg.final_model or self.cfg.readable_model):
+            if p < self.cfg.passes - 1 and (self.cfg.final_model or self.cfg.readable_model or self.cfg.vw_model_out):
                 self.nonzero = save_outputs(self.cfg, run, snapshot=True)
             return False
         self.no_win += 1
@@ -643,7 +643,7 @@ class EarlyStop:
 def _check_paths(cfg: TrainConfig) -> None:
     """Inputs readable and outputs writable, before the training rather than after it."""
     check_readable(cfg.sources + tuple(p for p in (cfg.objective_data, cfg.trace_data) if p))
-    for path, what in ((cfg.final_model, "model"), (cfg.readable_model, "readable model"),
+    for path, what in ((cfg.final_model, "model"), (cfg.vw_model_out, "VW model"), (cfg.readable_model, "readable model"),
                        (cfg.invert_hash, "readable model"), (cfg.trace, "trace"), (cfg.plot, "plot")):
         if path:
             check_target(path, what)
@@ -761,7 +761,7 @@ def _objective(cfg: TrainConfig, run: Run, hashing: Hashing, cache_path, passes:
 def predict(cfg: PredictConfig) -> dict:
     """Predict with a saved model: one output line per example; loss on stderr when labels exist."""
     check_readable(cfg.sources)
-    header, index, rows = load_model(cfg.initial_model)
+    header, index, rows = load_initial(cfg.initial_model, {}, predicting=True)
     opts = model_options(header, cfg.initial_model)
     mcfg = train_config({}, opts)
     if cfg.link is not None or cfg.binary is not None:

@@ -154,14 +154,51 @@ def refused_option(args: list) -> str | None:
     return None
 
 
-def scope(cases: dict) -> tuple[list, dict]:
+def vw_model_options(path: Path) -> list | None:
+    """The options a VW model file holds (VW merges them into the command line of a run reading it
+    with -i), None when ``path`` is not a readable VW model's header."""
+    from streamlearn.io import vw_model
+
+    class Header(Exception):
+        pass
+
+    def stop(model):
+        raise Header(model.options)
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if not vw_model.looks_like(data[:8]):
+        return None
+    try:
+        vw_model.parse(data, str(path), check=stop)
+    except Header as exc:
+        return shlex.split(exc.args[0])
+    except Exception:
+        return None
+    return None
+
+
+def initial_model(args: list) -> str | None:
+    """The -i file of a VW command line."""
+    for j, arg in enumerate(args[:-1]):
+        if arg in ("-i", "--initial_regressor"):
+            return args[j + 1]
+    return None
+
+
+def scope(cases: dict, test: Path | None = None) -> tuple[list, dict]:
     """(the ids in scope, in an order that runs every test's dependencies first; option -> the ids it
     keeps out). A test is in scope when it is a ``vw_command`` test and ``streamlearn train`` accepts
-    every option of it and of the tests it depends on (the suite's README)."""
+    every option of it and of the tests it depends on (the suite's README), and those of the VW model
+    it reads with -i, when that is one of the suite's files (``test``: the suite's folder)."""
     refused = {}
     for cid, case in cases.items():
         if "vw_command" in case:
-            refused[cid] = refused_option(shlex.split(case["vw_command"]))
+            args = shlex.split(case["vw_command"])
+            model = initial_model(args)
+            held = vw_model_options(test / model) if test is not None and model else None
+            refused[cid] = refused_option(args + (held or []))
     out, keeps_out, done = [], {}, {}
 
     def ok(cid, seen=()) -> str | None:
@@ -250,7 +287,7 @@ def run_suite(test: Path, only=None) -> tuple[dict, dict]:
     or why it failed, option -> ids it keeps out). A test whose dependency failed fails too."""
     import os
     cases = load_cases(test)
-    order, keeps_out = scope(cases)
+    order, keeps_out = scope(cases, test)
     if only is not None:
         wanted = set()
 
