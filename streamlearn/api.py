@@ -83,7 +83,7 @@ class Engine:
     # ------------------------------------------------------------------ learning
     def start_pass(self) -> None:
         """Counters of a new pass over the data (holdout from the second pass on, as the CLI)."""
-        self.run.progress.holding_out = self.cfg.holdout > 0 and self.passes >= 1
+        self.run.progress.holding_out = self.cfg.holdout != 0 and self.passes >= 1
         self.state.start_pass()
 
     def end_pass(self) -> None:

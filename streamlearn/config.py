@@ -60,7 +60,7 @@ OPTION_STAGES = (("regularization", TG_OPTIONS), ("p_norm", ("p_norm",)),
 OPTION_STAGES += (("own", tuple(o.name for spec in _registry.SPECS for o in spec.declares
                                 if o.config and not any(o.name in names for _, names in OPTION_STAGES))),)
 #: options that do not apply to the batch learner scd (no step size, no holdout, no sampling)
-SCD_REFUSES = ("learning_rate", "power_t", "initial_t", "decay_learning_rate", "holdout_period",
+SCD_REFUSES = ("learning_rate", "power_t", "initial_t", "decay_learning_rate", "holdout_period", "holdout_after",
                "holdout_off", "early_terminate", "shuffle", "invariant", "sgd", "plot", "trace",
                "trace_every", "trace_data")
 
@@ -140,8 +140,13 @@ class _TrainConfigMethods:
 
     @property
     def holdout(self) -> int:
-        """Holdout period in effect: 0 when off (one pass, --holdout-off)."""
-        if self.holdout_off or (self.passes == 1 and "holdout_period" not in self.explicit):
+        """Holdout period in effect: 0 when off (one pass, --holdout-off); -N with --holdout-after N
+        (the examples after the N-th of each pass are held out, also with one pass, as VW)."""
+        if self.holdout_off:
+            return 0
+        if self.holdout_after:      # VW's --holdout_after N: every example after the N-th (-N here)
+            return -self.holdout_after
+        if self.passes == 1 and "holdout_period" not in self.explicit:
             return 0
         return self.holdout_period
 
@@ -238,7 +243,7 @@ def _check_common(cfg) -> None:
         raise OptionError(f"--block-size must be at least 1 (got {cfg.block_size})")
     if cfg.threads < 1:
         raise OptionError(f"--threads must be at least 1 (got {cfg.threads})")
-    if not cfg.sources:
+    if not cfg.sources and not getattr(cfg, "no_stdin", False):
         raise OptionError("no input: give -d FILE or pipe data to stdin")
 
 
@@ -276,6 +281,10 @@ def _check_train(cfg: TrainConfig) -> None:
     for name in ("period", "passes", "early_terminate", "holdout_period", "batch_size"):
         if getattr(cfg, name) < 1:
             raise OptionError(f"{FLAG[name]} must be at least 1 (got {getattr(cfg, name)})")
+    if cfg.holdout_after < 0:
+        raise OptionError(f"--holdout-after must be at least 0 (got {cfg.holdout_after})")
+    if cfg.progress is not None:
+        progress_schedule(cfg.progress)     # raises OptionError when it is not a number
     if cfg.holdout_off and "holdout_period" in cfg.explicit:
         raise OptionError("--holdout-off and --holdout-period cannot be used together")
     _check_choice("projection", cfg.projection, _choices("projection"))
@@ -313,6 +322,31 @@ def _check_train(cfg: TrainConfig) -> None:
         folder = os.path.dirname(cfg.trace) or "."
         if not os.path.isdir(folder):
             raise OptionError(f"--trace {cfg.trace}: directory {folder} does not exist")
+
+
+def progress_schedule(text: str | None) -> tuple[bool, float, str | None]:
+    """VW's -P/--progress (parse_args.cc): (additive, interval, warning or None). Without a '.' the
+    value is additive (a row every N weighted examples, at least 1), with one multiplicative (a row
+    each time the weighted examples grow X-fold; X <= 1 becomes X + 1). None: VW's default, x2.
+    The interval is a float32 as VW's."""
+    import numpy as np
+    if text is None:
+        return False, 2.0, None
+    try:
+        value = float(np.float32(float(text)))
+    except ValueError:
+        raise OptionError(f"-P/--progress must be a number (got {text})") from None
+    if not math.isfinite(value):
+        raise OptionError(f"-P/--progress must be a finite number (got {text})")
+    if "." not in text:
+        if value < 1:
+            return True, 1.0, "Additive --progress <int> can't be < 1: forcing to 1"
+        return True, value, None
+    if value <= 1.0:
+        return False, float(np.float32(value + 1.0)), f"Multiplicative --progress <float> '{text}' is <= 1.0: adding 1.0"
+    if value > 9.0:
+        return False, value, f"Multiplicative --progress <float> '{text}' is > 9.0: did you mean to use an integer?"
+    return False, value, None
 
 
 #: the formats --plot writes (by the file's suffix)
@@ -565,6 +599,8 @@ def train_config(explicit: dict, model_options: dict | None = None) -> TrainConf
                     f"{FLAG[name]} {_fmt(model_options[name])}")
         values.update({k: v for k, v in model_options.items() if k in known and k != "sgd"})
     values.update(explicit)
+    if explicit.get("onethread") and "threads" not in explicit:
+        values["threads"] = 1          # VW's --onethread: one thread parses (the results are the same)
     _resolve_algo(values, explicit)
     _resolve_reg(values, explicit)
     _resolve_rule(values, explicit)

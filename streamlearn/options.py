@@ -161,6 +161,11 @@ INPUT_OPTIONS = (
     _o("threads", ("--threads",), "int", default_threads, cli_default=None, metavar="N",
        help="Threads parsing the input (default: the cores less one, at least 1); "
             "the results do not depend on it.", section=INPUT),
+    _o("onethread", ("--onethread",), "flag", False,
+       help="VW's --onethread: parse on the learner's thread (--threads 1 unless given); the "
+            "results do not depend on it.", section=INPUT),
+    _o("no_stdin", ("--no-stdin", "--no_stdin"), "flag", False,
+       help="Without -d, read no examples (VW's --no_stdin) instead of stdin.", section=INPUT),
 )
 
 #: the options of a training run, in the order of ``train --help`` (before the learners' own)
@@ -264,6 +269,9 @@ LATE_OPTIONS = (
        help="With passes > 1, every K-th example is held out to measure loss.", section=PASSES),
     _o("holdout_off", ("--holdout-off", "--holdout_off"), "flag", False, estimator=True,
        help="No holdout examples.", section=PASSES),
+    _o("holdout_after", ("--holdout-after", "--holdout_after"), "int", 0, metavar="N",
+       help="Hold out the examples after the N-th of every pass (VW's --holdout_after; replaces "
+            "--holdout-period; also with one pass). 0: off.", section=PASSES),
     _o("early_terminate", ("--early-terminate", "--early_terminate"), "int", 3,
        help="Stop after this many passes without holdout improvement.", section=PASSES),
     _o("cache_file", ("--cache-file", "--cache_file"), "text", None, metavar="PATH", dask=False,
@@ -283,6 +291,15 @@ LATE_OPTIONS = (
        help="Write progressive predictions ('-' = stdout).", section=FILES),
     _o("readable_model", ("--readable-model", "--readable_model"), "text", None, metavar="PATH", dask=False,
        help="Write the non-zero weights as text.", section=FILES),
+    _o("sparse_weights", ("--sparse-weights", "--sparse_weights"), "flag", False,
+       help="Accepted for VW command lines (VW's hash-map weights); the weights stay a dense table, "
+            "with the same numbers.", section=FILES),
+    _o("progress", ("-P", "--progress"), "text", None, metavar="N|X",
+       help="When the progress table prints a row (VW's -P): an integer N every N weighted "
+            "examples, a number with a '.' X each time the weighted examples grow X-fold "
+            "(default 2.0; at most 1.0 adds 1.0).", section=REPORTS),
+    _o("dont_output_best_constant", ("--dont-output-best-constant", "--dont_output_best_constant"), "flag",
+       False, help="The summary leaves out the best constant and its loss (VW's).", section=REPORTS),
     _o("plot", ("--plot",), "text", None, metavar="FILE.png", dask=False,
        help="Draw the progress (average loss and non-zero weights over examples) to FILE "
             "(.png, .pdf or .svg; needs matplotlib).", section=REPORTS),

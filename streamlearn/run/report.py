@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 import sys
 
+import numpy as np
+
 from streamlearn.core.losses import LOSSES, loss_value
 from streamlearn.run.views import CounterView, StateView
 
@@ -88,12 +90,22 @@ class Reporter:
         self.out.flush()
 
 
-def next_dump(ctr) -> None:
-    """After a row: the next one comes when the weighted example count doubles (VW's default)."""
+def next_dump(ctr, additive: bool = False, interval: float = 2.0) -> None:
+    """After a row: the next one comes when the weighted example count doubles (VW's default), or
+    as -P/--progress asks (``config.progress_schedule``): ``interval`` weighted examples later
+    (``additive``), or when it grows ``interval``-fold; computed in float32, as VW's
+    ``shared_data::update_dump_interval``."""
     c = CounterView(ctr)
     c.sum_loss_since = 0.0
     c.old_w_labeled = c.w_labeled
-    c.dump = 2.0 * (c.w_labeled + c.w_unlabeled)
+    seen = np.float32(c.w_labeled + c.w_unlabeled)
+    step = np.float32(interval)
+    c.dump = float(seen + step if additive else seen * step)
+
+
+def first_dump(additive: bool, interval: float) -> float:
+    """The weighted example count of the first progress row: 1, or the interval when additive."""
+    return float(np.float32(interval)) if additive else 1.0
 
 
 def best_constant(ctr, st, loss: str, tau: float):

@@ -19,7 +19,7 @@ from streamlearn import learners
 from streamlearn.run import objective
 from streamlearn.learners import allocate_table
 from streamlearn.run.history import ProgressHistory, nonzero_in_force
-from streamlearn.config import PredictConfig, TrainConfig, train_config
+from streamlearn.config import PredictConfig, TrainConfig, progress_schedule, train_config
 from streamlearn.errors import InputError, OptionError
 from streamlearn.io.blocks import ParsedBlock, window as examples_window
 from streamlearn.io.cache import (CacheCorrupt, CacheWriter, cache_status, check_cache_path, read_cache,
@@ -32,7 +32,7 @@ from streamlearn.io.writers import PredictionWriter, class_probabilities, format
 from streamlearn.core import multiclass
 from streamlearn.run.model_io import model_options, save_outputs
 from streamlearn.run.runstate import RunState
-from streamlearn.run.report import Reporter, best_constant, next_dump
+from streamlearn.run.report import Reporter, best_constant, first_dump, next_dump
 from streamlearn.run.stream import Hashing, hashing_of, pipelined, text_blocks
 from streamlearn.run.views import CounterView
 
@@ -216,6 +216,8 @@ class Progress:
     entries: int = 0         # feature entries x_ij read by the learner (the data accesses)
     started: float = field(default_factory=time.perf_counter)
     rows_in_use: int | None = None   # a multiclass model's non-zero rows (features in use), once saved
+    additive: bool = False          # -P/--progress: rows every ``interval`` weighted examples (additive)
+    interval: float = 2.0           # or each time they grow ``interval``-fold (VW's default x2)
 
     def read(self, block: ParsedBlock) -> int:
         """Count the block's examples and feature entries; returns the entries read before it, less
@@ -242,7 +244,7 @@ class Progress:
             pred_text: str | None = None) -> None:
         """The progress row of the example just processed, then the next row's schedule."""
         self.reporter.row(ctr, self.holding_out, label, pred, nfeat, label_text, pred_text)
-        next_dump(ctr)
+        next_dump(ctr, self.additive, self.interval)
 
 
 @dataclass
@@ -461,7 +463,7 @@ def preamble(cfg: TrainConfig, rep: Reporter, learner, cache_note: str | None) -
 
 
 def _summary_lines(run: Run, loss: str, tau: float, passes: int, holdout: int, best_holdout,
-                   nonzero: int | None, bits: int) -> list[str]:
+                   nonzero: int | None, bits: int, best: bool = True) -> list[str]:
     c = run.arrays.counters
     outputs, progress, faults = run.outputs, run.progress, run.faults
     lines = []
@@ -482,7 +484,7 @@ def _summary_lines(run: Run, loss: str, tau: float, passes: int, holdout: int, b
         lines.append(f"average loss = {c.sum_loss / c.w_labeled:f}")
     else:
         lines.append("average loss = n.a.")
-    bc = best_constant(run.ctr, run.st, loss, tau) if not outputs.classes else None
+    bc = best_constant(run.ctr, run.st, loss, tau) if best and not outputs.classes else None
     if bc is not None:
         lines.append(f"best constant = {bc[0]:f}")
         if bc[1] is not None:
@@ -670,17 +672,22 @@ def train(cfg: TrainConfig, model=None, progress: bool = False, observer=None) -
     ctr = state.ctr
     rep = Reporter(cfg.quiet)
     history = ProgressHistory() if progress or cfg.plot else None
+    additive, interval, warning = progress_schedule(cfg.progress)     # -P/--progress
+    state.counters.dump = first_dump(additive, interval)
+    if warning and not cfg.quiet:
+        rep.warn(warning)
     if cfg.quiet and history is None:   # the history keeps the rows' schedule (quiet prints none)
         state.quiet()
     sources = SourcePlan(cfg, hashing, rep)
     preamble(cfg, rep, learners.get(cfg.algo), sources.note)
     run = _open_run(cfg, state, hashing, rep, history)
+    run.progress.additive, run.progress.interval = additive, interval
     trace = observer(cfg, run) if observer is not None else None
     stop = EarlyStop(cfg, holdout)
     passes_done, objectives, nonzero, last_line = 0, [], None, 0
     try:
         for p in range(cfg.passes):
-            run.progress.holding_out = holdout > 0 and p >= 1
+            run.progress.holding_out = holdout != 0 and p >= 1
             state.start_pass()
             blocks, cache_writer = sources.blocks(p, run, holdout)
             last_line = _feed(run, blocks, trace, cache_writer) or last_line
@@ -702,7 +709,8 @@ def train(cfg: TrainConfig, model=None, progress: bool = False, observer=None) -
         sources.remove_temporary()
     if state.counters.nonfinite and not run.faults.diverge_warned:
         rep.warn("some predictions were not finite (the weights diverged); try a smaller -l/--learning-rate")
-    rep.summary(_summary_lines(run, cfg.loss, cfg.quantile_tau, passes_done, holdout, stop.best, nonzero, cfg.bits))
+    rep.summary(_summary_lines(run, cfg.loss, cfg.quantile_tau, passes_done, holdout, stop.best, nonzero, cfg.bits,
+                               best=not cfg.dont_output_best_constant))
     result = {"state": state.st, "counters": ctr, "table": state.table, "nonzero": nonzero,
               "malformed": run.faults.malformed, "passes": passes_done, "best_holdout": stop.best,
               "early_stop": stop.stopped, "objectives": objectives, "last_line": last_line}
