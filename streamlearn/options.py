@@ -359,6 +359,15 @@ FEATURE_EXPANSION = (
 FINAL_OPTIONS = (
     _o("testonly", ("-t", "--testonly"), "flag", False, dask=False,
        help="Do not learn: predict (and report the loss) only; with -i, evaluate a model.", section=FILES),
+    _o("noop", ("--noop",), "flag", False, dask=False,
+       help="VW's noop learner: read the examples and learn nothing; every prediction is 0 (-i's "
+            "weights are not read).", section=FILES),
+    _o("print_examples", ("--print",), "flag", False, dask=False,
+       help="VW's print learner: learn nothing (as --noop) and print every example on stderr as VW "
+            "does (label [weight [base]] ['tag]| index[:value] ...).", section=REPORTS),
+    _o("preserve_performance_counters", ("--preserve-performance-counters", "--preserve_performance_counters"),
+       "flag", False, help="Accepted for VW command lines: with -i the progress counters start at 0 "
+                           "either way (a streamlearn model holds no counters).", section=FILES),
     _o("invert_hash", ("--invert-hash", "--invert_hash"), "text", None, metavar="PATH", dask=False,
        help="Write the readable model with the name of the first feature seen at each weight.", section=FILES),
     _o("audit", ("--audit", "-a"), "flag", False, dask=False,

@@ -32,7 +32,8 @@ from streamlearn.io.writers import PredictionWriter, class_probabilities, format
 from streamlearn.core import multiclass
 from streamlearn.run.model_io import model_options, save_outputs
 from streamlearn.run.runstate import RunState
-from streamlearn.run.report import Reporter, best_constant, first_dump, next_dump
+from streamlearn.features.hashing import CONSTANT_RAW_INDEX
+from streamlearn.run.report import Reporter, best_constant, first_dump, next_dump, print_lines
 from streamlearn.run.stream import Hashing, hashing_of, pipelined, text_blocks
 from streamlearn.run.views import CounterView
 
@@ -317,6 +318,8 @@ class Run:
     faults: Faults
     progress: Progress
     audit: Audit = field(default_factory=Audit)
+    #: --print: (block, first, stop) -> None, writes VW's lines of those examples
+    printer: object = None
 
     # the RunState's arrays (a run keeps them for its whole life; the kernel takes ``kernel_state``)
     table = property(lambda self: self.arrays.table)
@@ -372,6 +375,8 @@ class Run:
             first = pos
             pos = kernel(arrays, state, pos, end)
             self.faults.check_divergence(block, counters, first, pos, training)
+            if self.printer is not None:
+                self.printer(block, first, pos)
             if audit and K:
                 self.audit.write([preds[first, 1 + k] for k in range(K)], tags[first], features)
             elif audit and twice:
@@ -458,7 +463,10 @@ def preamble(cfg: TrainConfig, rep: Reporter, learner, cache_note: str | None) -
         rep.line(f"power_t = {cfg.power_t:g}")
         if cfg.passes > 1:
             rep.line(f"decay_learning_rate = {cfg.decay_learning_rate:g}")
-    rep.line(f"learner = {learner.describe(cfg)}")
+    if cfg.noop or cfg.print_examples:
+        rep.line(f"learner = {'print' if cfg.print_examples else 'noop'} (learns nothing, predicts 0)")
+    else:
+        rep.line(f"learner = {learner.describe(cfg)}")
     rep.line(f"loss function = {cfg.loss}" + (f" (tau = {cfg.quantile_tau:g})" if cfg.loss == "quantile" else ""))
 
 
@@ -668,7 +676,8 @@ def train(cfg: TrainConfig, model=None, progress: bool = False, observer=None) -
     _check_paths(cfg)
     hashing = hashing_of(cfg)
     holdout = cfg.holdout
-    state = RunState.start(cfg, model, train=not cfg.testonly, holdout=holdout)
+    noop = cfg.noop or cfg.print_examples      # VW's noop and print learners: no weights read or learned
+    state = RunState.start(cfg, None if noop else model, train=not (cfg.testonly or noop), holdout=holdout)
     ctr = state.ctr
     rep = Reporter(cfg.quiet)
     history = ProgressHistory() if progress or cfg.plot else None
@@ -682,6 +691,9 @@ def train(cfg: TrainConfig, model=None, progress: bool = False, observer=None) -
     preamble(cfg, rep, learners.get(cfg.algo), sources.note)
     run = _open_run(cfg, state, hashing, rep, history)
     run.progress.additive, run.progress.interval = additive, interval
+    if cfg.print_examples and not cfg.quiet:
+        constant = None if cfg.noconstant else CONSTANT_RAW_INDEX
+        run.printer = lambda block, a, b: (rep.out.write(print_lines(block, a, b, constant)), rep.out.flush())
     trace = observer(cfg, run) if observer is not None else None
     stop = EarlyStop(cfg, holdout)
     passes_done, objectives, nonzero, last_line = 0, [], None, 0
