@@ -161,15 +161,15 @@ INPUT_OPTIONS = (
     _o("threads", ("--threads",), "int", default_threads, cli_default=None, metavar="N",
        help="Threads parsing the input (default: the cores less one, at least 1); "
             "the results do not depend on it.", section=INPUT),
+)
+
+#: the options of a training run, in the order of ``train --help`` (before the learners' own)
+RUN_OPTIONS = INPUT_OPTIONS + (
     _o("onethread", ("--onethread",), "flag", False,
        help="VW's --onethread: parse on the learner's thread (--threads 1 unless given); the "
             "results do not depend on it.", section=INPUT),
     _o("no_stdin", ("--no-stdin", "--no_stdin"), "flag", False,
        help="Without -d, read no examples (VW's --no_stdin) instead of stdin.", section=INPUT),
-)
-
-#: the options of a training run, in the order of ``train --help`` (before the learners' own)
-RUN_OPTIONS = INPUT_OPTIONS + (
     _o("bits", ("-b", "--bits", "--bit_precision"), "int", 18, stored="always", estimator=18,
        help="Number of hash bits: the model has 2^b weights.", section=HASHING),
     _o("noconstant", ("--noconstant",), "flag", False, stored="always", estimator=False,

@@ -25,6 +25,10 @@ KNOWN_FAILURES = {
     334: "invert_hash of a model read with -i / predict-only names", 335: "the same", 336: "the same",
     # --audit's lines with -c --passes 2 (VW audits every pass)
     204: "audit over passes",
+    # --no_stdin is taken; 387's readable model lacks the save_resume block, 390's -i is a VW model file
+    387: "save_resume block", 390: "VW model file",
+    # --preserve_performance_counters is taken; a streamlearn model holds no progress counters to resume
+    96: "progress counters in the model (VW's save_resume)",
 }
 
 
@@ -33,7 +37,7 @@ def test_vw_suite(tmp_path_factory):
     results, keeps_out = vwsuite.run_suite(test)
     failed = {cid for cid, why in results.items() if why}
     text = vwsuite.report(results, keeps_out)
-    assert len(results) >= 86, text
+    assert len(results) >= 103, text
     assert failed - set(KNOWN_FAILURES) == set(), "newly failing:\n" + text
     assert set(KNOWN_FAILURES) - failed == set(), "passing now, take them off KNOWN_FAILURES:\n" + text
 
