@@ -320,6 +320,8 @@ class Run:
     audit: Audit = field(default_factory=Audit)
     #: --print: (block, first, stop) -> None, writes VW's lines of those examples
     printer: object = None
+    #: --noop, --print: the examples' bases are not added (VW's noop predicts 0)
+    no_bases: bool = False
 
     # the RunState's arrays (a run keeps them for its whole life; the kernel takes ``kernel_state``)
     table = property(lambda self: self.arrays.table)
@@ -362,6 +364,8 @@ class Run:
         kernel = self.kernel
         counts = block.feature_counts()
         arrays, state = block.arrays(preds), self.arrays.kernel_state
+        if self.no_bases:
+            arrays = arrays[:5] + (np.zeros_like(block.bases),) + arrays[6:]
         entries = self.audit.entries(block)
         audit = self.audit.g_column is not None and entries is not None
         tags = block.tag_list() if audit else None
@@ -691,6 +695,7 @@ def train(cfg: TrainConfig, model=None, progress: bool = False, observer=None) -
     preamble(cfg, rep, learners.get(cfg.algo), sources.note)
     run = _open_run(cfg, state, hashing, rep, history)
     run.progress.additive, run.progress.interval = additive, interval
+    run.no_bases = noop
     if cfg.print_examples and not cfg.quiet:
         constant = None if cfg.noconstant else CONSTANT_RAW_INDEX
         run.printer = lambda block, a, b: (rep.out.write(print_lines(block, a, b, constant)), rep.out.flush())

@@ -184,8 +184,12 @@ def test_noop_predicts_zero_and_learns_nothing(tmp_path):
 
 def test_noop_and_print_losses_equal_vws(tmp_path):
     d = data(tmp_path / "d.vw", n=60)
+    with open(d, "a") as f:
+        f.write("1.5 1 0.7 |f x1:0.2\n")       # a base: VW's noop predicts 0 all the same
     for flag in ("--noop", "--print"):
-        a = summary(ok("train", flag, "-d", d).stderr, "average loss")
+        r = ok("train", flag, "-d", d, "-p", tmp_path / "p.txt")
+        assert set(np.loadtxt(tmp_path / "p.txt")) == {0.0}
+        a = summary(r.stderr, "average loss")
         b = summary(vw_run(tmp_path, [flag, "-d", d]).stderr, "average loss")
         assert a == b, flag
 
