@@ -34,6 +34,9 @@ HASHING_OPTIONS = ("bits", "noconstant", "hash", "hash_seed")
 MODEL_OPTIONS = HEADER_ORDER
 #: options a model file stores only when they differ from their default (declared ``stored="if_used"``)
 IF_USED_OPTIONS = tuple(o.name for o in OPTIONS if o.stored == "if_used")
+#: the run's (not a learner's) options a model stores when they differ from their default
+RUN_IF_USED = tuple(o.name for o in _options.RUN_OPTIONS + _options.LATE_OPTIONS + _options.FINAL_OPTIONS
+                    if o.stored == "if_used")
 #: every option a model file may hold
 STORED_OPTIONS = MODEL_OPTIONS + IF_USED_OPTIONS
 #: feature-expansion options (VW's -q, --cubic, --interactions, n-grams, --ignore, ...): they decide
@@ -154,7 +157,7 @@ class _TrainConfigMethods:
         """The options a model file stores: every "always" one, in the file's order, then each
         "if_used" one the learner takes whose value is not its default."""
         out = {name: getattr(self, name) for name in MODEL_OPTIONS}
-        takes = _registry.get(self.algo).options
+        takes = _registry.get(self.algo).options + RUN_IF_USED
         for name in IF_USED_OPTIONS:
             if name in takes and getattr(self, name) != OPTION[name].default_value():
                 out[name] = getattr(self, name)
@@ -281,6 +284,13 @@ def _check_train(cfg: TrainConfig) -> None:
     for name in ("period", "passes", "early_terminate", "holdout_period", "batch_size"):
         if getattr(cfg, name) < 1:
             raise OptionError(f"{FLAG[name]} must be at least 1 (got {getattr(cfg, name)})")
+    if cfg.interact is not None:
+        pair = cfg.interact.encode("utf-8", "surrogateescape")
+        if len(pair) != 2 or pair[0] == pair[1]:
+            raise OptionError(f"--interact needs two different namespace letters, as ab (got {cfg.interact})")
+        for name in ("audit", "invert_hash"):
+            if getattr(cfg, name):
+                raise OptionError(f"{FLAG[name]} does not show --interact's products (give one or the other)")
     if cfg.holdout_after < 0:
         raise OptionError(f"--holdout-after must be at least 0 (got {cfg.holdout_after})")
     if cfg.progress is not None:
@@ -592,11 +602,12 @@ def train_config(explicit: dict, model_options: dict | None = None) -> TrainConf
                 for k, v in explicit.items()}
     if model_options is not None:
         model_options = {k: tuple(v) if isinstance(v, list) else v for k, v in model_options.items()}
-        for name in HASHING_OPTIONS + FEATURE_OPTIONS + ("oaa",):   # they decide where weights are
-            if name in explicit and explicit[name] != model_options[name]:
+        for name in HASHING_OPTIONS + FEATURE_OPTIONS + ("oaa", "interact"):   # they decide where weights are
+            theirs = model_options.get(name, OPTION[name].default_value())
+            if name in explicit and explicit[name] != theirs:
                 raise OptionError(
                     f"{FLAG[name]} {_fmt(explicit[name])} conflicts with the initial model's "
-                    f"{FLAG[name]} {_fmt(model_options[name])}")
+                    f"{FLAG[name]} {_fmt(theirs)}")
         values.update({k: v for k, v in model_options.items() if k in known and k != "sgd"})
     values.update(explicit)
     if explicit.get("onethread") and "threads" not in explicit:

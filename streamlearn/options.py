@@ -291,6 +291,10 @@ LATE_OPTIONS = (
        help="Write progressive predictions ('-' = stdout).", section=FILES),
     _o("readable_model", ("--readable-model", "--readable_model"), "text", None, metavar="PATH", dask=False,
        help="Write the non-zero weights as text.", section=FILES),
+    _o("interact", ("--interact",), "text", None, metavar="AB", stored="if_used", dask=False,
+       help="VW's --interact: the features of namespace A become their element-wise products with "
+            "namespace B's (matched by their offset from each namespace's first feature, which must "
+            "have value 1); B's features are dropped.", section=HASHING),
     _o("sparse_weights", ("--sparse-weights", "--sparse_weights"), "flag", False,
        help="Accepted for VW command lines (VW's hash-map weights); the weights stay a dense table, "
             "with the same numbers.", section=FILES),

@@ -449,6 +449,8 @@ def preamble(cfg: TrainConfig, rep: Reporter, learner, cache_note: str | None) -
                 rep.line(text)
             else:
                 print(text, flush=True)
+    if cfg.interact is not None and not cfg.quiet:     # VW's [info] line, on stdout as VW's
+        print(f"[info] Interacting namespaces {cfg.interact[0]} and {cfg.interact[1]}", flush=True)
     if cfg.testonly:
         rep.line("only testing")
     if cfg.final_model:

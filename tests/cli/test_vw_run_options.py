@@ -230,3 +230,103 @@ def test_constant_equals_vw(tmp_path):
     assert np.allclose(np.loadtxt(tmp_path / "p.txt"), np.loadtxt(tmp_path / "v.txt"), atol=1e-4)
     r = cli("train", "-d", d, "--constant", "1", "--algo", "ftrl")
     assert r.exit_code != 0 and re.search(r"--constant needs --algo sgd", r.output)
+
+
+# ----------------------------------------------------------------------------- --interact
+
+def interact_reference(feats, n1, n2, mask):
+    """Slow --interact of one example: feats is [(index, value, namespace)] in stored order."""
+    f1 = [f for f in feats if f[2] == n1]
+    f2 = [f for f in feats if f[2] == n2]
+    if not f1 or not f2 or f1[0][1] != 1 or f2[0][1] != 1:
+        return list(feats)
+    dest = [(f1[0][0], np.float32(f1[0][1]) * np.float32(f2[0][1]), n1)]
+    prev1 = prev2 = 0
+    i1 = i2 = 1
+    while i1 < len(f1) and i2 < len(f2):
+        c1 = (f1[i1][0] - f1[0][0]) % (mask + 1)
+        c2 = (f2[i2][0] - f2[0][0]) % (mask + 1)
+        if c1 < prev1 or c2 < prev2:
+            break
+        if c1 == c2:
+            dest.append((f1[i1][0], np.float32(f1[i1][1]) * np.float32(f2[i2][1]), n1))
+            i1, i2 = i1 + 1, i2 + 1
+        elif c1 < c2:
+            i1 += 1
+        else:
+            i2 += 1
+        prev1, prev2 = c1, c2
+    out, placed = [], False
+    for f in feats:
+        if f[2] == n2:
+            continue
+        if f[2] == n1:
+            if not placed:
+                out += dest
+                placed = True
+            continue
+        out.append(f)
+    return out
+
+
+def test_interact_kernel_against_the_reference():
+    from streamlearn.io.blocks import ParsedBlock
+    from streamlearn.io.interact import interact
+    rng = np.random.default_rng(5)
+    mask = (1 << 6) - 1
+    examples = []
+    for _ in range(300):
+        feats = []
+        for ns in rng.permutation([97, 98, 99])[:rng.integers(1, 4)]:
+            k = int(rng.integers(1, 7))
+            anchor = int(rng.integers(0, mask + 1))
+            offsets = np.sort(rng.choice(12, k, replace=False)) if rng.random() < 0.8 else rng.choice(12, k)
+            offsets[0] = 0
+            for j, o in enumerate(offsets):
+                v = 1.0 if j == 0 and rng.random() < 0.9 else float(np.float32(rng.random()))
+                feats.append(((anchor + int(o)) & mask, v, int(ns)))
+        feats.append((int(rng.integers(0, mask + 1)), 1.0, 128))
+        examples.append(feats)
+    indptr = np.cumsum([0] + [len(f) for f in examples]).astype(np.int64)
+    flat = [f for feats in examples for f in feats]
+    n = len(examples)
+    block = ParsedBlock("x", np.zeros(n), np.ones(n), np.zeros(n), np.arange(n), indptr,
+                        np.array([f[0] for f in flat], np.uint32), np.array([f[1] for f in flat], np.float32),
+                        np.zeros(0, np.uint8), np.zeros(n, np.int64), np.zeros(n, np.int64),
+                        np.zeros((0, 4), np.int64), [], ns=np.array([f[2] for f in flat], np.uint8))
+    out, status = interact(block, b"ab", mask)
+    assert (out.counts == np.diff(indptr)).all()
+    changed = 0
+    for e, feats in enumerate(examples):
+        want = interact_reference(feats, 97, 98, mask)
+        a, b = out.indptr[e], out.indptr[e + 1]
+        got = list(zip(out.idx[a:b].tolist(), out.val[a:b].tolist(), out.ns[a:b].tolist()))
+        assert got == [(i, float(np.float32(v)), s) for i, v, s in want], e
+        changed += want != feats
+    assert changed > 50 and (status == 4).any() and (status == 0).any()
+
+
+def test_interact_equals_vw_and_the_model_keeps_it(tmp_path):
+    rng = np.random.default_rng(8)
+    d = tmp_path / "i.vw"
+    with open(d, "w") as f:
+        for _ in range(200):
+            idx = np.sort(rng.choice(40, 6, replace=False)) + 1
+            xa = " ".join(f"{i}:{rng.random():.4f}" for i in idx)
+            xb = " ".join(f"{i}:{rng.random():.4f}" for i in np.sort(rng.choice(40, 6, replace=False)) + 1)
+            y = int(rng.random() < 0.5)
+            f.write(f"{y} |afeat 0:1 {xa} |bfeat 0:1 {xb} |c w{rng.integers(5)}\n")
+    r = ok("train", "-d", d, "--interact", "ab", "-p", tmp_path / "p.txt", "-f", tmp_path / "m")
+    assert r.stdout.startswith("[info] Interacting namespaces a and b")
+    vw = vw_run(tmp_path, ["-d", d, "--interact", "ab", "-p", tmp_path / "v.txt"])
+    assert np.allclose(np.loadtxt(tmp_path / "p.txt"), np.loadtxt(tmp_path / "v.txt"), atol=1e-3)
+    assert abs(float(summary(r.stderr, "average loss")) - float(summary(vw.stderr, "average loss"))) < 1e-3
+    plain = ok("train", "-d", d, "-p", tmp_path / "q.txt", "--quiet")
+    assert plain.exit_code == 0 and not np.allclose(np.loadtxt(tmp_path / "p.txt"), np.loadtxt(tmp_path / "q.txt"))
+    ok("train", "-t", "-i", tmp_path / "m", "-d", d, "-p", tmp_path / "t.txt", "--quiet")
+    ok("predict", "-i", tmp_path / "m", "-d", d, "-p", tmp_path / "u.txt", "--quiet")
+    assert (tmp_path / "t.txt").read_text() == (tmp_path / "u.txt").read_text()
+    r = cli("train", "-t", "-i", tmp_path / "m", "-d", d, "--interact", "ba")
+    assert "Error: --interact ba conflicts with the initial model's --interact ab" in r.output
+    r = cli("train", "-d", d, "--interact", "aa")
+    assert "Error: --interact needs two different namespace letters, as ab (got aa)" in r.output

@@ -29,6 +29,8 @@ KNOWN_FAILURES = {
     387: "save_resume block", 390: "VW model file",
     # --preserve_performance_counters is taken; a streamlearn model holds no progress counters to resume
     96: "progress counters in the model (VW's save_resume)",
+    # --interact: predictions and weights agree; the readable model's header is streamlearn's
+    293: "readable model header",
 }
 
 
@@ -37,7 +39,7 @@ def test_vw_suite(tmp_path_factory):
     results, keeps_out = vwsuite.run_suite(test)
     failed = {cid for cid, why in results.items() if why}
     text = vwsuite.report(results, keeps_out)
-    assert len(results) >= 103, text
+    assert len(results) >= 104, text
     assert failed - set(KNOWN_FAILURES) == set(), "newly failing:\n" + text
     assert set(KNOWN_FAILURES) - failed == set(), "passing now, take them off KNOWN_FAILURES:\n" + text
 
