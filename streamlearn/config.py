@@ -155,7 +155,8 @@ class _TrainConfigMethods:
 
     def model_options(self) -> dict:
         """The options a model file stores: every "always" one, in the file's order, then each
-        "if_used" one the learner takes whose value is not its default."""
+        "if_used" one the learner takes (or the run's own, ``RUN_IF_USED``: --interact) whose value
+        is not its default."""
         out = {name: getattr(self, name) for name in MODEL_OPTIONS}
         takes = _registry.get(self.algo).options + RUN_IF_USED
         for name in IF_USED_OPTIONS:
@@ -291,6 +292,9 @@ def _check_train(cfg: TrainConfig) -> None:
         for name in ("audit", "invert_hash"):
             if getattr(cfg, name):
                 raise OptionError(f"{FLAG[name]} does not show --interact's products (give one or the other)")
+    if cfg.confidence:
+        if cfg.algo != "sgd" or cfg.oaa or cfg.testonly or cfg.noop or cfg.print_examples:
+            raise OptionError("--confidence needs --algo sgd (VW's gradient descent), learning, without --oaa")
     if cfg.holdout_after < 0:
         raise OptionError(f"--holdout-after must be at least 0 (got {cfg.holdout_after})")
     if cfg.progress is not None:

@@ -363,6 +363,13 @@ FEATURE_EXPANSION = (
 FINAL_OPTIONS = (
     _o("testonly", ("-t", "--testonly"), "flag", False, dask=False,
        help="Do not learn: predict (and report the loss) only; with -i, evaluate a model.", section=FILES),
+    _o("confidence", ("--confidence",), "flag", False, dask=False,
+       help="VW's --confidence (sgd, without --oaa): -p writes 'prediction confidence' lines, the "
+            "confidence |prediction| / sensitivity, the sensitivity taken before the example is learned.",
+       section=FILES),
+    _o("confidence_after_training", ("--confidence-after-training", "--confidence_after_training"), "flag", False,
+       dask=False, help="With --confidence: the sensitivity after the example is learned (alone: nothing, "
+                        "as in VW).", section=FILES),
     _o("noop", ("--noop",), "flag", False, dask=False,
        help="VW's noop learner: read the examples and learn nothing; every prediction is 0 (-i's "
             "weights are not read).", section=FILES),

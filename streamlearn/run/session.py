@@ -30,6 +30,10 @@ from streamlearn.io.reader import check_readable
 from streamlearn.io.shuffle import ShuffledExamples
 from streamlearn.io.writers import PredictionWriter, class_probabilities, format_class_values
 from streamlearn.core import multiclass
+from streamlearn.core.confidence import FLT_MAX, confidence_of, sensitivity
+from streamlearn.core.losses import loss_label
+from streamlearn.core.rules import gd_settings
+from streamlearn.core.state import I_LOSS, P_TAU
 from streamlearn.run.model_io import model_options, save_outputs
 from streamlearn.run.runstate import RunState
 from streamlearn.features.hashing import CONSTANT_RAW_INDEX
@@ -322,6 +326,8 @@ class Run:
     printer: object = None
     #: --noop, --print: the examples' bases are not added (VW's noop predicts 0)
     no_bases: bool = False
+    #: --confidence: 0 off, 1 the sensitivity before the example is learned, 2 after
+    confidence: int = 0
 
     # the RunState's arrays (a run keeps them for its whole life; the kernel takes ``kernel_state``)
     table = property(lambda self: self.arrays.table)
@@ -369,8 +375,14 @@ class Run:
         entries = self.audit.entries(block)
         audit = self.audit.g_column is not None and entries is not None
         tags = block.tag_list() if audit else None
+        conf = np.empty(n) if self.confidence else None
         while pos < n:
-            end = pos + 1 if audit else n       # --audit: one example at a time, weights before learning
+            # --audit: one example at a time, weights before learning; --confidence likewise
+            end = pos + 1 if audit or self.confidence else n
+            if self.confidence == 1 and block.labels[pos] == block.labels[pos]:
+                # before learning a labeled example, VW's confidence takes the sensitivity with the
+                # example's prediction not made yet (0)
+                sens = self.sensitivity(block, pos, 0.0)
             twice = audit and self.learner.predicts_twice and training
             if audit:       # the features before learning (with --oaa one block per class, VW's oaa)
                 features = self.audit.features(entries[pos], self.table, K, self.arrays.int_settings.class_w)
@@ -379,6 +391,11 @@ class Run:
             first = pos
             pos = kernel(arrays, state, pos, end)
             self.faults.check_divergence(block, counters, first, pos, training)
+            if self.confidence:
+                p = float(self.outputs.shown(preds[first:first + 1])[0])    # VW's ec.pred.scalar
+                if self.confidence == 2 or block.labels[first] != block.labels[first]:
+                    sens = self.sensitivity(block, first, p)
+                conf[first] = confidence_of(p, sens)
             if self.printer is not None:
                 self.printer(block, first, pos)
             if audit and K:
@@ -401,9 +418,26 @@ class Run:
                     self.progress.row(ctr, block.labels[e], self.outputs.shown(preds[e:e + 1])[0], int(counts[e]))
         if K:
             self.class_outputs(block, preds, training)
+        elif conf is not None and self.outputs.writer is not None:
+            shown = self.outputs.shown(preds)
+            self.outputs.writer.write_lines([f"{p:.6f} {c:.6f}" for p, c in zip(shown.tolist(), conf.tolist())],
+                                            block)
         else:
             self.outputs.write(block, preds)
         return preds
+
+    def sensitivity(self, block: ParsedBlock, e: int, p: float) -> float:
+        """--confidence: example e's sensitivity at prediction p (gd.cc; ``core.confidence``), for its
+        label, or the label opposite to p's sign when it has none."""
+        y = block.labels[e]
+        code, tau = int(self.iprm[I_LOSS]), float(self.prm[P_TAU])
+        if y != y:      # unlabeled: VW's opposite label, or after learning its "no label" FLT_MAX
+            y = FLT_MAX if self.confidence == 2 else (-1.0 if p > 0 else 1.0)
+        else:
+            y = loss_label(code, y)
+        s, f = int(block.indptr[e]), int(block.indptr[e + 1])
+        return sensitivity(block.idx, block.val, s, f, self.table, self.st, gd_settings(self.prm, self.iprm), code,
+                           p, y, tau, float(block.weights[e]))
 
     # ------------------------------------------------------------------------- multiclass
     def first_class(self) -> int:
@@ -698,6 +732,7 @@ def train(cfg: TrainConfig, model=None, progress: bool = False, observer=None) -
     run = _open_run(cfg, state, hashing, rep, history)
     run.progress.additive, run.progress.interval = additive, interval
     run.no_bases = noop
+    run.confidence = (2 if cfg.confidence_after_training else 1) if cfg.confidence else 0
     if cfg.print_examples and not cfg.quiet:
         constant = None if cfg.noconstant else CONSTANT_RAW_INDEX
         run.printer = lambda block, a, b: (rep.out.write(print_lines(block, a, b, constant)), rep.out.flush())

@@ -330,3 +330,81 @@ def test_interact_equals_vw_and_the_model_keeps_it(tmp_path):
     assert "Error: --interact ba conflicts with the initial model's --interact ab" in r.output
     r = cli("train", "-d", d, "--interact", "aa")
     assert "Error: --interact needs two different namespace letters, as ab (got aa)" in r.output
+
+
+# ----------------------------------------------------------------------------- --confidence
+
+def sensitivity_reference(feats, table, cg, cn, g0, st, eta, power_t, adaptive, normalized, p, y, h):
+    """Slow VW sensitivity of one example (gd.cc, stateless): feats [(index, x)], squared loss."""
+    if not (adaptive or normalized):
+        return eta * (st["t"] + 1.0) ** -power_t * sum(x * x for _, x in feats)
+    gsq = h * (2.0 * (p - y)) ** 2
+    ppu, norm_x = 0.0, 0.0
+    for i, x in feats:
+        G = table[i][cg] + gsq * x * x + g0 if adaptive else None
+        N = max(table[i][cn], abs(x)) if normalized else None
+        if normalized:
+            norm_x += x * x / (N * N)
+        rate = 1.0
+        if adaptive:
+            rate /= G ** power_t
+        if normalized:
+            rate *= (N * N) ** (power_t - 1.0) if adaptive else N ** -2.0
+        ppu += x * x * rate
+    if normalized:
+        S, T = st["norm"] + h * norm_x, st["total"] + h
+        ppu *= (T / S) ** (1.0 - power_t) if adaptive else T / S
+    scale = eta if adaptive else eta * (st["t"] + 1.0) ** -power_t
+    return scale * ppu
+
+
+def test_sensitivity_kernel_against_the_reference():
+    from streamlearn.core.confidence import sensitivity
+    from streamlearn.core.rules import gd_settings
+    from streamlearn.core.state import N_ST, S_ETA, S_NORM_SUM, S_T, S_TOTAL_W
+    rng = np.random.default_rng(2)
+    for adaptive, normalized in ((True, True), (True, False), (False, True), (False, False)):
+        opts = {"sources": ("x",), "bits": 4}
+        flags = [name for name, on in (("adaptive", adaptive), ("normalized", normalized)) if on]
+        opts.update({name: True for name in flags} if flags else {"sgd": True})
+        cfg = config.train_config(opts)
+        from streamlearn import learners
+        prm, iprm = learners.make_settings(cfg, train=True)
+        settings = gd_settings(prm, iprm)
+        cg, cn, g0, power_t = settings.col_g, settings.col_n, settings.g0, settings.power_t
+        table = np.abs(rng.standard_normal((16, 4))) + 0.1
+        st = np.zeros(N_ST)
+        st[S_ETA], st[S_T], st[S_NORM_SUM], st[S_TOTAL_W] = 0.7, 12.5, 30.0, 9.0
+        for _ in range(20):
+            k = int(rng.integers(1, 6))
+            idx = rng.choice(16, k, replace=False).astype(np.uint32)
+            val = rng.standard_normal(k).astype(np.float32) * 3
+            p, y, h = float(rng.standard_normal()), float(rng.standard_normal()), float(rng.choice([0.5, 1, 2]))
+            got = sensitivity(idx, val, 0, k, table, st, settings, 0, p, y, 0.5, h)
+            want = sensitivity_reference(list(zip(idx.tolist(), map(float, val))), table, cg, cn, g0,
+                                         {"t": 12.5, "norm": 30.0, "total": 9.0}, 0.7, power_t, adaptive,
+                                         normalized, p, y, h)
+            assert got == pytest.approx(want, rel=1e-9), (adaptive, normalized)
+
+
+@pytest.mark.parametrize("extra", [[], ["--confidence_after_training"], ["--initial_t", "0.1"],
+                                   ["--normalized", "-l", "0.1"], ["--adaptive", "--confidence_after_training", "-l", "0.1"],
+                                   ["--sgd", "-l", "0.05"]])
+def test_confidence_equals_vw(tmp_path, extra):
+    d = data(tmp_path / "d.vw", n=150)
+    with open(d, "a") as f:
+        f.write("|f x0:0.3 x2:0.9\n")       # unlabeled: the label opposite to the prediction's sign
+    ok("train", "--confidence", *extra, "-d", d, "-p", tmp_path / "p.txt", "--quiet")
+    vw_run(tmp_path, ["--confidence", *extra, "-d", d, "-p", tmp_path / "v.txt", "--quiet"])
+    mine, theirs = np.loadtxt(tmp_path / "p.txt"), np.loadtxt(tmp_path / "v.txt")
+    assert mine.shape == theirs.shape == (151, 2)
+    assert np.allclose(mine, theirs, atol=1e-3, rtol=1e-3)
+
+
+def test_confidence_refusals(tmp_path):
+    d = data(tmp_path / "d.vw", n=10)
+    for extra in (["--algo", "ftrl"], ["-t"], ["--noop"]):
+        r = cli("train", "--confidence", "-d", d, *extra)
+        assert r.exit_code != 0 and "--confidence needs --algo sgd" in r.output, extra
+    r = ok("train", "--confidence_after_training", "-d", d, "-p", tmp_path / "p.txt", "--quiet")
+    assert all(len(line.split()) == 1 for line in open(tmp_path / "p.txt"))     # alone: nothing, as VW
