@@ -292,6 +292,9 @@ def _check_train(cfg: TrainConfig) -> None:
         for name in ("audit", "invert_hash"):
             if getattr(cfg, name):
                 raise OptionError(f"{FLAG[name]} does not show --interact's products (give one or the other)")
+    if cfg.print_examples and (cfg.expands or cfg.interact is not None):
+        raise OptionError("--print shows the parsed features only: it does not combine with the feature "
+                          "expansion options or --interact")
     if cfg.confidence:
         if cfg.algo != "sgd" or cfg.oaa or cfg.testonly or cfg.noop or cfg.print_examples:
             raise OptionError("--confidence needs --algo sgd (VW's gradient descent), learning, without --oaa")

@@ -202,6 +202,8 @@ def test_print_writes_vws_lines(tmp_path):
     # VW 9.11.9's output on this file (a labeled example is printed twice; the constant's raw index)
     assert lines == ["2 0.5 1.5 'tg| 2:2 3 11650396 ", "2 0.5 1.5 'tg| 2:2 3 11650396 ", "| 15 11650396 "]
     assert "|" not in ok("train", "--print", "-b", "4", "-d", d, "--quiet").stderr
+    r = cli("train", "--print", "-d", d, "-q", "ab")
+    assert r.exit_code != 0 and "--print shows the parsed features only" in r.output
     vw = vw_run(tmp_path, ["--print", "-b", "4", "-d", d])
     assert lines == [line for line in vw.stderr.splitlines() if "|" in line]
 
