@@ -83,7 +83,7 @@ class Engine:
     # ------------------------------------------------------------------ learning
     def start_pass(self) -> None:
         """Counters of a new pass over the data (holdout from the second pass on, as the CLI)."""
-        self.run.progress.holding_out = self.cfg.holdout > 0 and self.passes >= 1
+        self.run.progress.holding_out = self.cfg.holdout != 0 and self.passes >= 1
         self.state.start_pass()
 
     def end_pass(self) -> None:
@@ -399,9 +399,14 @@ def text_block(lines, cfg: TrainConfig, fmt: str = "vw", source: str = "lines", 
     redefine = None
     if hashing.expands:
         redefine = np.array(hashing.features.redefine_map, np.uint8)
+    elif hashing.interact is not None:
+        redefine = np.arange(256, dtype=np.uint8)
     buf = np.frombuffer(data, np.uint8).copy()
     block = parse_block(source, buf, 1, FMT_VW if fmt == "vw" else FMT_LIBSVM, hashing.mask, hashing.noconstant,
                         hashing.hash_seed, HASH_MODES[hashing.hash], ends=line_ends(buf), redefine=redefine)
+    if hashing.interact is not None:      # VW's --interact, before the expansion as in text_blocks
+        from streamlearn.io.interact import interact
+        block, _ = interact(block, hashing.interact, hashing.mask)
     if hashing.expands:
         from streamlearn.io.expand import ExpandedOutputs, make_expander
         if expander is None:

@@ -182,7 +182,7 @@ def train(ctx, **values):
 
     explicit = _given(ctx, values)
     explicit.pop("sources", None)
-    explicit["sources"] = tuple(values["sources"]) or ("-",)
+    explicit["sources"] = tuple(values["sources"]) or (() if values["no_stdin"] else ("-",))
     dask_only = {name: explicit.pop(name) for name in ("mix", "sync_every", "split") if name in explicit}
     address = explicit.pop("dask", None)
     if address is not None:
@@ -192,7 +192,7 @@ def train(ctx, **values):
     if explicit.pop("cache", False):
         if "cache_file" in explicit:
             raise click.ClickException("-c/--cache and --cache-file cannot be used together")
-        first = explicit["sources"][0]
+        first = (explicit["sources"] or ("-",))[0]
         if first == "-":
             raise click.ClickException("-c/--cache needs -d FILE; with stdin give --cache-file PATH")
         explicit["cache_file"] = first + ".cache"

@@ -34,6 +34,9 @@ HASHING_OPTIONS = ("bits", "noconstant", "hash", "hash_seed")
 MODEL_OPTIONS = HEADER_ORDER
 #: options a model file stores only when they differ from their default (declared ``stored="if_used"``)
 IF_USED_OPTIONS = tuple(o.name for o in OPTIONS if o.stored == "if_used")
+#: the run's (not a learner's) options a model stores when they differ from their default
+RUN_IF_USED = tuple(o.name for o in _options.RUN_OPTIONS + _options.LATE_OPTIONS + _options.FINAL_OPTIONS
+                    if o.stored == "if_used")
 #: every option a model file may hold
 STORED_OPTIONS = MODEL_OPTIONS + IF_USED_OPTIONS
 #: feature-expansion options (VW's -q, --cubic, --interactions, n-grams, --ignore, ...): they decide
@@ -60,7 +63,7 @@ OPTION_STAGES = (("regularization", TG_OPTIONS), ("p_norm", ("p_norm",)),
 OPTION_STAGES += (("own", tuple(o.name for spec in _registry.SPECS for o in spec.declares
                                 if o.config and not any(o.name in names for _, names in OPTION_STAGES))),)
 #: options that do not apply to the batch learner scd (no step size, no holdout, no sampling)
-SCD_REFUSES = ("learning_rate", "power_t", "initial_t", "decay_learning_rate", "holdout_period",
+SCD_REFUSES = ("learning_rate", "power_t", "initial_t", "decay_learning_rate", "holdout_period", "holdout_after",
                "holdout_off", "early_terminate", "shuffle", "invariant", "sgd", "plot", "trace",
                "trace_every", "trace_data")
 
@@ -141,16 +144,22 @@ class _TrainConfigMethods:
 
     @property
     def holdout(self) -> int:
-        """Holdout period in effect: 0 when off (one pass, --holdout-off)."""
-        if self.holdout_off or (self.passes == 1 and "holdout_period" not in self.explicit):
+        """Holdout period in effect: 0 when off (one pass, --holdout-off); -N with --holdout-after N
+        (the examples after the N-th of each pass are held out, also with one pass, as VW)."""
+        if self.holdout_off:
+            return 0
+        if self.holdout_after:      # VW's --holdout_after N: every example after the N-th (-N here)
+            return -self.holdout_after
+        if self.passes == 1 and "holdout_period" not in self.explicit:
             return 0
         return self.holdout_period
 
     def model_options(self) -> dict:
         """The options a model file stores: every "always" one, in the file's order, then each
-        "if_used" one the learner takes whose value is not its default."""
+        "if_used" one the learner takes (or the run's own, ``RUN_IF_USED``: --interact) whose value
+        is not its default."""
         out = {name: getattr(self, name) for name in MODEL_OPTIONS}
-        takes = _registry.get(self.algo).options
+        takes = _registry.get(self.algo).options + RUN_IF_USED
         for name in IF_USED_OPTIONS:
             if name in takes and getattr(self, name) != OPTION[name].default_value():
                 out[name] = getattr(self, name)
@@ -239,7 +248,7 @@ def _check_common(cfg) -> None:
         raise OptionError(f"--block-size must be at least 1 (got {cfg.block_size})")
     if cfg.threads < 1:
         raise OptionError(f"--threads must be at least 1 (got {cfg.threads})")
-    if not cfg.sources:
+    if not cfg.sources and not getattr(cfg, "no_stdin", False):
         raise OptionError("no input: give -d FILE or pipe data to stdin")
 
 
@@ -277,6 +286,23 @@ def _check_train(cfg: TrainConfig) -> None:
     for name in ("period", "passes", "early_terminate", "holdout_period", "batch_size"):
         if getattr(cfg, name) < 1:
             raise OptionError(f"{FLAG[name]} must be at least 1 (got {getattr(cfg, name)})")
+    if cfg.interact is not None:
+        pair = cfg.interact.encode("utf-8", "surrogateescape")
+        if len(pair) != 2 or pair[0] == pair[1]:
+            raise OptionError(f"--interact needs two different namespace letters, as ab (got {cfg.interact})")
+        for name in ("audit", "invert_hash"):
+            if getattr(cfg, name):
+                raise OptionError(f"{FLAG[name]} does not show --interact's products (give one or the other)")
+    if cfg.print_examples and (cfg.expands or cfg.interact is not None):
+        raise OptionError("--print shows the parsed features only: it does not combine with the feature "
+                          "expansion options or --interact")
+    if cfg.confidence:
+        if cfg.algo != "sgd" or cfg.oaa or cfg.testonly or cfg.noop or cfg.print_examples:
+            raise OptionError("--confidence needs --algo sgd (VW's gradient descent), learning, without --oaa")
+    if cfg.holdout_after < 0:
+        raise OptionError(f"--holdout-after must be at least 0 (got {cfg.holdout_after})")
+    if cfg.progress is not None:
+        progress_schedule(cfg.progress)     # raises OptionError when it is not a number
     if cfg.holdout_off and "holdout_period" in cfg.explicit:
         raise OptionError("--holdout-off and --holdout-period cannot be used together")
     _check_choice("projection", cfg.projection, _choices("projection"))
@@ -317,6 +343,31 @@ def _check_train(cfg: TrainConfig) -> None:
         folder = os.path.dirname(cfg.trace) or "."
         if not os.path.isdir(folder):
             raise OptionError(f"--trace {cfg.trace}: directory {folder} does not exist")
+
+
+def progress_schedule(text: str | None) -> tuple[bool, float, str | None]:
+    """VW's -P/--progress (parse_args.cc): (additive, interval, warning or None). Without a '.' the
+    value is additive (a row every N weighted examples, at least 1), with one multiplicative (a row
+    each time the weighted examples grow X-fold; X <= 1 becomes X + 1). None: VW's default, x2.
+    The interval is a float32 as VW's."""
+    import numpy as np
+    if text is None:
+        return False, 2.0, None
+    try:
+        value = float(np.float32(float(text)))
+    except ValueError:
+        raise OptionError(f"-P/--progress must be a number (got {text})") from None
+    if not math.isfinite(value):
+        raise OptionError(f"-P/--progress must be a finite number (got {text})")
+    if "." not in text:
+        if value < 1:
+            return True, 1.0, "Additive --progress <int> can't be < 1: forcing to 1"
+        return True, value, None
+    if value <= 1.0:
+        return False, float(np.float32(value + 1.0)), f"Multiplicative --progress <float> '{text}' is <= 1.0: adding 1.0"
+    if value > 9.0:
+        return False, value, f"Multiplicative --progress <float> '{text}' is > 9.0: did you mean to use an integer?"
+    return False, value, None
 
 
 #: the formats --plot writes (by the file's suffix)
@@ -562,13 +613,16 @@ def train_config(explicit: dict, model_options: dict | None = None) -> TrainConf
                 for k, v in explicit.items()}
     if model_options is not None:
         model_options = {k: tuple(v) if isinstance(v, list) else v for k, v in model_options.items()}
-        for name in HASHING_OPTIONS + FEATURE_OPTIONS + ("oaa",):   # they decide where weights are
-            if name in explicit and explicit[name] != model_options[name]:
+        for name in HASHING_OPTIONS + FEATURE_OPTIONS + ("oaa", "interact"):   # they decide where weights are
+            theirs = model_options.get(name, OPTION[name].default_value())
+            if name in explicit and explicit[name] != theirs:
                 raise OptionError(
                     f"{FLAG[name]} {_fmt(explicit[name])} conflicts with the initial model's "
-                    f"{FLAG[name]} {_fmt(model_options[name])}")
+                    f"{FLAG[name]} {_fmt(theirs)}")
         values.update({k: v for k, v in model_options.items() if k in known and k != "sgd"})
     values.update(explicit)
+    if explicit.get("onethread") and "threads" not in explicit:
+        values["threads"] = 1          # VW's --onethread: one thread parses (the results are the same)
     _resolve_algo(values, explicit)
     _resolve_reg(values, explicit)
     _resolve_rule(values, explicit)

@@ -165,6 +165,11 @@ INPUT_OPTIONS = (
 
 #: the options of a training run, in the order of ``train --help`` (before the learners' own)
 RUN_OPTIONS = INPUT_OPTIONS + (
+    _o("onethread", ("--onethread",), "flag", False,
+       help="VW's --onethread: parse on the learner's thread (--threads 1 unless given); the "
+            "results do not depend on it.", section=INPUT),
+    _o("no_stdin", ("--no-stdin", "--no_stdin"), "flag", False,
+       help="Without -d, read no examples (VW's --no_stdin) instead of stdin.", section=INPUT),
     _o("bits", ("-b", "--bits", "--bit_precision"), "int", 18, stored="always", estimator=18,
        help="Number of hash bits: the model has 2^b weights.", section=HASHING),
     _o("noconstant", ("--noconstant",), "flag", False, stored="always", estimator=False,
@@ -265,6 +270,9 @@ LATE_OPTIONS = (
        help="With passes > 1, every K-th example is held out to measure loss.", section=PASSES),
     _o("holdout_off", ("--holdout-off", "--holdout_off"), "flag", False, estimator=True,
        help="No holdout examples.", section=PASSES),
+    _o("holdout_after", ("--holdout-after", "--holdout_after"), "int", 0, metavar="N",
+       help="Hold out the examples after the N-th of every pass (VW's --holdout_after; replaces "
+            "--holdout-period; also with one pass). 0: off.", section=PASSES),
     _o("early_terminate", ("--early-terminate", "--early_terminate"), "int", 3,
        help="Stop after this many passes without holdout improvement.", section=PASSES),
     _o("cache_file", ("--cache-file", "--cache_file"), "text", None, metavar="PATH", dask=False,
@@ -289,6 +297,19 @@ LATE_OPTIONS = (
        help="Write progressive predictions ('-' = stdout).", section=FILES),
     _o("readable_model", ("--readable-model", "--readable_model"), "text", None, metavar="PATH", dask=False,
        help="Write the non-zero weights as text.", section=FILES),
+    _o("interact", ("--interact",), "text", None, metavar="AB", stored="if_used", dask=False,
+       help="VW's --interact: the features of namespace A become their element-wise products with "
+            "namespace B's (matched by their offset from each namespace's first feature, which must "
+            "have value 1); B's features are dropped.", section=HASHING),
+    _o("sparse_weights", ("--sparse-weights", "--sparse_weights"), "flag", False,
+       help="Accepted for VW command lines (VW's hash-map weights); the weights stay a dense table, "
+            "with the same numbers.", section=FILES),
+    _o("progress", ("-P", "--progress"), "text", None, metavar="N|X",
+       help="When the progress table prints a row (VW's -P): an integer N every N weighted "
+            "examples, a number with a '.' X each time the weighted examples grow X-fold "
+            "(default 2.0; at most 1.0 adds 1.0).", section=REPORTS),
+    _o("dont_output_best_constant", ("--dont-output-best-constant", "--dont_output_best_constant"), "flag",
+       False, help="The summary leaves out the best constant and its loss (VW's).", section=REPORTS),
     _o("plot", ("--plot",), "text", None, metavar="FILE.png", dask=False,
        help="Draw the progress (average loss and non-zero weights over examples) to FILE "
             "(.png, .pdf or .svg; needs matplotlib).", section=REPORTS),
@@ -348,6 +369,22 @@ FEATURE_EXPANSION = (
 FINAL_OPTIONS = (
     _o("testonly", ("-t", "--testonly"), "flag", False, dask=False,
        help="Do not learn: predict (and report the loss) only; with -i, evaluate a model.", section=FILES),
+    _o("confidence", ("--confidence",), "flag", False, dask=False,
+       help="VW's --confidence (sgd, without --oaa): -p writes 'prediction confidence' lines, the "
+            "confidence |prediction| / sensitivity, the sensitivity taken before the example is learned.",
+       section=FILES),
+    _o("confidence_after_training", ("--confidence-after-training", "--confidence_after_training"), "flag", False,
+       dask=False, help="With --confidence: the sensitivity after the example is learned (alone: nothing, "
+                        "as in VW).", section=FILES),
+    _o("noop", ("--noop",), "flag", False, dask=False,
+       help="VW's noop learner: read the examples and learn nothing; every prediction is 0 (-i's "
+            "weights are not read).", section=FILES),
+    _o("print_examples", ("--print",), "flag", False, dask=False,
+       help="VW's print learner: learn nothing (as --noop) and print every example on stderr as VW "
+            "does (label [weight [base]] ['tag]| index[:value] ...).", section=REPORTS),
+    _o("preserve_performance_counters", ("--preserve-performance-counters", "--preserve_performance_counters"),
+       "flag", False, help="Accepted for VW command lines: with -i the progress counters start at 0 "
+                           "either way (a streamlearn model holds no counters).", section=FILES),
     _o("invert_hash", ("--invert-hash", "--invert_hash"), "text", None, metavar="PATH", dask=False,
        help="Write the readable model with the name of the first feature seen at each weight.", section=FILES),
     _o("audit", ("--audit", "-a"), "flag", False, dask=False,

@@ -156,12 +156,21 @@ def example_loss(code, p, y, tau, lo, hi, h, binary):
 
 
 @njit(cache=True, nogil=True)
+def held_out(pass_ex, holdout_period):
+    """The example ``pass_ex`` of its pass (from 1) is held out: every ``holdout_period``-th one, or
+    with -N (VW's --holdout_after N) every one after the N-th; 0: none (VW's is_test_only)."""
+    if holdout_period > 0:
+        return int(pass_ex) % holdout_period == 0
+    return holdout_period < 0 and int(pass_ex) > -holdout_period
+
+
+@njit(cache=True, nogil=True)
 def begin_example(ctr, st, code, y, train, holdout_period, bounds_follow):
     """Bookkeeping before predicting an example: count it in the pass, decide whether it is held out,
     and observe its label (taken as it is by every loss, as VW does). Returns (label, labeled, holdout)."""
     labeled = y == y
     ctr[C_PASS_EX] += 1.0
-    holdout = train and holdout_period > 0 and int(ctr[C_PASS_EX]) % holdout_period == 0
+    holdout = train and held_out(ctr[C_PASS_EX], holdout_period)
     if labeled:
         if not holdout:
             observe_label(ctr, st, y, train and bounds_follow)

@@ -34,7 +34,7 @@ of every touched feature at once.
 import numpy as np
 from numba import njit
 
-from streamlearn.core.loop import account, base_start, diverged_at, state_view, sum_end
+from streamlearn.core.loop import account, base_start, diverged_at, held_out, state_view, sum_end
 from streamlearn.core.prefetch import prefetch_example
 from streamlearn.core.state import (
     C_DUMP, C_NONFINITE, C_PASS_EX, C_W_LABELED, C_W_UNLABELED, I_CLASS_W, I_CLASSES, I_FIXED_BOUNDS,
@@ -123,7 +123,7 @@ def begin_multiclass(ctr, st, y, train, holdout_period, K):
     label. Returns (labeled, holdout, class, status)."""
     labeled = y == y
     ctr[C_PASS_EX] += 1.0
-    holdout = train and holdout_period > 0 and int(ctr[C_PASS_EX]) % holdout_period == 0
+    holdout = train and held_out(ctr[C_PASS_EX], holdout_period)
     cls = -1
     status = ST_OK
     if labeled:

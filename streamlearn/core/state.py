@@ -33,7 +33,7 @@ N_PRM = 16
 
 # ----------------------------------------------------------------------------- iprm: integer settings
 I_LOSS = 0            # loss code (streamlearn.core.losses)
-I_HOLDOUT = 2         # holdout period (0 = off)
+I_HOLDOUT = 2         # holdout period (0 = off; -N: the examples after the N-th, --holdout-after N)
 I_TRAIN = 3           # 1 = learn, 0 = predict only
 I_FIXED_BOUNDS = 4    # 1 = prediction bounds do not follow the labels
 I_BINARY = 5          # 1 = report 0/1 loss of sign predictions

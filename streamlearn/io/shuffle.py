@@ -43,10 +43,13 @@ class ShuffledExamples:
         self.n = self.labels.shape[0]
 
     def order(self, rng: np.random.Generator, holdout_period: int) -> np.ndarray:
-        """A permutation of the examples that leaves every held-out position where it is."""
+        """A permutation of the examples that leaves every held-out position where it is
+        (``holdout_period`` -N: the examples after the N-th are held out, --holdout-after)."""
         order = np.arange(self.n)
         if holdout_period > 0:
             train = np.flatnonzero((order + 1) % holdout_period != 0)
+        elif holdout_period < 0:
+            train = order[:-holdout_period]
         else:
             train = order
         order[train] = rng.permutation(train)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 import sys
 
+import numpy as np
+
 from streamlearn.core.losses import LOSSES, loss_value
 from streamlearn.run.views import CounterView, StateView
 
@@ -88,12 +90,54 @@ class Reporter:
         self.out.flush()
 
 
-def next_dump(ctr) -> None:
-    """After a row: the next one comes when the weighted example count doubles (VW's default)."""
+def next_dump(ctr, additive: bool = False, interval: float = 2.0) -> None:
+    """After a row: the next one comes when the weighted example count doubles (VW's default), or
+    as -P/--progress asks (``config.progress_schedule``): ``interval`` weighted examples later
+    (``additive``), or when it grows ``interval``-fold; computed in float32, as VW's
+    ``shared_data::update_dump_interval``."""
     c = CounterView(ctr)
     c.sum_loss_since = 0.0
     c.old_w_labeled = c.w_labeled
-    c.dump = 2.0 * (c.w_labeled + c.w_unlabeled)
+    seen = np.float32(c.w_labeled + c.w_unlabeled)
+    step = np.float32(interval)
+    c.dump = float(seen + step if additive else seen * step)
+
+
+def first_dump(additive: bool, interval: float) -> float:
+    """The weighted example count of the first progress row: 1, or the interval when additive."""
+    return float(np.float32(interval)) if additive else 1.0
+
+
+def _number(x) -> str:
+    """A float32 as C++'s ostream prints it (6 significant digits)."""
+    return f"{float(np.float32(x)):g}"
+
+
+def print_lines(block, first: int, stop: int, constant: int | None) -> str:
+    """VW's --print (print.cc) of examples ``first..stop-1`` of a parsed block: ``label [weight
+    [base]] ['tag]| index[:value] ...``; a labeled example twice, as VW 9.11.9 prints it.
+    ``constant``: the raw index VW shows for the constant feature (each example's last; None with
+    --noconstant)."""
+    out = []
+    tags = block.tag_list()
+    for e in range(first, stop):
+        head = ""
+        y, h, base = block.labels[e], block.weights[e], block.bases[e]
+        if y == y:
+            head = _number(y) + " "
+            if h != 1 or base != 0:
+                head += _number(h) + " " + (_number(base) + " " if base != 0 else "")
+        if tags[e]:
+            head += "'" + tags[e].decode("utf-8", "replace")
+        a, b = int(block.indptr[e]), int(block.indptr[e + 1])
+        feats = []
+        for j in range(a, b):
+            index = constant if (constant is not None and j == b - 1) else int(block.idx[j])
+            v = block.val[j]
+            feats.append(f"{index}" if v == 1 else f"{index}:{_number(v)}")
+        line = head + "| " + "".join(f + " " for f in feats) + "\n"
+        out.append(line * (2 if y == y else 1))
+    return "".join(out)
 
 
 def best_constant(ctr, st, loss: str, tau: float):

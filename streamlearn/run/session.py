@@ -19,7 +19,7 @@ from streamlearn import learners
 from streamlearn.run import objective
 from streamlearn.learners import allocate_table
 from streamlearn.run.history import ProgressHistory, nonzero_in_force
-from streamlearn.config import PredictConfig, TrainConfig, train_config
+from streamlearn.config import PredictConfig, TrainConfig, progress_schedule, train_config
 from streamlearn.errors import InputError, OptionError
 from streamlearn.io.blocks import ParsedBlock, window as examples_window
 from streamlearn.io.cache import (CacheCorrupt, CacheWriter, cache_status, check_cache_path, read_cache,
@@ -31,9 +31,14 @@ from streamlearn.io.shuffle import ShuffledExamples
 from streamlearn.io.writers import PredictionWriter, class_probabilities, format_class_values
 from streamlearn.core import multiclass
 from streamlearn.core.losses import vw_label_warning
+from streamlearn.core.confidence import FLT_MAX, confidence_of, sensitivity
+from streamlearn.core.losses import loss_label
+from streamlearn.core.rules import gd_settings
+from streamlearn.core.state import I_LOSS, P_TAU
 from streamlearn.run.model_io import model_options, save_outputs
 from streamlearn.run.runstate import RunState
-from streamlearn.run.report import Reporter, best_constant, next_dump
+from streamlearn.features.hashing import CONSTANT_RAW_INDEX
+from streamlearn.run.report import Reporter, best_constant, first_dump, next_dump, print_lines
 from streamlearn.run.stream import Hashing, hashing_of, pipelined, text_blocks
 from streamlearn.run.views import CounterView
 
@@ -231,6 +236,8 @@ class Progress:
     entries: int = 0         # feature entries x_ij read by the learner (the data accesses)
     started: float = field(default_factory=time.perf_counter)
     rows_in_use: int | None = None   # a multiclass model's non-zero rows (features in use), once saved
+    additive: bool = False          # -P/--progress: rows every ``interval`` weighted examples (additive)
+    interval: float = 2.0           # or each time they grow ``interval``-fold (VW's default x2)
 
     def read(self, block: ParsedBlock) -> int:
         """Count the block's examples and feature entries; returns the entries read before it, less
@@ -257,7 +264,7 @@ class Progress:
             pred_text: str | None = None) -> None:
         """The progress row of the example just processed, then the next row's schedule."""
         self.reporter.row(ctr, self.holding_out, label, pred, nfeat, label_text, pred_text)
-        next_dump(ctr)
+        next_dump(ctr, self.additive, self.interval)
 
 
 @dataclass
@@ -330,6 +337,12 @@ class Run:
     faults: Faults
     progress: Progress
     audit: Audit = field(default_factory=Audit)
+    #: --print: (block, first, stop) -> None, writes VW's lines of those examples
+    printer: object = None
+    #: --noop, --print: the examples' bases are not added (VW's noop predicts 0)
+    no_bases: bool = False
+    #: --confidence: 0 off, 1 the sensitivity before the example is learned, 2 after
+    confidence: int = 0
 
     # the RunState's arrays (a run keeps them for its whole life; the kernel takes ``kernel_state``)
     table = property(lambda self: self.arrays.table)
@@ -375,11 +388,19 @@ class Run:
         kernel = self.kernel
         counts = block.feature_counts()
         arrays, state = block.arrays(preds), self.arrays.kernel_state
+        if self.no_bases:
+            arrays = arrays[:5] + (np.zeros_like(block.bases),) + arrays[6:]
         entries = self.audit.entries(block)
         audit = self.audit.g_column is not None and entries is not None
         tags = block.tag_list() if audit else None
+        conf = np.empty(n) if self.confidence else None
         while pos < n:
-            end = pos + 1 if audit else n       # --audit: one example at a time, weights before learning
+            # --audit: one example at a time, weights before learning; --confidence likewise
+            end = pos + 1 if audit or self.confidence else n
+            if self.confidence == 1 and block.labels[pos] == block.labels[pos]:
+                # before learning a labeled example, VW's confidence takes the sensitivity with the
+                # example's prediction not made yet (0)
+                sens = self.sensitivity(block, pos, 0.0)
             twice = audit and self.learner.predicts_twice and training
             if audit:       # the features before learning (with --oaa one block per class, VW's oaa)
                 features = self.audit.features(entries[pos], self.table, K, self.arrays.int_settings.class_w)
@@ -388,6 +409,13 @@ class Run:
             first = pos
             pos = kernel(arrays, state, pos, end)
             self.faults.check_divergence(block, counters, first, pos, training)
+            if self.confidence:
+                p = float(self.outputs.shown(preds[first:first + 1])[0])    # VW's ec.pred.scalar
+                if self.confidence == 2 or block.labels[first] != block.labels[first]:
+                    sens = self.sensitivity(block, first, p)
+                conf[first] = confidence_of(p, sens)
+            if self.printer is not None:
+                self.printer(block, first, pos)
             if audit and K:
                 self.audit.write([preds[first, 1 + k] for k in range(K)], tags[first], features)
             elif audit and twice:
@@ -408,9 +436,26 @@ class Run:
                     self.progress.row(ctr, block.labels[e], self.outputs.shown(preds[e:e + 1])[0], int(counts[e]))
         if K:
             self.class_outputs(block, preds, training)
+        elif conf is not None and self.outputs.writer is not None:
+            shown = self.outputs.shown(preds)
+            self.outputs.writer.write_lines([f"{p:.6f} {c:.6f}" for p, c in zip(shown.tolist(), conf.tolist())],
+                                            block)
         else:
             self.outputs.write(block, preds)
         return preds
+
+    def sensitivity(self, block: ParsedBlock, e: int, p: float) -> float:
+        """--confidence: example e's sensitivity at prediction p (gd.cc; ``core.confidence``), for its
+        label, or the label opposite to p's sign when it has none."""
+        y = block.labels[e]
+        code, tau = int(self.iprm[I_LOSS]), float(self.prm[P_TAU])
+        if y != y:      # unlabeled: VW's opposite label, or after learning its "no label" FLT_MAX
+            y = FLT_MAX if self.confidence == 2 else (-1.0 if p > 0 else 1.0)
+        else:
+            y = loss_label(code, y)
+        s, f = int(block.indptr[e]), int(block.indptr[e + 1])
+        return sensitivity(block.idx, block.val, s, f, self.table, self.st, gd_settings(self.prm, self.iprm), code,
+                           p, y, tau, float(block.weights[e]))
 
     # ------------------------------------------------------------------------- multiclass
     def first_class(self) -> int:
@@ -462,6 +507,8 @@ def preamble(cfg: TrainConfig, rep: Reporter, learner, cache_note: str | None) -
                 rep.line(text)
             else:
                 print(text, flush=True)
+    if cfg.interact is not None and not cfg.quiet:     # VW's [info] line, on stdout as VW's
+        print(f"[info] Interacting namespaces {cfg.interact[0]} and {cfg.interact[1]}", flush=True)
     if cfg.testonly:
         rep.line("only testing")
     if cfg.final_model:
@@ -480,12 +527,15 @@ def preamble(cfg: TrainConfig, rep: Reporter, learner, cache_note: str | None) -
         rep.line(f"power_t = {cfg.power_t:g}")
         if cfg.passes > 1:
             rep.line(f"decay_learning_rate = {cfg.decay_learning_rate:g}")
-    rep.line(f"learner = {learner.describe(cfg)}")
+    if cfg.noop or cfg.print_examples:
+        rep.line(f"learner = {'print' if cfg.print_examples else 'noop'} (learns nothing, predicts 0)")
+    else:
+        rep.line(f"learner = {learner.describe(cfg)}")
     rep.line(f"loss function = {cfg.loss}" + (f" (tau = {cfg.quantile_tau:g})" if cfg.loss == "quantile" else ""))
 
 
 def _summary_lines(run: Run, loss: str, tau: float, passes: int, holdout: int, best_holdout,
-                   nonzero: int | None, bits: int) -> list[str]:
+                   nonzero: int | None, bits: int, best: bool = True) -> list[str]:
     c = run.arrays.counters
     outputs, progress, faults = run.outputs, run.progress, run.faults
     lines = []
@@ -506,7 +556,7 @@ def _summary_lines(run: Run, loss: str, tau: float, passes: int, holdout: int, b
         lines.append(f"average loss = {c.sum_loss / c.w_labeled:f}")
     else:
         lines.append("average loss = n.a.")
-    bc = best_constant(run.ctr, run.st, loss, tau) if not outputs.classes else None
+    bc = best_constant(run.ctr, run.st, loss, tau) if best and not outputs.classes else None
     if bc is not None:
         lines.append(f"best constant = {bc[0]:f}")
         if bc[1] is not None:
@@ -690,10 +740,15 @@ def train(cfg: TrainConfig, model=None, progress: bool = False, observer=None) -
     _check_paths(cfg)
     hashing = hashing_of(cfg)
     holdout = cfg.holdout
-    state = RunState.start(cfg, model, train=not cfg.testonly, holdout=holdout)
+    noop = cfg.noop or cfg.print_examples      # VW's noop and print learners: no weights read or learned
+    state = RunState.start(cfg, None if noop else model, train=not (cfg.testonly or noop), holdout=holdout)
     ctr = state.ctr
     rep = Reporter(cfg.quiet)
     history = ProgressHistory() if progress or cfg.plot else None
+    additive, interval, warning = progress_schedule(cfg.progress)     # -P/--progress
+    state.counters.dump = first_dump(additive, interval)
+    if warning and not cfg.quiet:
+        rep.warn(warning)
     if cfg.quiet and history is None:   # the history keeps the rows' schedule (quiet prints none)
         state.quiet()
     sources = SourcePlan(cfg, hashing, rep)
@@ -702,12 +757,18 @@ def train(cfg: TrainConfig, model=None, progress: bool = False, observer=None) -
     if hint is not None and hint(cfg) is not None:
         rep.line(hint(cfg))
     run = _open_run(cfg, state, hashing, rep, history)
+    run.progress.additive, run.progress.interval = additive, interval
+    run.no_bases = noop
+    run.confidence = (2 if cfg.confidence_after_training else 1) if cfg.confidence else 0
+    if cfg.print_examples and not cfg.quiet:
+        constant = None if cfg.noconstant else CONSTANT_RAW_INDEX
+        run.printer = lambda block, a, b: (rep.out.write(print_lines(block, a, b, constant)), rep.out.flush())
     trace = observer(cfg, run) if observer is not None else None
     stop = EarlyStop(cfg, holdout)
     passes_done, objectives, nonzero, last_line = 0, [], None, 0
     try:
         for p in range(cfg.passes):
-            run.progress.holding_out = holdout > 0 and p >= 1
+            run.progress.holding_out = holdout != 0 and p >= 1
             state.start_pass()
             blocks, cache_writer = sources.blocks(p, run, holdout)
             last_line = _feed(run, blocks, trace, cache_writer) or last_line
@@ -729,7 +790,8 @@ def train(cfg: TrainConfig, model=None, progress: bool = False, observer=None) -
         sources.remove_temporary()
     if state.counters.nonfinite and not run.faults.diverge_warned:
         rep.warn("some predictions were not finite (the weights diverged); try a smaller -l/--learning-rate")
-    rep.summary(_summary_lines(run, cfg.loss, cfg.quantile_tau, passes_done, holdout, stop.best, nonzero, cfg.bits))
+    rep.summary(_summary_lines(run, cfg.loss, cfg.quantile_tau, passes_done, holdout, stop.best, nonzero, cfg.bits,
+                               best=not cfg.dont_output_best_constant))
     result = {"state": state.st, "counters": ctr, "table": state.table, "nonzero": nonzero,
               "malformed": run.faults.malformed, "passes": passes_done, "best_holdout": stop.best,
               "early_stop": stop.stopped, "objectives": objectives, "last_line": last_line}

@@ -27,9 +27,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from streamlearn.features.hashing import HASH_MODES
-from streamlearn.io.blocks import FMT_VW, FORMATS, Outputs, detect_format, example_texts, parse_block
+from streamlearn.io.blocks import (
+    FMT_VW, FORMATS, IDENTITY_REDEFINE, Outputs, detect_format, example_texts, parse_block,
+)
 from streamlearn.io.cache import CacheWriter
 from streamlearn.io.expand import ExpandedOutputs, make_expander
+from streamlearn.io.interact import interact
 from streamlearn.errors import InputError
 from streamlearn.io.reader import Source, read_blocks, ring_size
 
@@ -46,6 +49,8 @@ class Hashing:
     features: object = None
     #: parse threads (how the text is read, not what it becomes: not compared, not in as_dict)
     threads: int = field(default=1, compare=False)
+    #: VW's --interact: the two namespace indices (bytes), or None
+    interact: bytes | None = None
 
     @property
     def mask(self) -> int:
@@ -60,13 +65,17 @@ class Hashing:
              "hash_seed": self.hash_seed}
         if self.expands:
             d["features"] = self.features.to_dict()
+        if self.interact is not None:
+            d["interact"] = list(self.interact)
         return d
 
 
 def hashing_of(cfg) -> Hashing:
     """The Hashing of a run's configuration."""
+    pair = getattr(cfg, "interact", None)
     return Hashing(cfg.bits, cfg.noconstant, cfg.hash, cfg.hash_seed,
-                   cfg.feature_spec() if cfg.expands else None, getattr(cfg, "threads", 1))
+                   cfg.feature_spec() if cfg.expands else None, getattr(cfg, "threads", 1),
+                   None if pair is None else pair.encode("utf-8", "surrogateescape"))
 
 
 def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: CacheWriter | None = None,
@@ -91,6 +100,8 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
         expander = make_expander(hashing.features, hashing.mask)
         redefine = np.array(hashing.features.redefine_map, np.uint8)
         expanded = [ExpandedOutputs() for _ in range(ring)]
+    elif hashing.interact is not None:      # the namespace of every feature, for --interact
+        redefine = IDENTITY_REDEFINE
 
     def parse(k, name, data, ends, first_line, code, error):
         """Block k parsed into ring slot k (touches nothing else: safe on any thread)."""
@@ -106,6 +117,8 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
             on_error(error)
         if block is None:
             return None
+        if hashing.interact is not None:
+            block, _ = interact(block, hashing.interact, hashing.mask)
         if expander is not None:
             block = expander.expand(block, expanded[k % ring])
         if with_text:

@@ -18,6 +18,12 @@ KNOWN_FAILURES = {
     334: "invert_hash of a model read with -i / predict-only names", 335: "the same", 336: "the same",
     # --audit's lines with -c --passes 2 (VW audits every pass)
     204: "audit over passes",
+    # --no_stdin is taken; 387's readable model lacks the save_resume block, 390's -i is a VW model file
+    387: "save_resume block", 390: "VW model file",
+    # --preserve_performance_counters is taken; a streamlearn model holds no progress counters to resume
+    96: "progress counters in the model (VW's save_resume)",
+    # --interact: predictions and weights agree; the readable model's header is streamlearn's
+    293: "readable model header",
 }
 
 
@@ -26,7 +32,7 @@ def test_vw_suite(tmp_path_factory):
     results, keeps_out = vwsuite.run_suite(test)
     failed = {cid for cid, why in results.items() if why}
     text = vwsuite.report(results, keeps_out)
-    assert len(results) >= 85, text      # 86 before test 272's VW model (--cb, --csoaa) took it out
+    assert len(results) >= 107, text
     assert failed - set(KNOWN_FAILURES) == set(), "newly failing:\n" + text
     assert set(KNOWN_FAILURES) - failed == set(), "passing now, take them off KNOWN_FAILURES:\n" + text
 
