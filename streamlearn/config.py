@@ -271,6 +271,14 @@ def _check_train(cfg: TrainConfig) -> None:
         raise OptionError(f"--quantile-tau must be between 0 and 1 (got {_fmt(cfg.quantile_tau)})")
     if "quantile_tau" in cfg.explicit and cfg.loss != "quantile":
         raise OptionError("--quantile-tau needs --loss quantile")
+    if cfg.loss == "expectile" and not (cfg.expectile_q is not None and 0 < cfg.expectile_q <= 0.5):
+        got = "" if cfg.expectile_q is None else f" (got {_fmt(cfg.expectile_q)})"
+        raise OptionError(f"--loss expectile needs --expectile-q Q with 0 < Q <= 0.5{got}")
+    if cfg.expectile_q is not None and cfg.loss != "expectile":
+        raise OptionError("--expectile-q needs --loss expectile")
+    if cfg.classweight:
+        from streamlearn.run.classweight import parse as parse_classweight
+        parse_classweight(cfg.classweight)      # raises OptionError for a malformed pair
     if "batch_size" in cfg.explicit and "batch_size" not in _spec(cfg.algo).options:
         raise _needs("batch_size")
     for name in ("period", "passes", "early_terminate", "holdout_period", "batch_size"):

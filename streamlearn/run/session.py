@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from streamlearn import learners
-from streamlearn.run import objective
+from streamlearn.run import classweight, objective
 from streamlearn.learners import allocate_table
 from streamlearn.run.history import ProgressHistory, nonzero_in_force
 from streamlearn.config import PredictConfig, TrainConfig, train_config
@@ -315,6 +315,7 @@ class Run:
     faults: Faults
     progress: Progress
     audit: Audit = field(default_factory=Audit)
+    classweights: classweight.ClassWeights | None = None    # --classweight (``run/classweight.py``)
 
     # the RunState's arrays (a run keeps them for its whole life; the kernel takes ``kernel_state``)
     table = property(lambda self: self.arrays.table)
@@ -331,7 +332,7 @@ class Run:
         cfg = arrays.cfg
         learner = learners.get(cfg.algo)
         return cls(learner, arrays, learners.block_kernel(cfg), Outputs.of(cfg, learner, writer),
-                   Faults(reporter, strict), Progress(reporter, history))
+                   Faults(reporter, strict), Progress(reporter, history), classweights=classweight.of(cfg))
 
     @classmethod
     def predicting(cls, arrays: RunState, reporter: Reporter, writer: PredictionWriter | None = None,
@@ -357,6 +358,10 @@ class Run:
         kernel = self.kernel
         counts = block.feature_counts()
         arrays, state = block.arrays(preds), self.arrays.kernel_state
+        if self.classweights is not None and training:
+            learned = self.classweights.weighted(block.labels, block.weights, int(counters.pass_ex),
+                                                 int(self.arrays.int_settings.holdout))
+            arrays = arrays[:4] + (learned,) + arrays[5:]
         entries = self.audit.entries(block)
         audit = self.audit.g_column is not None and entries is not None
         tags = block.tag_list() if audit else None
@@ -457,7 +462,8 @@ def preamble(cfg: TrainConfig, rep: Reporter, learner, cache_note: str | None) -
         if cfg.passes > 1:
             rep.line(f"decay_learning_rate = {cfg.decay_learning_rate:g}")
     rep.line(f"learner = {learner.describe(cfg)}")
-    rep.line(f"loss function = {cfg.loss}" + (f" (tau = {cfg.quantile_tau:g})" if cfg.loss == "quantile" else ""))
+    rep.line(f"loss function = {cfg.loss}" + (f" (tau = {cfg.quantile_tau:g})" if cfg.loss == "quantile" else "")
+             + (f" (q = {cfg.expectile_q:g})" if cfg.loss == "expectile" else ""))
 
 
 def _summary_lines(run: Run, loss: str, tau: float, passes: int, holdout: int, best_holdout,
