@@ -34,6 +34,8 @@ HASHING_OPTIONS = ("bits", "noconstant", "hash", "hash_seed")
 MODEL_OPTIONS = HEADER_ORDER
 #: options a model file stores only when they differ from their default (declared ``stored="if_used"``)
 IF_USED_OPTIONS = tuple(o.name for o in OPTIONS if o.stored == "if_used")
+#: the options a learner declares (an "if_used" one of them is stored when the learner takes it)
+LEARNER_DECLARED = frozenset(o.name for spec in _registry.SPECS for o in spec.declares)
 #: every option a model file may hold
 STORED_OPTIONS = MODEL_OPTIONS + IF_USED_OPTIONS
 #: feature-expansion options (VW's -q, --cubic, --interactions, n-grams, --ignore, ...): they decide
@@ -151,7 +153,8 @@ class _TrainConfigMethods:
         out = {name: getattr(self, name) for name in MODEL_OPTIONS}
         takes = _registry.get(self.algo).options
         for name in IF_USED_OPTIONS:
-            if name in takes and getattr(self, name) != OPTION[name].default_value():
+            used = getattr(self, name) != OPTION[name].default_value()
+            if used and (name in takes or name not in LEARNER_DECLARED):
                 out[name] = getattr(self, name)
         return out
 

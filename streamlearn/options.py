@@ -343,6 +343,11 @@ FEATURE_EXPANSION = (
     _o("redefine", ("--redefine",), "multi", (), metavar="N:=S", stored="always", legacy=(),
        help="Namespaces starting with a byte of S become namespace N (':' in S = all). Repeatable.",
        section=HASHING),
+    _o("feature_limit", ("--feature-limit", "--feature_limit"), "multi", (), metavar="[A]N", stored="if_used",
+       msg="--feature_limit",
+       help="Keep at most N features of every namespace (N) or of namespaces starting with A (AN): "
+            "beyond N, the features sorted by index (then value), one per index, the first N (VW's "
+            "--feature_limit, after n-grams and before interactions). Repeatable.", section=HASHING),
 )
 
 #: the options of a training run after feature expansion

@@ -90,12 +90,14 @@ def truncate_weights(out):
 
 
 def vw_stride_shift(adaptive: bool, normalized: bool, train: bool) -> int:
-    """log2 of the stride of VW's weight array for its default learner (gd.cc): the weight, then G
-    (adaptive), N (normalized) and a spare slot when either is on, rounded up to a power of two: 4
-    slots with both, 2 with one, 1 with neither; VW predicting without learning keeps neither."""
+    """The stride shift of VW's weight array for its default learner (gd.cc): the weight, then G
+    (adaptive), N (normalized) and a spare slot when either is on -- 4 or 3 slots, else 1 -- and the
+    shift is the bit length of that count less one (VW's ceil_log_2(stride - 1)): 2, 2 or 0. VW
+    predicting without learning keeps neither G nor N."""
     if not train:
         return 0
-    return {0: 0, 1: 1, 2: 2}[int(adaptive) + int(normalized)]
+    slots = 1 + int(adaptive) + int(normalized) + (1 if adaptive or normalized else 0)
+    return (slots - 1).bit_length()
 
 
 def initial_weights(kind: str, n: int, seed: int, shift: int) -> np.ndarray:
