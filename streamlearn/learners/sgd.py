@@ -28,6 +28,13 @@ OPTIONS = (
                 "deviation replaced by its remainder by that bound (VW's numbers)."),
 )
 
+FEATURE_MASK = Option(
+    "feature_mask", ("--feature-mask", "--feature_mask"), "text", None, metavar="MODEL", section="sgd", dask=False,
+    help="VW's --feature_mask: learn only the weights that are non-zero in MODEL (a streamlearn model with "
+         "the same -b): a new model starts at MODEL's weights (with -i, the -i model's non-zero weights "
+         "are the ones learned, as in VW).")
+OPTIONS += (FEATURE_MASK,)
+
 #: the random initial weights, in VW's order of precedence (after a non-zero --initial_weight)
 RANDOM_STARTS = (("random_weights", "random"), ("normal_weights", "normal"),
                  ("truncated_normal_weights", "truncated_normal"))
@@ -51,7 +58,10 @@ def _start(cfg, table, prm, iprm, st) -> None:
 
 
 def _check(cfg, flag) -> None:
-    """The random starts are VW's for a new binary model: not with --oaa or -i."""
+    """The random starts are VW's for a new binary model: not with --oaa or -i; the feature mask
+    masks the weights of features (one per feature: not with --oaa)."""
+    if cfg.feature_mask is not None and cfg.oaa:
+        raise OptionError(f"{flag['feature_mask']} does not apply to --oaa")
     for name, _ in RANDOM_STARTS:
         if getattr(cfg, name) and cfg.oaa:
             raise OptionError(f"{flag[name]} does not apply to --oaa (VW's weight layout differs)")
@@ -61,7 +71,8 @@ def _check(cfg, flag) -> None:
 
 LEARNER = LearnerSpec(
     name="sgd", order=0, summary="no regularization", paper="VW 9.11.9 (vw-spec §1c)",
-    declares=OPTIONS, options=("initial_weight",) + tuple(name for name, _ in RANDOM_STARTS), start=_start,
+    declares=OPTIONS, options=("initial_weight", "feature_mask") + tuple(name for name, _ in RANDOM_STARTS),
+    start=_start,
     check=_check,
     kernel=learn_sgd_block, oaa_kernel=oaa_sgd_block,
     describe=lambda c: f"sgd (gradient descent, {c.rule()})",

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from streamlearn import learners
-from streamlearn.run import classweight, objective
+from streamlearn.run import classweight, feature_mask, objective
 from streamlearn.learners import allocate_table
 from streamlearn.run.history import ProgressHistory, nonzero_in_force
 from streamlearn.config import PredictConfig, TrainConfig, train_config
@@ -316,6 +316,7 @@ class Run:
     progress: Progress
     audit: Audit = field(default_factory=Audit)
     classweights: classweight.ClassWeights | None = None    # --classweight (``run/classweight.py``)
+    masked: bool = False        # --feature_mask: learn only the non-zero weights (``run/feature_mask.py``)
 
     # the RunState's arrays (a run keeps them for its whole life; the kernel takes ``kernel_state``)
     table = property(lambda self: self.arrays.table)
@@ -332,7 +333,8 @@ class Run:
         cfg = arrays.cfg
         learner = learners.get(cfg.algo)
         return cls(learner, arrays, learners.block_kernel(cfg), Outputs.of(cfg, learner, writer),
-                   Faults(reporter, strict), Progress(reporter, history), classweights=classweight.of(cfg))
+                   Faults(reporter, strict), Progress(reporter, history), classweights=classweight.of(cfg),
+                   masked=getattr(cfg, "feature_mask", None) is not None)
 
     @classmethod
     def predicting(cls, arrays: RunState, reporter: Reporter, writer: PredictionWriter | None = None,
@@ -362,6 +364,8 @@ class Run:
             learned = self.classweights.weighted(block.labels, block.weights, int(counters.pass_ex),
                                                  int(self.arrays.int_settings.holdout))
             arrays = arrays[:4] + (learned,) + arrays[5:]
+        if self.masked and training:
+            arrays = feature_mask.masked(arrays, self.table)
         entries = self.audit.entries(block)
         audit = self.audit.g_column is not None and entries is not None
         tags = block.tag_list() if audit else None
