@@ -61,8 +61,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from streamlearn.core.losses import (CLASSIC, EXPECTILE, HINGE, LOGISTIC, POISSON, SQUARED, expectile_weight, loss_dloss_f32,
-                                     poisson_clamp)
+from streamlearn.core.losses import (
+    CLASSIC, EXPECTILE, HINGE, LOGISTIC, POISSON, SQUARED, expectile_weight, loss_dloss_f32, poisson_clamp,
+)
 from streamlearn.core.loop import example_loss, learner_loop, shown_before_label, state_view
 from streamlearn.core.spec import Layout, LearnerSpec
 from streamlearn.core.state import (

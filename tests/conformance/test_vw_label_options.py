@@ -94,8 +94,9 @@ def test_classweight_malformed(tmp_path):
 # ----------------------------------------------------------------------------- --loss_function expectile
 
 @pytest.mark.parametrize("q", [0.5, 0.2])
-@pytest.mark.parametrize("rule", [[], ["--sgd", "-l", 0.05], ["--adaptive", "-l", 0.1], ["--invariant"]],
-                         ids=["default", "sgd", "adaptive", "invariant"])
+@pytest.mark.parametrize("rule", [[], ["--sgd", "-l", 0.05], ["--adaptive", "-l", 0.1], ["--invariant"], ["--ftrl"],
+                                  ["--coin"]],
+                         ids=["default", "sgd", "adaptive", "invariant", "ftrl", "coin"])
 def test_expectile_equals_vw(tmp_path, q, rule):
     data = write_lines(tmp_path / "d.vw", regression_lines(300, seed=5))
     same_run(tmp_path, data, "--loss_function", "expectile", "--expectile_q", q, "-b", 12, *rule, lines=300)
