@@ -37,6 +37,8 @@ IF_USED_OPTIONS = tuple(o.name for o in OPTIONS if o.stored == "if_used")
 #: the run's (not a learner's) options a model stores when they differ from their default
 RUN_IF_USED = tuple(o.name for o in _options.RUN_OPTIONS + _options.LATE_OPTIONS + _options.FINAL_OPTIONS
                     if o.stored == "if_used")
+#: the options a learner declares (an "if_used" one of them is stored when the learner takes it)
+LEARNER_DECLARED = frozenset(o.name for spec in _registry.SPECS for o in spec.declares)
 #: every option a model file may hold
 STORED_OPTIONS = MODEL_OPTIONS + IF_USED_OPTIONS
 #: feature-expansion options (VW's -q, --cubic, --interactions, n-grams, --ignore, ...): they decide
@@ -161,7 +163,8 @@ class _TrainConfigMethods:
         out = {name: getattr(self, name) for name in MODEL_OPTIONS}
         takes = _registry.get(self.algo).options + RUN_IF_USED
         for name in IF_USED_OPTIONS:
-            if name in takes and getattr(self, name) != OPTION[name].default_value():
+            used = getattr(self, name) != OPTION[name].default_value()
+            if used and (name in takes or name not in LEARNER_DECLARED):
                 out[name] = getattr(self, name)
         return out
 
@@ -281,6 +284,14 @@ def _check_train(cfg: TrainConfig) -> None:
         raise OptionError(f"--quantile-tau must be between 0 and 1 (got {_fmt(cfg.quantile_tau)})")
     if "quantile_tau" in cfg.explicit and cfg.loss != "quantile":
         raise OptionError("--quantile-tau needs --loss quantile")
+    if cfg.loss == "expectile" and not (cfg.expectile_q is not None and 0 < cfg.expectile_q <= 0.5):
+        got = "" if cfg.expectile_q is None else f" (got {_fmt(cfg.expectile_q)})"
+        raise OptionError(f"--loss expectile needs --expectile-q Q with 0 < Q <= 0.5{got}")
+    if cfg.expectile_q is not None and cfg.loss != "expectile":
+        raise OptionError("--expectile-q needs --loss expectile")
+    if cfg.classweight:
+        from streamlearn.run.classweight import parse as parse_classweight
+        parse_classweight(cfg.classweight)      # raises OptionError for a malformed pair
     if "batch_size" in cfg.explicit and "batch_size" not in _spec(cfg.algo).options:
         raise _needs("batch_size")
     for name in ("period", "passes", "early_terminate", "holdout_period", "batch_size"):

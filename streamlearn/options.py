@@ -130,7 +130,7 @@ def default_threads() -> int:
 FROM_LEARNERS = "from the learners"
 
 
-LOSS_NAMES = ("squared", "logistic", "hinge", "quantile", "softmax", "poisson", "classic")
+LOSS_NAMES = ("squared", "logistic", "hinge", "quantile", "softmax", "poisson", "classic", "expectile")
 LINK_NAMES = ("identity", "logistic", "poisson")
 FORMAT_NAMES = ("auto", "vw", "libsvm")
 HASH_NAMES = ("strings", "all")
@@ -183,7 +183,8 @@ RUN_OPTIONS = INPUT_OPTIONS + (
        help="Loss function. Logistic and hinge read labels > 0 as positive, <= 0 as negative; "
             "softmax (with --oaa K): multinomial logistic regression over the K classes; poisson: "
             "counts with mean exp(prediction) (with --link poisson the predictions are the means); "
-            "classic: squared loss with the plain step (VW's).", section=LOSS),
+            "classic: squared loss with the plain step (VW's); expectile (with --expectile-q Q): squared "
+            "loss weighted Q where the prediction is above the label, 1 - Q below (VW's).", section=LOSS),
     _o("oaa", ("--oaa",), "int", 0, metavar="K", stored="always", legacy=0, estimator=None,
        help="K classes, labels 1..K: one-against-all over the binary learner (VW's --oaa), or "
             "with --loss softmax one multinomial model.", section=MULTICLASS),
@@ -198,6 +199,8 @@ RUN_OPTIONS = INPUT_OPTIONS + (
        dask=False, help="--oaa: write each class's raw score (' 1:s1 2:s2 ...', VW's -r).", section=MULTICLASS),
     _o("quantile_tau", ("--quantile-tau", "--quantile_tau"), "float", 0.5, stored="always", estimator=None,
        help="Quantile of --loss quantile.", section=LOSS),
+    _o("expectile_q", ("--expectile-q", "--expectile_q"), "float", None, stored="if_used", estimator=None,
+       help="Q of --loss expectile, in (0, 0.5] (VW's --expectile_q; required with it).", section=LOSS),
     _o("algo", ("--algo",), "choice", "sgd", choices=FROM_LEARNERS, cli_default=None, stored="always",
        estimator=None, section=RULE),   # help: generated from the learners (config.algo_help)
     _o("adaptive", ("--adaptive",), "flag", True, cli_default=False, stored="always", legacy=False,
@@ -324,6 +327,10 @@ LATE_OPTIONS = (
        help="Link function applied to predictions.", section=LOSS),
     _o("binary", ("--binary",), "flag", False, stored="always",
        help="Predict the sign (-1/1) and report 0/1 loss.", section=LOSS),
+    _o("classweight", ("--classweight",), "multi", (), metavar="L:W,...", dask=False,
+       help="Multiply the importance weight of every example learned with label L by W (VW's "
+            "--classweight: the label truncated to an integer is its class; with --oaa the class). "
+            "Repeatable.", section=LOSS),
     _o("objective", ("--objective",), "flag", False, dask=False,
        help="After every pass print the regularized objective (average loss of the training "
             "examples at the current weights + the regularizer), the non-zero weights and the "
@@ -363,6 +370,11 @@ FEATURE_EXPANSION = (
     _o("redefine", ("--redefine",), "multi", (), metavar="N:=S", stored="always", legacy=(),
        help="Namespaces starting with a byte of S become namespace N (':' in S = all). Repeatable.",
        section=HASHING),
+    _o("feature_limit", ("--feature-limit", "--feature_limit"), "multi", (), metavar="[A]N", stored="if_used",
+       msg="--feature_limit",
+       help="Keep at most N features of every namespace (N) or of namespaces starting with A (AN): "
+            "beyond N, the features sorted by index (then value), one per index, the first N (VW's "
+            "--feature_limit, after n-grams and before interactions). Repeatable.", section=HASHING),
 )
 
 #: the options of a training run after feature expansion

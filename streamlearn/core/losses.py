@@ -19,8 +19,9 @@ HINGE = 2
 QUANTILE = 3
 POISSON = 4             # VW's poisson: the deviance of a Poisson count with mean exp(p)
 CLASSIC = 5             # VW's classic: squared loss with the plain gradient step even when invariant
+EXPECTILE = 6           # VW's expectile: squared loss weighted q below the label's side, 1 - q above (tau = q)
 LOSSES = {"squared": SQUARED, "logistic": LOGISTIC, "hinge": HINGE, "quantile": QUANTILE, "poisson": POISSON,
-          "classic": CLASSIC}
+          "classic": CLASSIC, "expectile": EXPECTILE}
 LOGISTIC_BOUND = 50.0   # logistic predictions are clamped to [-50, 50], as in VW
 POISSON_MAX_EXP = 44.0  # VW clamps the poisson loss's p to [-44, 44], so that exp(p)^2 stays a float
 
@@ -60,19 +61,35 @@ def vw_label_warning(loss: str, y: float) -> str | None:
     return None
 
 
+@njit(cache=True, nogil=True, inline="always")
+def expectile_weight(p, y, q):
+    """The expectile loss's factor (VW's expectileloss): q where the prediction is above the label
+    (y - p < 0), 1 - q elsewhere."""
+    return q if y - p < 0.0 else 1.0 - q
+
+
+@njit(cache=True, nogil=True, inline="always")
+def bounded_squared(p, y, lo, hi):
+    """(p - y)^2, extended linearly outside [lo, hi] (VW's squared loss)."""
+    if lo <= p <= hi:
+        return (p - y) * (p - y)
+    if p < lo:
+        if y == lo:
+            return 0.0
+        return (y - lo) * (y - lo) + 2.0 * (y - lo) * (lo - p)
+    if y == hi:
+        return 0.0
+    return (hi - y) * (hi - y) + 2.0 * (hi - y) * (p - hi)
+
+
 @njit(cache=True, nogil=True)
 def loss_value(code, p, y, tau, lo, hi):
-    """Loss of prediction p for label y. Squared loss is extended linearly outside [lo, hi] (VW)."""
+    """Loss of prediction p for label y. Squared loss is extended linearly outside [lo, hi] (VW);
+    expectile is that squared loss times ``expectile_weight`` (tau = q)."""
     if code == SQUARED:
-        if lo <= p <= hi:
-            return (p - y) * (p - y)
-        if p < lo:
-            if y == lo:
-                return 0.0
-            return (y - lo) * (y - lo) + 2.0 * (y - lo) * (lo - p)
-        if y == hi:
-            return 0.0
-        return (hi - y) * (hi - y) + 2.0 * (hi - y) * (p - hi)
+        return bounded_squared(p, y, lo, hi)
+    if code == EXPECTILE:
+        return bounded_squared(p, y, lo, hi) * expectile_weight(p, y, tau)
     if code == LOGISTIC:
         if y == 1.0 or y == -1.0:
             return logistic_sub(p, y)
@@ -100,6 +117,8 @@ def loss_dloss(code, p, y, tau):
     """Derivative of the loss in p (the subgradient VW uses at kinks: 0 where VW does not update)."""
     if code == SQUARED or code == CLASSIC:
         return 2.0 * (p - y)
+    if code == EXPECTILE:
+        return 2.0 * (p - y) * expectile_weight(p, y, tau)
     if code == POISSON:
         return math.exp(poisson_clamp(p)) - y
     if code == LOGISTIC:
@@ -124,6 +143,8 @@ def loss_dloss_f32(code, p, y, tau):
     y32 = np.float32(y)
     if code == SQUARED or code == CLASSIC:
         return np.float32(2.0) * (p32 - y32)
+    if code == EXPECTILE:
+        return np.float32(2.0) * (p32 - y32) * np.float32(expectile_weight(p32, y32, tau))
     if code == POISSON:
         return np.exp(np.float32(poisson_clamp(p32))) - y32
     if code == LOGISTIC:
@@ -193,6 +214,9 @@ def loss_update(code, p, y, tau, scale, ppu):
     total size ``scale`` (= eta * h [* t^-power_t]); ``ppu`` = sum_i x_i^2 r_i (times the global
     normalizer) is how much the prediction moves per unit of u. VW's ``get_update`` per loss
     (loss_functions.cc); with scale * ppu < 1e-6 the first-order expansion is used, as VW does."""
+    if code == EXPECTILE:       # squared's update with the scale times the expectile factor
+        scale = scale * expectile_weight(p, y, tau)
+        code = SQUARED
     small = scale * ppu < 1e-6
     if code == CLASSIC:
         return 2.0 * (y - p) * scale

@@ -261,6 +261,26 @@ def _parse_gram_args(option: str, values: Sequence[str], minimum: int) -> tuple[
     return default, per
 
 
+def _parse_limits(values: Sequence[str]) -> tuple[int, ...]:
+    """VW's --feature_limit table (compile_limits): 256 entries, the most features each namespace index
+    keeps, -1 for no limit. ``N`` limits every index, ``AN`` the index of byte A (the first byte as
+    given); later arguments override earlier ones. ``A:N`` is read as ``AN`` (VW reads its ``:N`` as 0)."""
+    table = [-1] * 256
+    for v in values:
+        raw = v.encode("utf-8")
+        if raw[:1].isdigit() and raw.isdigit():
+            table = [int(raw)] * 256
+            continue
+        rest = raw[1:]
+        if rest[:1] == b":":
+            rest = rest[1:]
+        if len(raw) < 2 or not rest.isdigit():
+            raise OptionError(f"--feature_limit {v}: expected N or a namespace letter followed by N "
+                              f"(e.g. 10 or a10), N the features kept per namespace")
+        table[raw[0]] = int(rest)
+    return tuple(table)
+
+
 # --------------------------------------------------------------------------- ignore / keep / redefine
 
 def _merge_bytes(values: Sequence[str]) -> bytes:
@@ -335,6 +355,7 @@ class FeatureSpec:
       ngram_by_ns, skip_by_ns: per-index overrides, ((index, n), ...) sorted by index
       ngram_table, skip_table: 256 entries, n (resp. k) for each index, overrides applied
       ignore_mask: 256 bools, groups dropped at setup (after --keep); ignore_linear_mask likewise
+      limit_table: 256 entries, the most features a group keeps (--feature_limit), -1 for no limit
       redefine_map: 256 entries, first byte of a named namespace -> index (identity by default)
       redefine_warnings: VW's warnings for --redefine arguments with several target bytes
     """
@@ -349,6 +370,7 @@ class FeatureSpec:
     ignore_linear: tuple[str, ...] = ()
     keep: tuple[str, ...] = ()
     redefine: tuple[str, ...] = ()
+    feature_limit: tuple[str, ...] = ()
     # normalised forms
     terms: tuple[Term, ...] = ()
     removed_duplicates: int = 0
@@ -364,19 +386,22 @@ class FeatureSpec:
     ignore_linear_mask: tuple[bool, ...] = field(default=(False,) * 256, repr=False)
     redefine_map: tuple[int, ...] = field(default=tuple(range(256)), repr=False)
     redefine_warnings: tuple[str, ...] = ()
+    limit_table: tuple[int, ...] = field(default=(-1,) * 256, repr=False)
 
     RAW_FIELDS = ("quadratic", "cubic", "interactions", "leave_duplicate_interactions", "permutations",
-                  "ngram", "skips", "ignore", "ignore_linear", "keep", "redefine")
+                  "ngram", "skips", "ignore", "ignore_linear", "keep", "redefine", "feature_limit")
 
     @classmethod
     def from_options(cls, quadratic=(), cubic=(), interactions=(), leave_duplicate_interactions=False,
                      permutations=False, ngram=(), skips=(), ignore=(), ignore_linear=(), keep=(),
-                     redefine=()) -> "FeatureSpec":
+                     redefine=(), feature_limit=()) -> "FeatureSpec":
         """Parse and normalise; raises OptionError on a malformed value."""
         quadratic, cubic, interactions = _tup(quadratic), _tup(cubic), _tup(interactions)
         ngram, skips = _tup(ngram), _tup(skips)
         ignore, ignore_linear, keep, redefine = _tup(ignore), _tup(ignore_linear), _tup(keep), _tup(redefine)
         leave = bool(leave_duplicate_interactions)
+        feature_limit = _tup(feature_limit)
+        limits = _parse_limits(feature_limit)
 
         if skips and not ngram:
             raise OptionError(f"--skips {' '.join(skips)}: {MSG_SKIPS_WITHOUT_NGRAM}")
@@ -414,13 +439,13 @@ class FeatureSpec:
                    ngram_by_ns=tuple(sorted(ng_per.items())), skip_by_ns=tuple(sorted(sk_per.items())),
                    ngram_table=ng_table, skip_table=sk_table, ignore_mask=tuple(ign),
                    ignore_linear_mask=tuple(ign_lin), redefine_map=tuple(table),
-                   redefine_warnings=tuple(warnings))
+                   redefine_warnings=tuple(warnings), feature_limit=feature_limit, limit_table=limits)
 
     # ---- serialisation (model header)
     def to_dict(self) -> dict:
         """The raw option values (JSON-able); :meth:`from_dict` rebuilds the same spec."""
         return {k: (getattr(self, k) if isinstance(getattr(self, k), bool) else list(getattr(self, k)))
-                for k in self.RAW_FIELDS}
+                for k in self.RAW_FIELDS if k != "feature_limit" or self.feature_limit}   # (newer: if given)
 
     @classmethod
     def from_dict(cls, d: dict) -> "FeatureSpec":
@@ -435,7 +460,8 @@ class FeatureSpec:
         """True when the options change nothing (the default fast path): no interaction term, no
         index with n-grams, nothing ignored, no linear term ignored, --redefine the identity."""
         return (not self.terms and max(self.ngram_table) <= 1 and not any(self.ignore_mask)
-                and not any(self.ignore_linear_mask) and self.redefine_map == tuple(range(256)))
+                and not any(self.ignore_linear_mask) and self.redefine_map == tuple(range(256))
+                and not self.feature_limit)
 
     @property
     def has_ngrams(self) -> bool:
@@ -451,6 +477,21 @@ class FeatureSpec:
         if not self.wildcards:
             return list(self.terms)
         return expand_wildcards(self.terms, seen, self.leave_duplicate_interactions)
+
+    def limited(self, index: int, features: list) -> list:
+        """The features a group of ``index`` keeps under --feature_limit (VW's feature_limit: beyond
+        the limit the group is sorted by (index, value), duplicates of an index dropped after the
+        first, and the first N kept); ``features`` have ``.index`` and ``.value``."""
+        n = self.limit_table[index]
+        if n < 0 or len(features) <= n:
+            return features
+        out: list = []
+        for f in sorted(features, key=lambda f: (f.index, f.value)):
+            if len(out) == n:
+                break
+            if not out or out[-1].index != f.index:
+                out.append(f)
+        return out
 
     def ngram_for(self, index: int) -> int:
         return self.ngram_table[index]

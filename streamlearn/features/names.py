@@ -290,6 +290,8 @@ def expand_line(line: bytes | str, spec: FeatureSpec, bits: int = 18, noconstant
         add_ngrams(i, fs, spec, bits)
     if not noconstant:
         groups.append((CONSTANT_NS, [Feature("", "Constant", CONSTANT_RAW_INDEX & mask, 1.0, constant=True)]))
+    if spec.feature_limit:      # VW limits the groups after the n-grams and the constant
+        groups = [(i, spec.limited(i, fs)) for i, fs in groups]
     if seen is None:
         seen = set()
     seen.update(i for i, _ in groups)

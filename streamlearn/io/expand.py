@@ -6,7 +6,8 @@ The parser gives every feature its namespace index (the first byte of its namesp
 
 1. groups the features by namespace index, groups in order of first appearance, features in
    stored order, and drops the groups --ignore/--keep remove (the constant always stays);
-2. appends each group's n-grams and skip-grams (value 1; index g = g * 27942141 + h_j);
+2. appends each group's n-grams and skip-grams (value 1; index g = g * 27942141 + h_j), then keeps
+   at most --feature_limit features of the group (``limit_group``);
 3. writes the linear features of every group not in --ignore_linear (the constant last, as the
    parser placed it);
 4. writes the interaction terms in processing order: nested loops over the groups' features, a
@@ -84,12 +85,35 @@ def _grams(sidx, sval, base, length, n, k, pos, cap, mask):
 
 
 @njit(cache=True, nogil=True)
+def limit_group(sidx, sval, a, b, n):
+    """VW's --feature_limit on one group sidx/sval[a:b] longer than ``n`` (feature_limit,
+    unique_features): sorted by (index, value), the later features of an index dropped, the first
+    ``n`` kept, in place from ``a``. Returns the group's new end."""
+    seg_i = sidx[a:b].copy()
+    seg_v = sval[a:b].copy()
+    by_value = np.argsort(seg_v, kind="mergesort")
+    order = by_value[np.argsort(seg_i[by_value], kind="mergesort")]     # stable: ties keep value order
+    w = a
+    for t in range(order.shape[0]):
+        q = order[t]
+        if w > a and sidx[w - 1] == seg_i[q]:
+            continue
+        if w - a >= n:
+            break
+        sidx[w] = seg_i[q]
+        sval[w] = seg_v[q]
+        w += 1
+    return w
+
+
+@njit(cache=True, nogil=True)
 def expand_block(indptr, idx, val, ns, n, start, keep, linear, ngram, skips, terms, term_ptr,
-                 permutations, mask, limit, out_indptr, out_idx, out_val, counts, sidx, sval):
+                 permutations, mask, limit, out_indptr, out_idx, out_val, counts, sidx, sval, limits, limited):
     """Expand examples start..n-1 of a parsed block (module docstring) into out_* and counts.
 
     ``keep``/``linear`` (uint8[256]): groups kept, and kept groups that get linear terms; ``ngram``/
-    ``skips`` (int64[256]): n and k per namespace index; the interaction terms are
+    ``skips`` (int64[256]): n and k per namespace index; ``limits`` (int64[256]): the most features a
+    group keeps (-1: all; ``limited``: some index has a limit), applied after its n-grams; the interaction terms are
     terms[term_ptr[t]:term_ptr[t + 1]] in processing order. ``sidx``/``sval`` are scratch space for
     one example's groups. Returns (status, example, features written): ST_DONE, or the example at
     which to continue after growing the outputs (ST_FULL) or the scratch (ST_SCRATCH), or the
@@ -136,7 +160,7 @@ def expand_block(indptr, idx, val, ns, n, start, keep, linear, ngram, skips, ter
                 gsize[j] += 1
             prev = g
         total = 0
-        if contiguous and not grams:
+        if contiguous and not grams and not limited:
             # the common case: every group is one run of the parsed features, used where it is
             for j in range(ng):
                 gstart[j] = gfirst[j]
@@ -186,6 +210,8 @@ def expand_block(indptr, idx, val, ns, n, start, keep, linear, ngram, skips, ter
                     if pos < 0:
                         _reset(gid, gorder, ng)
                         return ST_SCRATCH, e, nf
+                if limits[g] >= 0 and pos - base > limits[g]:
+                    pos = limit_group(sidx, sval, base, pos, limits[g])
                 gend[j] = pos
             total = pos
             status, nf, total = _emit(sidx, sval, gstart, gend, gorder, gid, ng, total, linear, terms,
@@ -303,7 +329,7 @@ class Expander:
     generate nothing, so an example must not use namespaces that only later examples bring."""
 
     def __init__(self, mask: int, keep, linear, ngram, skips, terms=(), permutations=False,
-                 wildcard=None, limit: int = MAX_EXAMPLE_FEATURES):
+                 wildcard=None, limit: int = MAX_EXAMPLE_FEATURES, limits=None):
         self.mask = np.uint64(mask)
         self.keep = np.asarray(keep, np.uint8)
         self.linear = np.asarray(linear, np.uint8)
@@ -311,6 +337,8 @@ class Expander:
         self.skips = np.asarray(skips, np.int64)
         self.permutations = bool(permutations)
         self.limit = int(limit)
+        self.limits = np.full(256, -1, np.int64) if limits is None else np.asarray(limits, np.int64)
+        self.limited = bool((self.limits >= 0).any())
         self.wildcard = wildcard
         #: the namespace indices a wildcard may stand for: printable ASCII, not ignored
         self.eligible = np.zeros(256, np.bool_)
@@ -352,7 +380,8 @@ class Expander:
             status, e, nf = expand_block(block.indptr, block.idx, block.val, block.ns, stop, start,
                                          self.keep, self.linear, self.ngram, self.skips, self.terms,
                                          self.term_ptr, self.permutations, self.mask, self.limit,
-                                         out.indptr, out.idx, out.val, out.counts, self.sidx, self.sval)
+                                         out.indptr, out.idx, out.val, out.counts, self.sidx, self.sval,
+                                         self.limits, self.limited)
             if status == ST_DONE:
                 if stop == n:
                     break
@@ -460,4 +489,5 @@ def make_expander(spec, mask: int) -> Expander:
     ngram[128] = 0
     skips = np.array(spec.skip_table, np.int64)
     wildcard = spec.expand_terms if spec.wildcards else None
-    return Expander(mask, keep, linear, ngram, skips, spec.terms, spec.permutations, wildcard)
+    return Expander(mask, keep, linear, ngram, skips, spec.terms, spec.permutations, wildcard,
+                    limits=np.array(spec.limit_table, np.int64))

@@ -171,7 +171,7 @@ def make_settings(cfg, train: bool, holdout: int = 0, algo: str | None = None) -
     iprm = np.zeros(S.N_IPRM, np.int64)
     loss = LOSSES.get(cfg.loss, LOGISTIC)     # softmax: the learner's own loss (logistic's bounds)
     iprm[S.I_LOSS] = loss
-    prm[S.P_TAU] = cfg.quantile_tau
+    prm[S.P_TAU] = cfg.expectile_q if cfg.loss == "expectile" else cfg.quantile_tau     # the loss's parameter
     prm[S.P_ETA0] = rate_scale(cfg)
     prm[S.P_POWER_T] = cfg.power_t
     prm[S.P_L1] = cfg.l1

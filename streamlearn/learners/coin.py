@@ -61,7 +61,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from streamlearn.core.losses import CLASSIC, HINGE, LOGISTIC, POISSON, SQUARED, loss_dloss_f32, poisson_clamp
+from streamlearn.core.losses import (
+    CLASSIC, EXPECTILE, HINGE, LOGISTIC, POISSON, SQUARED, expectile_weight, loss_dloss_f32, poisson_clamp,
+)
 from streamlearn.core.loop import example_loss, learner_loop, shown_before_label, state_view
 from streamlearn.core.spec import Layout, LearnerSpec
 from streamlearn.core.state import (
@@ -157,6 +159,8 @@ def coin_loss_f32(code, p, y, tau):
     y32 = F32(y)
     if code == SQUARED or code == CLASSIC:
         return (p32 - y32) * (p32 - y32)
+    if code == EXPECTILE:
+        return (p32 - y32) * (p32 - y32) * F32(expectile_weight(p32, y32, tau))
     if code == LOGISTIC:
         if y32 == F32(1.0) or y32 == F32(-1.0):
             return np.log(F32(1.0) + np.exp(-y32 * p32))

@@ -3,12 +3,15 @@ rule and its kernel, which also predicts for every saved model)."""
 
 import math
 
+from streamlearn.core.initial import initial_weights, vw_stride_shift
 from streamlearn.core.rules import learn_sgd_block, oaa_sgd_block, rule_layout, rule_saved
 from streamlearn.core.spec import LearnerSpec
 from streamlearn.features.hashing import constant_index
+from streamlearn.core.state import I_TRAIN
+from streamlearn.errors import OptionError
 from streamlearn.options import Option
 
-#: sgd's own option
+#: sgd's own options
 OPTIONS = (
     Option("initial_weight", ("--initial-weight", "--initial_weight"), "float", 0.0, stored="if_used",
            estimator=None, section="sgd", check=lambda v: None if math.isfinite(v) else "a finite number",
@@ -18,21 +21,69 @@ OPTIONS = (
            check=lambda v: None if math.isfinite(v) else "a finite number",
            help="VW's --constant: the constant (bias) weight of a new model (class 1's, with --oaa) "
                 "starts at C (after --initial-weight)."),
+    Option("random_weights", ("--random-weights", "--random_weights"), "flag", False, section="sgd",
+           help="VW's --random_weights: every weight of a new model starts at a uniform draw in [-0.5, 0.5) "
+                "of VW's generator seeded with --random-seed (VW's numbers)."),
+    Option("normal_weights", ("--normal-weights", "--normal_weights"), "flag", False, section="sgd",
+           help="VW's --normal_weights: every weight of a new model starts at VW's standard normal draw "
+                "for its index (VW's numbers; --random-seed plays no part, as in VW)."),
+    Option("truncated_normal_weights", ("--truncated-normal-weights", "--truncated_normal_weights"), "flag",
+           False, section="sgd",
+           help="VW's --truncated_normal_weights: --normal-weights, each beyond twice their standard "
+                "deviation replaced by its remainder by that bound (VW's numbers)."),
 )
+
+FEATURE_MASK = Option(
+    "feature_mask", ("--feature-mask", "--feature_mask"), "text", None, metavar="MODEL", section="sgd", dask=False,
+    help="VW's --feature_mask: learn only the weights that are non-zero in MODEL (a streamlearn model with "
+         "the same -b): a new model starts at MODEL's weights (with -i, the -i model's non-zero weights "
+         "are the ones learned, as in VW).")
+OPTIONS += (FEATURE_MASK,)
+
+#: the random initial weights, in VW's order of precedence (after a non-zero --initial_weight)
+RANDOM_STARTS = (("random_weights", "random"), ("normal_weights", "normal"),
+                 ("truncated_normal_weights", "truncated_normal"))
+
+
+def _random_start(cfg) -> str | None:
+    """The random initial weights asked for ("random", "normal", "truncated_normal"), or None."""
+    return next((kind for name, kind in RANDOM_STARTS if getattr(cfg, name)), None)
 
 
 def _start(cfg, table, prm, iprm, st) -> None:
-    """VW's --initial_weight (gd.cc): the weight of every slot starts at W; the rule's G and N at 0."""
+    """VW's initial weights (initialize_regressor): --initial_weight W, else the random starts
+    (``core/initial.py``), for every slot; then --constant's weight of the constant (gd.cc); the
+    rule's G and N start at 0."""
     if cfg.initial_weight:
         table[:, 0] = cfg.initial_weight
+    else:
+        kind = _random_start(cfg)
+        if kind is not None:
+            shift = vw_stride_shift(cfg.adaptive, cfg.normalized, iprm[I_TRAIN] != 0)
+            table[:, 0] = initial_weights(kind, table.shape[0], cfg.random_seed, shift)
     if cfg.initial_constant:        # VW's --constant (gd.cc): the constant's weight, class 0's slot
         mask = table.shape[0] - 1
         table[(constant_index(cfg.bits) * cfg.class_width) & mask, 0] = cfg.initial_constant
 
 
+def _check(cfg, flag) -> None:
+    """The random starts are VW's for a new binary model: not with --oaa or -i; the feature mask
+    masks the weights of features (one per feature: not with --oaa)."""
+    if cfg.feature_mask is not None and cfg.oaa:
+        raise OptionError(f"{flag['feature_mask']} does not apply to --oaa")
+    for name, _ in RANDOM_STARTS:
+        if getattr(cfg, name) and cfg.oaa:
+            raise OptionError(f"{flag[name]} does not apply to --oaa (VW's weight layout differs)")
+        if getattr(cfg, name) and cfg.initial_model:
+            raise OptionError(f"{flag[name]} starts a new model: it does not apply with -i")
+
+
 LEARNER = LearnerSpec(
     name="sgd", order=0, summary="no regularization", paper="VW 9.11.9 (vw-spec §1c)",
-    declares=OPTIONS, options=("initial_weight", "initial_constant"), start=_start,
+    declares=OPTIONS,
+    options=("initial_weight", "initial_constant", "feature_mask") + tuple(name for name, _ in RANDOM_STARTS),
+    start=_start,
+    check=_check,
     kernel=learn_sgd_block, oaa_kernel=oaa_sgd_block,
     describe=lambda c: f"sgd (gradient descent, {c.rule()})",
     layout=lambda c: rule_layout(c, rate=True),

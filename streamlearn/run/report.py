@@ -159,6 +159,8 @@ def best_constant(ctr, st, loss: str, tau: float):
     many = counters.many_labels != 0
     if loss == "squared":
         best = counters.w_labels / wl
+    elif loss == "expectile":       # VW has no formula for it (best_constant.cc)
+        return None
     elif many:
         return None
     elif loss == "hinge":

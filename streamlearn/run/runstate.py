@@ -23,6 +23,7 @@ import numpy as np
 
 from streamlearn import learners
 from streamlearn.learners import allocate_table
+from streamlearn.run import feature_mask
 from streamlearn.run.model_io import restore_model
 from streamlearn.run.views import CounterView, IntSettingsView, SettingsView, StateView
 
@@ -58,9 +59,15 @@ class RunState:
     @classmethod
     def start(cls, cfg, model=None, train: bool = True, holdout: int = 0) -> "RunState":
         """``restored`` when a model is given, else ``fresh``."""
+        mask = feature_mask.load(cfg) if getattr(cfg, "feature_mask", None) is not None else None
         if model is not None:
             return cls.restored(cfg, model, train=train, holdout=holdout)
-        return cls.fresh(cfg, train=train, holdout=holdout)
+        state = cls.fresh(cfg, train=train, holdout=holdout)
+        if mask is not None:        # VW's --feature_mask without -i: the mask's weights (and bounds) are the start
+            state.table[mask[0], 0] = mask[1]
+            for name, value in mask[2].items():
+                setattr(state.state, name, value)
+        return state
 
     @classmethod
     def predictor(cls, cfg, rows, weights, state) -> "RunState":

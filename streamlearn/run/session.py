@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from streamlearn import learners
-from streamlearn.run import objective
+from streamlearn.run import classweight, feature_mask, objective
 from streamlearn.learners import allocate_table
 from streamlearn.run.history import ProgressHistory, nonzero_in_force
 from streamlearn.config import PredictConfig, TrainConfig, progress_schedule, train_config
@@ -32,7 +32,6 @@ from streamlearn.io.writers import PredictionWriter, class_probabilities, format
 from streamlearn.core import multiclass
 from streamlearn.core.losses import vw_label_warning
 from streamlearn.core.confidence import FLT_MAX, confidence_of, sensitivity
-from streamlearn.core.losses import loss_label
 from streamlearn.core.rules import gd_settings
 from streamlearn.core.state import I_LOSS, P_TAU
 from streamlearn.run.model_io import model_options, save_outputs
@@ -343,6 +342,8 @@ class Run:
     no_bases: bool = False
     #: --confidence: 0 off, 1 the sensitivity before the example is learned, 2 after
     confidence: int = 0
+    classweights: classweight.ClassWeights | None = None    # --classweight (``run/classweight.py``)
+    masked: bool = False        # --feature_mask: learn only the non-zero weights (``run/feature_mask.py``)
 
     # the RunState's arrays (a run keeps them for its whole life; the kernel takes ``kernel_state``)
     table = property(lambda self: self.arrays.table)
@@ -359,7 +360,8 @@ class Run:
         cfg = arrays.cfg
         learner = learners.get(cfg.algo)
         return cls(learner, arrays, learners.block_kernel(cfg), Outputs.of(cfg, learner, writer),
-                   Faults(reporter, strict, label_loss=_warned_loss(cfg)), Progress(reporter, history))
+                   Faults(reporter, strict, label_loss=_warned_loss(cfg)), Progress(reporter, history),
+                   classweights=classweight.of(cfg), masked=getattr(cfg, "feature_mask", None) is not None)
 
     @classmethod
     def predicting(cls, arrays: RunState, reporter: Reporter, writer: PredictionWriter | None = None,
@@ -390,6 +392,12 @@ class Run:
         arrays, state = block.arrays(preds), self.arrays.kernel_state
         if self.no_bases:
             arrays = arrays[:5] + (np.zeros_like(block.bases),) + arrays[6:]
+        if self.classweights is not None and training:
+            learned = self.classweights.weighted(block.labels, block.weights, int(counters.pass_ex),
+                                                 int(self.arrays.int_settings.holdout))
+            arrays = arrays[:4] + (learned,) + arrays[5:]
+        if self.masked and training:
+            arrays = feature_mask.masked(arrays, self.table)
         entries = self.audit.entries(block)
         audit = self.audit.g_column is not None and entries is not None
         tags = block.tag_list() if audit else None
@@ -451,8 +459,6 @@ class Run:
         code, tau = int(self.iprm[I_LOSS]), float(self.prm[P_TAU])
         if y != y:      # unlabeled: VW's opposite label, or after learning its "no label" FLT_MAX
             y = FLT_MAX if self.confidence == 2 else (-1.0 if p > 0 else 1.0)
-        else:
-            y = loss_label(code, y)
         s, f = int(block.indptr[e]), int(block.indptr[e + 1])
         return sensitivity(block.idx, block.val, s, f, self.table, self.st, gd_settings(self.prm, self.iprm), code,
                            p, y, tau, float(block.weights[e]))
@@ -532,6 +538,9 @@ def preamble(cfg: TrainConfig, rep: Reporter, learner, cache_note: str | None) -
     else:
         rep.line(f"learner = {learner.describe(cfg)}")
     rep.line(f"loss function = {cfg.loss}" + (f" (tau = {cfg.quantile_tau:g})" if cfg.loss == "quantile" else ""))
+    rep.line(f"learner = {learner.describe(cfg)}")
+    rep.line(f"loss function = {cfg.loss}" + (f" (tau = {cfg.quantile_tau:g})" if cfg.loss == "quantile" else "")
+             + (f" (q = {cfg.expectile_q:g})" if cfg.loss == "expectile" else ""))
 
 
 def _summary_lines(run: Run, loss: str, tau: float, passes: int, holdout: int, best_holdout,

@@ -18,7 +18,7 @@ preds = st.floats(-20, 20, allow_nan=False)
 @settings(deadline=None)
 @given(p=preds, y=st.sampled_from([-1.0, 1.0, 0.0, 0.5, 2.0]), tau=st.floats(0.05, 0.95))
 def test_losses_match_reference(p, y, tau):
-    for loss in ("squared", "logistic", "hinge", "quantile"):
+    for loss in ("squared", "logistic", "hinge", "quantile", "expectile"):
         assert py_loss(loss, p, y, tau) == pytest.approx(ref_loss(loss, p, y, tau, -math.inf, math.inf))
         assert py_dloss(loss, p, y, tau) == pytest.approx(ref_dloss(loss, p, y, tau))
 
@@ -31,6 +31,9 @@ def test_derivatives_are_numerical_derivatives(p, y):
     for loss in ("squared", "logistic", "hinge", "quantile"):
         num = (py_loss(loss, p + h, y) - py_loss(loss, p - h, y)) / (2 * h)
         assert py_dloss(loss, p, y) == pytest.approx(num, abs=1e-4)
+    for tau in (0.1, 0.5):      # expectile: weighted squared loss, differentiable at p = y too
+        num = (py_loss("expectile", p + h, y, tau) - py_loss("expectile", p - h, y, tau)) / (2 * h)
+        assert py_dloss("expectile", p, y, tau) == pytest.approx(num, abs=1e-4)
 
 
 def test_labels_for_classification_losses():
@@ -97,3 +100,39 @@ def test_classic_update_is_the_plain_step():
     from streamlearn.core.losses import LOSSES, loss_update
     for scale, ppu in ((0.1, 1.0), (0.5, 30.0), (1e-9, 1e-3)):
         assert float(loss_update(LOSSES["classic"], 0.2, 1.0, 0.5, scale, ppu)) == pytest.approx(2.0 * 0.8 * scale)
+
+
+# ----------------------------------------------------------------------------- VW's expectile (issue 27)
+
+@settings(deadline=None)
+@given(p=st.floats(-10, 10), y=st.sampled_from([-2.0, 0.0, 0.5, 3.0]), q=st.floats(0.01, 0.5))
+def test_expectile_is_weighted_squared_loss(p, y, q):
+    """VW's expectile: (p - y)^2 times q where p is above y, 1 - q elsewhere (extended linearly
+    outside the bounds as squared loss is); the derivative 2 (p - y) times the same factor."""
+    w = q if p > y else 1.0 - q
+    assert py_loss("expectile", p, y, q) == pytest.approx(w * (p - y) ** 2)
+    assert py_dloss("expectile", p, y, q) == pytest.approx(w * 2.0 * (p - y))
+    assert py_loss("expectile", p, y, q, lo=-1.0, hi=1.0) == pytest.approx(
+        w * py_loss("squared", p, y, q, lo=-1.0, hi=1.0))
+    if q == 0.5:
+        assert py_loss("expectile", p, y, q) == pytest.approx(0.5 * py_loss("squared", p, y))
+
+
+@pytest.mark.parametrize("p, y, q, scale, ppu", [(0.0, 2.0, 0.25, 0.1, 1.0), (1.0, 0.5, 0.25, 0.3, 2.0),
+                                                 (-2.0, 0.0, 0.1, 0.5, 1.5), (0.5, 5.0, 0.5, 0.05, 10.0),
+                                                 (2.0, 0.0, 0.3, 1e-9, 0.7)])
+def test_expectile_invariant_update_is_the_gradient_flow(p, y, q, scale, ppu):
+    """The invariant update is the gradient flow's (which never crosses the label, so the factor
+    stays that of the start): squared's closed form with the scale times the factor."""
+    from streamlearn.core.losses import LOSSES, loss_dloss, loss_update
+    code = LOSSES["expectile"]
+    f = lambda u: -float(loss_dloss(code, p + ppu * u, y, q))   # noqa: E731
+    u, steps = 0.0, 20000
+    ds = scale / steps
+    for _ in range(steps):
+        k1 = f(u)
+        k2 = f(u + ds * k1 / 2)
+        k3 = f(u + ds * k2 / 2)
+        k4 = f(u + ds * k3)
+        u += ds * (k1 + 2 * k2 + 2 * k3 + k4) / 6
+    assert float(loss_update(code, p, y, q, scale, ppu)) == pytest.approx(u, rel=1e-6, abs=1e-12)

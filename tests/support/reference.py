@@ -37,6 +37,8 @@ def loss_value(loss, p, y, tau, lo, hi):
                                 else -c * p + math.log1p(math.exp(c * p)), y)
     if loss == "hinge":
         return max(0.0, 1.0 - y * p)
+    if loss == "expectile":     # VW's: squared loss, weighted tau (q) above the label, 1 - q below
+        return loss_value("squared", p, y, tau, lo, hi) * (tau if p > y else 1.0 - tau)
     e = y - p
     return tau * e if e > 0 else (tau - 1.0) * e
 
@@ -48,6 +50,8 @@ def dloss(loss, p, y, tau):
         return logistic_mixture(lambda c: -c / (1.0 + math.exp(c * p)), y)
     if loss == "hinge":
         return -y if y * p < 1.0 else 0.0
+    if loss == "expectile":
+        return 2.0 * (p - y) * (tau if p > y else 1.0 - tau)
     e = y - p
     if e == 0:
         return 0.0
