@@ -461,6 +461,23 @@ def _check_learner_options(cfg: TrainConfig) -> None:
         spec.check(cfg, FLAG)
 
 
+def _resolve_format(values: dict, explicit: dict) -> None:
+    """VW's --csv and --json are --format csv and json; their options are checked here."""
+    from streamlearn.io.textformats import csv_ns_values, csv_separator
+    given = [n for n in ("csv", "json") if explicit.get(n)]
+    if len(given) > 1:
+        raise OptionError("--csv and --json cannot be used together")
+    if given:
+        if explicit.get("format", given[0]) != given[0]:
+            raise OptionError(f"--{given[0]} conflicts with --format {explicit['format']}")
+        values["format"] = given[0]
+    try:
+        csv_separator(values.get("csv_separator", ","))
+        csv_ns_values(values.get("csv_ns_value") or "")
+    except ValueError as exc:
+        raise OptionError(str(exc)) from None
+
+
 def _resolve_algo(values: dict, explicit: dict) -> None:
     """No --algo: the -i model's learner when it takes every learner option given; else the learner
     an option given selects (``LearnerSpec.selected_by``; tg for --threshold/--period/
@@ -565,6 +582,7 @@ def train_config(explicit: dict, model_options: dict | None = None) -> TrainConf
                     f"{FLAG[name]} {_fmt(model_options[name])}")
         values.update({k: v for k, v in model_options.items() if k in known and k != "sgd"})
     values.update(explicit)
+    _resolve_format(values, explicit)
     _resolve_algo(values, explicit)
     _resolve_reg(values, explicit)
     _resolve_rule(values, explicit)

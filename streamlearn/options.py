@@ -132,7 +132,7 @@ FROM_LEARNERS = "from the learners"
 
 LOSS_NAMES = ("squared", "logistic", "hinge", "quantile", "softmax", "poisson", "classic")
 LINK_NAMES = ("identity", "logistic", "poisson")
-FORMAT_NAMES = ("auto", "vw", "libsvm")
+FORMAT_NAMES = ("auto", "vw", "libsvm", "csv", "json")
 HASH_NAMES = ("strings", "all")
 
 INPUT = "Input"
@@ -163,8 +163,26 @@ INPUT_OPTIONS = (
             "the results do not depend on it.", section=INPUT),
 )
 
+#: VW's CSV and JSON input (streamlearn.io.textformats): options of ``train``
+TEXT_FORMAT_OPTIONS = (
+    _o("csv", ("--csv",), "flag", False,
+       help="The input is CSV (VW's --csv; --format csv): a header line naming the columns (_label, _tag, "
+            "name or namespace|name).", section=INPUT),
+    _o("csv_separator", ("--csv-separator", "--csv_separator"), "text", ",", metavar="C",
+       help="CSV's field separator: one character, \\t for TAB (not \", | or :).", section=INPUT),
+    _o("csv_ns_value", ("--csv-ns-value", "--csv_ns_value"), "text", None, metavar="NS:R,...",
+       help="CSV: multiply the numbers of namespace NS by R (an empty NS: the default namespace).",
+       section=INPUT),
+    _o("json", ("--json",), "flag", False,
+       help="The input is JSON, one object per line (VW's --json with simple labels; --format json).",
+       section=INPUT),
+    _o("chain_hash", ("--chain-hash", "--chain_hash"), "flag", False,
+       help="JSON: a string value v of key k is the feature hash(v, hash(k, ns)) (VW's --chain_hash), "
+            "not the name k+v.", section=INPUT),
+)
+
 #: the options of a training run, in the order of ``train --help`` (before the learners' own)
-RUN_OPTIONS = INPUT_OPTIONS + (
+RUN_OPTIONS = INPUT_OPTIONS + TEXT_FORMAT_OPTIONS + (
     _o("bits", ("-b", "--bits", "--bit_precision"), "int", 18, stored="always", estimator=18,
        help="Number of hash bits: the model has 2^b weights.", section=HASHING),
     _o("noconstant", ("--noconstant",), "flag", False, stored="always", estimator=False,

@@ -32,6 +32,7 @@ from streamlearn.io.cache import CacheWriter
 from streamlearn.io.expand import ExpandedOutputs, make_expander
 from streamlearn.errors import InputError
 from streamlearn.io.reader import Source, read_blocks, ring_size
+from streamlearn.io.textformats import TEXT_FORMATS, TextFormat
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,9 @@ class Hashing:
     hash: str
     hash_seed: int
     features: object = None
+    #: how a CSV or JSON source becomes VW text (``streamlearn.io.textformats.TextFormat``; None: VW text
+    #: or LIBSVM)
+    text: object = None
     #: parse threads (how the text is read, not what it becomes: not compared, not in as_dict)
     threads: int = field(default=1, compare=False)
 
@@ -60,13 +64,24 @@ class Hashing:
              "hash_seed": self.hash_seed}
         if self.expands:
             d["features"] = self.features.to_dict()
+        if self.text is not None:
+            d["text"] = self.text.as_dict()
         return d
 
 
 def hashing_of(cfg) -> Hashing:
     """The Hashing of a run's configuration."""
     return Hashing(cfg.bits, cfg.noconstant, cfg.hash, cfg.hash_seed,
-                   cfg.feature_spec() if cfg.expands else None, getattr(cfg, "threads", 1))
+                   cfg.feature_spec() if cfg.expands else None, text_format_of(cfg),
+                   getattr(cfg, "threads", 1))
+
+
+def text_format_of(cfg):
+    """The TextFormat of a run reading CSV or JSON (``--csv``, ``--json``), else None."""
+    if getattr(cfg, "format", None) not in TEXT_FORMATS:
+        return None
+    return TextFormat(cfg.format, getattr(cfg, "csv_separator", ","), getattr(cfg, "csv_ns_value", "") or "",
+                      bool(getattr(cfg, "chain_hash", False)))
 
 
 def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: CacheWriter | None = None,
@@ -116,7 +131,10 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
             cache.write(block)
         return block
 
-    items = _read_items(sources, fmt, block_size, ring, byte_range)
+    text_format = None
+    if fmt in TEXT_FORMATS:
+        text_format = hashing.text if hashing.text is not None else TextFormat(fmt)
+    items = _read_items(sources, fmt, block_size, ring, byte_range, text_format, hashing)
     if threads == 1:
         for item in items:
             block = finish(parse(*item) if item[2] is not None else None, *item)
@@ -148,13 +166,25 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
         pool.shutdown(wait=True)
 
 
-def _read_items(sources, fmt: str, block_size: int, ring: int, byte_range=None):
+def _read_items(sources, fmt: str, block_size: int, ring: int, byte_range=None, text_format=None, hashing=None):
     """The blocks of the sources as (k, source name, data, line ends, first line, format code, read
     error) in order; k counts blocks from 0. A read error (reported by ``read_blocks``) travels with
-    the block read when it happened (data None: no line was left), so that it is reported in order."""
+    the block read when it happened (data None: no line was left), so that it is reported in order.
+    With ``text_format`` (CSV, JSON) every block is turned into VW text, line for line."""
     k = 0
     for path in sources:
         source = Source(path) if byte_range is None else Source(path, *byte_range)
+        if text_format is not None:
+            conv = text_format.converter(source.name, hashing.hash_seed, hashing.hash)
+            errors = []
+            for data, ends, first_line in read_blocks(source, block_size, ring, errors.append):
+                error = errors.pop() if errors else None
+                buf, vw_ends = conv.block(data, ends, first_line)
+                yield k, source.name, buf, vw_ends, first_line, FMT_VW, error
+                k += 1
+            if errors:
+                yield k, source.name, None, None, 0, FMT_VW, errors.pop()
+            continue
         code = None if fmt == "auto" else FORMATS[fmt]
         pending = []   # blocks read before a line decided the format (blank or comment lines)
         errors = []
