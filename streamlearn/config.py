@@ -463,7 +463,7 @@ def _check_learner_options(cfg: TrainConfig) -> None:
 
 def _resolve_format(values: dict, explicit: dict) -> None:
     """VW's --csv and --json are --format csv and json; their options are checked here."""
-    from streamlearn.io.textformats import csv_ns_values, csv_separator
+    from streamlearn.io.textformats import csv_ns_values, csv_separator, parse_affix
     given = [n for n in ("csv", "json") if explicit.get(n)]
     if len(given) > 1:
         raise OptionError("--csv and --json cannot be used together")
@@ -474,6 +474,7 @@ def _resolve_format(values: dict, explicit: dict) -> None:
     try:
         csv_separator(values.get("csv_separator", ","))
         csv_ns_values(values.get("csv_ns_value") or "")
+        parse_affix(values.get("affix") or "")
     except ValueError as exc:
         raise OptionError(str(exc)) from None
 

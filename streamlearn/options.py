@@ -191,6 +191,10 @@ RUN_OPTIONS = INPUT_OPTIONS + TEXT_FORMAT_OPTIONS + (
        help="strings: purely numeric names are their own hash (VW); all: murmur every name.", section=HASHING),
     _o("hash_seed", ("--hash-seed", "--hash_seed"), "int", 0, stored="always", estimator=None,
        help="Seed of the feature hash.", section=HASHING),
+    _o("affix", ("--affix",), "text", None, metavar="[+-]N[A],...", stored="if_used", estimator=None,
+       help="VW's affix features: the prefix (+N) or suffix (-N, N 1..7) of every feature name of "
+            "namespace A (default: the default namespace), as a feature of namespace \\x84 (VW text input).",
+       section=HASHING),
     _o("loss", ("--loss", "--loss-function", "--loss_function"), "choice", "squared", choices=LOSS_NAMES,
        stored="always", estimator=None,
        help="Loss function. Logistic and hinge read labels > 0 as positive, <= 0 as negative; "

@@ -482,3 +482,92 @@ def _words(text: bytes) -> list:
 
 _JSON_ESCAPE = bytes.maketrans(b" \t|:", b"____")
 _TEXT_ESCAPE = bytes.maketrans(b"|:", b"__")
+
+
+# ------------------------------------------------------------------------------------------- --affix
+
+AFFIX_NAMESPACE = 0x84          # VW's affix namespace (\x84)
+AFFIX_CONSTANT = 13903957
+QUADRATIC_CONSTANT = 27942141
+
+
+def parse_affix(text: str) -> dict:
+    """VW's ``--affix`` (``+2a,-3b``: prefixes (+, the default) or suffixes (-) of length 1..7 of the
+    names of namespace a, b, or of the default namespace when none is given) as {namespace byte:
+    [(is_prefix, length, code)]} in the order VW adds them (the last given first); raises ValueError."""
+    out = {}
+    for token in text.split(","):
+        if not token:
+            continue
+        q, prefix = token, 1
+        if q[:1] in "+-":
+            prefix, q = (0 if q[0] == "-" else 1), q[1:]
+        if not q or not "1" <= q[0] <= "7":
+            raise ValueError(f"--affix: the length must be 1..7 in {token!r}")
+        ns = 32
+        if len(q) > 1:
+            ns = q[1].encode("utf-8", "surrogateescape")
+            if len(q) > 2 or len(ns) != 1 or ns in (b"|", b":"):
+                raise ValueError(f"--affix: malformed {token!r} (+/-, a length 1..7, a namespace byte)")
+            ns = ns[0]
+        length = int(q[0])
+        out.setdefault(ns, []).insert(0, (bool(prefix), length, (length << 1) | prefix))
+    return out
+
+
+class AffixConverter:
+    """VW text lines with VW's affix features added (``--affix``): for every named feature of a
+    namespace with affixes, value v, the feature of index ``hash(affix, ns) * (13903957 + code *
+    27942141)`` and value v in namespace \\x84 (the affix is the name's first or last ``length`` bytes,
+    the whole name when it is shorter; code = length * 2 + prefix), written as the all-digit names of
+    those indices in a segment ``|\\x84`` added at the end of the line."""
+
+    def __init__(self, affix: dict, source: str, seed: int, mode: str, spec=None):
+        from streamlearn.features.expansion import FeatureSpec
+        self.affix = affix
+        self.source = source
+        self.seed = seed & _M32
+        self.mode = mode
+        self.spec = spec if spec is not None else FeatureSpec.from_options()
+        self.seg_hash = hash_string(bytes([AFFIX_NAMESPACE]), self.seed, mode)
+
+    def line(self, raw: bytes) -> bytes:
+        from streamlearn.features.names import parse_features
+        body = raw[:-1] if raw.endswith(b"\r") else raw
+        text = body[3:] if body.startswith(b"\xef\xbb\xbf") else body
+        groups, _ = parse_features(text, self.spec, 32, self.seed, self.mode)
+        tokens = []
+        for index, feats in groups:
+            affixes = self.affix.get(index)
+            if not affixes:
+                continue
+            for f in feats:
+                if f.constant or not f.name:
+                    continue
+                name = f.name.encode("utf-8", "surrogateescape")
+                ns_hash = self.default_hash() if f.ns_name == "" else \
+                    hash_string(f.ns_name.encode("utf-8", "surrogateescape"), self.seed, self.mode)
+                for is_prefix, length, code in affixes:
+                    part = name if len(name) <= length else (name[:length] if is_prefix else name[-length:])
+                    h = (hash_string(part, ns_hash, self.mode) * (AFFIX_CONSTANT + code * QUADRATIC_CONSTANT))
+                    token = str((h - self.seg_hash) & _M32).encode()
+                    if np.float32(f.value) != 1:
+                        token += b":" + number_text(f.value)
+                    tokens.append(token)
+        if not tokens:
+            return raw
+        if self.mode != "strings":
+            raise InputError(f"{self.source}: --affix needs --hash strings")
+        return body + b" |" + bytes([AFFIX_NAMESPACE]) + b" " + b" ".join(tokens) + raw[len(body):]
+
+    def default_hash(self) -> int:
+        return int(default_namespace_hash(self.seed))
+
+    def block(self, data: np.ndarray, ends: np.ndarray, first_line: int):
+        raw = data.tobytes() if isinstance(data, np.ndarray) else bytes(data)
+        out, start = [], 0
+        for end in ends.tolist():
+            out.append(self.line(raw[start:end]))
+            start = end + 1
+        buf = np.frombuffer(b"\n".join(out) + b"\n", np.uint8).copy()
+        return buf, np.flatnonzero(buf == 10)

@@ -32,7 +32,7 @@ from streamlearn.io.cache import CacheWriter
 from streamlearn.io.expand import ExpandedOutputs, make_expander
 from streamlearn.errors import InputError
 from streamlearn.io.reader import Source, read_blocks, ring_size
-from streamlearn.io.textformats import TEXT_FORMATS, TextFormat
+from streamlearn.io.textformats import TEXT_FORMATS, AffixConverter, TextFormat, parse_affix
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,8 @@ class Hashing:
     #: how a CSV or JSON source becomes VW text (``streamlearn.io.textformats.TextFormat``; None: VW text
     #: or LIBSVM)
     text: object = None
+    #: VW's --affix (streamlearn.io.textformats.parse_affix), None: none
+    affix: str | None = None
     #: parse threads (how the text is read, not what it becomes: not compared, not in as_dict)
     threads: int = field(default=1, compare=False)
 
@@ -66,6 +68,8 @@ class Hashing:
             d["features"] = self.features.to_dict()
         if self.text is not None:
             d["text"] = self.text.as_dict()
+        if self.affix:
+            d["affix"] = self.affix
         return d
 
 
@@ -73,7 +77,7 @@ def hashing_of(cfg) -> Hashing:
     """The Hashing of a run's configuration."""
     return Hashing(cfg.bits, cfg.noconstant, cfg.hash, cfg.hash_seed,
                    cfg.feature_spec() if cfg.expands else None, text_format_of(cfg),
-                   getattr(cfg, "threads", 1))
+                   getattr(cfg, "affix", None) or None, getattr(cfg, "threads", 1))
 
 
 def text_format_of(cfg):
@@ -135,6 +139,8 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
     if fmt in TEXT_FORMATS:
         text_format = hashing.text if hashing.text is not None else TextFormat(fmt)
     items = _read_items(sources, fmt, block_size, ring, byte_range, text_format, hashing)
+    if hashing.affix and text_format is None:
+        items = _with_affixes(items, hashing)
     if threads == 1:
         for item in items:
             block = finish(parse(*item) if item[2] is not None else None, *item)
@@ -206,6 +212,19 @@ def _read_items(sources, fmt: str, block_size: int, ring: int, byte_range=None, 
             k += 1
         if errors:
             yield k, source.name, None, None, 0, code, errors.pop()
+
+
+def _with_affixes(items, hashing: Hashing):
+    """The items with VW's --affix features added to the VW text blocks (``AffixConverter``)."""
+    affix = parse_affix(hashing.affix)
+    convs = {}
+    for k, name, data, ends, first_line, code, error in items:
+        if data is not None and code == FMT_VW:
+            conv = convs.get(name)
+            if conv is None:
+                conv = convs[name] = AffixConverter(affix, name, hashing.hash_seed, hashing.hash, hashing.features)
+            data, ends = conv.block(data, ends, first_line)
+        yield k, name, data, ends, first_line, code, error
 
 
 def libsvm_as_vw(line: bytes) -> bytes:
