@@ -295,6 +295,9 @@ LATE_OPTIONS = (
     _o("kill_cache", ("-k", "--kill-cache", "--kill_cache"), "flag", False,
        help="Rebuild the cache even if it exists (without a cache, nothing: VW command lines give -k "
             "alone).", section=FILES),
+    _o("audit_regressor", ("--audit-regressor", "--audit_regressor"), "text", None, metavar="PATH", dask=False,
+       help="Learn nothing: write the -i model's non-zero weights as name:slot:weight, each named by the "
+            "first example using it (VW's --audit_regressor).", section=FILES),
     _o("final_model", ("-f", "--final-model", "--final_regressor"), "text", None, metavar="PATH",
        help="Write the model here (atomically).", section=FILES),
     _o("predict_only_model", ("--predict-only-model", "--predict_only_model"), "flag", False, dask=False,
