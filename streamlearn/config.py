@@ -463,7 +463,7 @@ def _check_learner_options(cfg: TrainConfig) -> None:
 
 def _resolve_format(values: dict, explicit: dict) -> None:
     """VW's --csv and --json are --format csv and json; their options are checked here."""
-    from streamlearn.io.textformats import csv_ns_values, csv_separator, parse_affix
+    from streamlearn.io.textformats import check_csv_header, csv_ns_values, csv_separator, parse_affix
     given = [n for n in ("csv", "json") if explicit.get(n)]
     if len(given) > 1:
         raise OptionError("--csv and --json cannot be used together")
@@ -475,6 +475,7 @@ def _resolve_format(values: dict, explicit: dict) -> None:
         csv_separator(values.get("csv_separator", ","))
         csv_ns_values(values.get("csv_ns_value") or "")
         parse_affix(values.get("affix") or "")
+        check_csv_header(values.get("csv_header") or "", values.get("csv_no_file_header", False))
     except ValueError as exc:
         raise OptionError(str(exc)) from None
 

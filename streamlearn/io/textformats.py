@@ -59,10 +59,15 @@ class TextFormat:
     csv_separator: str = ","
     csv_ns_value: str = ""
     chain_hash: bool = False
+    csv_header: str = ""
+    csv_no_file_header: bool = False
 
     def as_dict(self) -> dict:
         if self.name == "csv":
-            return {"format": "csv", "csv_separator": self.csv_separator, "csv_ns_value": self.csv_ns_value}
+            d = {"format": "csv", "csv_separator": self.csv_separator, "csv_ns_value": self.csv_ns_value}
+            if self.csv_header or self.csv_no_file_header:
+                d.update(csv_header=self.csv_header, csv_no_file_header=self.csv_no_file_header)
+            return d
         return {"format": "json", "chain_hash": self.chain_hash}
 
     def converter(self, source: str, hash_seed: int, hash_mode: str):
@@ -82,6 +87,12 @@ def csv_separator(value: str) -> str:
     if value in "\"|:":
         raise ValueError(f"--csv_separator cannot be {value!r} (\", | and : are reserved)")
     return value
+
+
+def check_csv_header(header: str, no_file_header: bool) -> None:
+    """VW's --csv_no_file_header needs --csv_header; raises ValueError."""
+    if no_file_header and not header:
+        raise ValueError("--csv_no_file_header needs --csv_header (the CSV has no header line)")
 
 
 def csv_ns_values(text: str) -> dict:
@@ -231,6 +242,9 @@ class CsvConverter(_Converter):
         self.sep = csv_separator(self.fmt.csv_separator).encode()[0]
         self.ns_value = csv_ns_values(self.fmt.csv_ns_value)
         self.header = None
+        self.first = True
+        if self.fmt.csv_header:
+            self.read_header(self.fmt.csv_header.encode("utf-8", "surrogateescape").split(b","), 0)
 
     def split(self, sv: bytes, line: int) -> list:
         """VW's cells of a line: quoted cells keep their outer quotes, ``""`` inside them is ``"``."""
@@ -279,12 +293,15 @@ class CsvConverter(_Converter):
         if not raw:
             self.fail(line, "empty line (VW's CSV has none)")
         cells = self.split(raw, line)
+        first, self.first = self.first, False
         if self.header is None:
             self.read_header(cells, line)
             return b""
         names, label_col, tag_col, groups = self.header
         if len(cells) != len(names):
             self.fail(line, f"{len(cells)} cells where the header has {len(names)}")
+        if first and not self.fmt.csv_no_file_header:
+            return b""          # the file's header, --csv_header in force
         label = b""
         if label_col is not None:
             label = self.label_text(_words(self.unquote(cells[label_col])), line)

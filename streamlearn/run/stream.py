@@ -85,7 +85,8 @@ def text_format_of(cfg):
     if getattr(cfg, "format", None) not in TEXT_FORMATS:
         return None
     return TextFormat(cfg.format, getattr(cfg, "csv_separator", ","), getattr(cfg, "csv_ns_value", "") or "",
-                      bool(getattr(cfg, "chain_hash", False)))
+                      bool(getattr(cfg, "chain_hash", False)), getattr(cfg, "csv_header", "") or "",
+                      bool(getattr(cfg, "csv_no_file_header", False)))
 
 
 def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: CacheWriter | None = None,
