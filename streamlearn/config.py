@@ -147,9 +147,9 @@ class _TrainConfigMethods:
 
     def model_options(self) -> dict:
         """The options a model file stores: every "always" one, in the file's order, then each
-        "if_used" one the learner takes whose value is not its default."""
+        "if_used" one the learner (or every run: --affix) takes whose value is not its default."""
         out = {name: getattr(self, name) for name in MODEL_OPTIONS}
-        takes = _registry.get(self.algo).options
+        takes = set(_registry.get(self.algo).options) | {o.name for o in _options.RUN_OPTIONS}   # the run's: all
         for name in IF_USED_OPTIONS:
             if name in takes and getattr(self, name) != OPTION[name].default_value():
                 out[name] = getattr(self, name)
