@@ -119,7 +119,8 @@ def _number(raw: bytes):
     v, q, kind, _ = parse_number(np.frombuffer(raw, np.uint8), 0, len(raw))
     if q != len(raw) or kind == NUM_NONE or v != v:
         return None
-    return np.float32(v)
+    with np.errstate(over="ignore"):
+        return np.float32(v)
 
 
 def number_text(v) -> bytes:
@@ -214,9 +215,7 @@ class _Converter:
                 if str(exc).startswith(f"{self.source} line "):
                     raise
                 self.fail(first_line + k, str(exc))
-        text = b"\n".join(out) + b"\n"
-        buf = np.frombuffer(text, np.uint8).copy()
-        return buf, np.flatnonzero(buf == 10)
+        return _joined(out)
 
     def label_text(self, words: list, line: int) -> bytes:
         for w in words:
@@ -286,6 +285,10 @@ class CsvConverter(_Converter):
         return cell[1:-1] if len(cell) > 1 and cell[0] == 34 and cell[-1] == 34 else cell
 
     def line(self, raw: bytes, line: int) -> bytes:
+        with np.errstate(over="ignore"):
+            return self._line(raw, line)
+
+    def _line(self, raw: bytes, line: int) -> bytes:
         if raw.startswith(b"\xef\xbb\xbf"):
             raw = raw[3:]
         if raw.endswith(b"\r"):
@@ -492,6 +495,12 @@ class JsonConverter(_Converter):
                     self.w.feature(hash_string(word, ns_hash, self.mode), 1.0, word)
 
 
+def _joined(lines: list):
+    """(uint8 buffer, line ends) of VW text lines, each ended by a newline."""
+    buf = np.frombuffer(b"".join(line + b"\n" for line in lines), np.uint8).copy()
+    return buf, np.flatnonzero(buf == 10)
+
+
 def _words(text: bytes) -> list:
     """VW's tokenize on spaces (empty words dropped)."""
     return [w for w in text.split(b" ") if w]
@@ -552,7 +561,8 @@ class AffixConverter:
         from streamlearn.features.names import parse_features
         body = raw[:-1] if raw.endswith(b"\r") else raw
         text = body[3:] if body.startswith(b"\xef\xbb\xbf") else body
-        groups, _ = parse_features(text, self.spec, 32, self.seed, self.mode)
+        with np.errstate(over="ignore"):
+            groups, _ = parse_features(text, self.spec, 32, self.seed, self.mode)
         tokens = []
         for index, feats in groups:
             affixes = self.affix.get(index)
@@ -586,5 +596,4 @@ class AffixConverter:
         for end in ends.tolist():
             out.append(self.line(raw[start:end]))
             start = end + 1
-        buf = np.frombuffer(b"\n".join(out) + b"\n", np.uint8).copy()
-        return buf, np.flatnonzero(buf == 10)
+        return _joined(out)
