@@ -200,6 +200,13 @@ RUN_OPTIONS = INPUT_OPTIONS + TEXT_FORMAT_OPTIONS + (
        help="VW's affix features: the prefix (+N) or suffix (-N, N 1..7) of every feature name of "
             "namespace A (default: the default namespace), as a feature of namespace \\x84 (VW text input).",
        section=HASHING),
+    _o("dictionary", ("--dictionary",), "multi", (), metavar="[A:]FILE", stored="if_used", estimator=None,
+       help="VW's dictionary features: a feature of namespace A (default: the default namespace) named by a "
+            "word of FILE ('word features...' lines, .gz read) adds the word's features in namespace \\x87 "
+            "(VW text input). Repeatable.", section=HASHING),
+    _o("dictionary_path", ("--dictionary-path", "--dictionary_path"), "multi", (), metavar="DIR",
+       stored="if_used", estimator=None,
+       help="Folders searched for --dictionary files (then the working folder). Repeatable.", section=HASHING),
     _o("loss", ("--loss", "--loss-function", "--loss_function"), "choice", "squared", choices=LOSS_NAMES,
        stored="always", estimator=None,
        help="Loss function. Logistic and hinge read labels > 0 as positive, <= 0 as negative; "

@@ -513,6 +513,7 @@ _TEXT_ESCAPE = bytes.maketrans(b"|:", b"__")
 # ------------------------------------------------------------------------------------------- --affix
 
 AFFIX_NAMESPACE = 0x84          # VW's affix namespace (\x84)
+DICTIONARY_NAMESPACE = 0x87     # VW's dictionary namespace (\x87)
 AFFIX_CONSTANT = 13903957
 QUADRATIC_CONSTANT = 27942141
 
@@ -542,14 +543,21 @@ def parse_affix(text: str) -> dict:
 
 
 class AffixConverter:
-    """VW text lines with VW's affix features added (``--affix``): for every named feature of a
-    namespace with affixes, value v, the feature of index ``hash(affix, ns) * (13903957 + code *
-    27942141)`` and value v in namespace \\x84 (the affix is the name's first or last ``length`` bytes,
-    the whole name when it is shorter; code = length * 2 + prefix), written as the all-digit names of
-    those indices in a segment ``|\\x84`` added at the end of the line."""
+    """VW text lines with VW's affix features (``--affix``) and dictionary features (``--dictionary``)
+    added, as VW's text parser adds them.
 
-    def __init__(self, affix: dict, source: str, seed: int, mode: str, spec=None):
+    Affixes: for every named feature of a namespace with affixes, value v, the feature of index
+    ``hash(affix, ns) * (13903957 + code * 27942141)`` and value v in namespace \\x84 (the affix is the
+    name's first or last ``length`` bytes, the whole name when it is shorter; code = length * 2 +
+    prefix). Dictionaries: for every feature of a namespace with dictionaries (value not 0), the
+    features its name has in each of them (``read_dictionary``), as they are, in namespace \\x87. Both
+    are written as the all-digit names of their indices in segments ``|\\x84`` and ``|\\x87`` added at
+    the end of the line."""
+
+    def __init__(self, affix: dict, source: str, seed: int, mode: str, spec=None, dictionaries=None):
         from streamlearn.features.expansion import FeatureSpec
+        self.dictionaries = dictionaries or {}
+        self.dict_hash = hash_string(bytes([DICTIONARY_NAMESPACE]), seed & _M32, mode)
         self.affix = affix
         self.source = source
         self.seed = seed & _M32
@@ -560,11 +568,17 @@ class AffixConverter:
     def line(self, raw: bytes) -> bytes:
         from streamlearn.features.names import parse_features
         body = raw[:-1] if raw.endswith(b"\r") else raw
+        tail = raw[len(body):]
         text = body[3:] if body.startswith(b"\xef\xbb\xbf") else body
         with np.errstate(over="ignore"):
             groups, _ = parse_features(text, self.spec, 32, self.seed, self.mode)
-        tokens = []
+        tokens, dict_tokens = [], []
         for index, feats in groups:
+            for table in self.dictionaries.get(index, ()):
+                for f in feats:
+                    for h, v in table.get(f.name.encode("utf-8", "surrogateescape"), ()) if not f.constant else ():
+                        token = str((h - self.dict_hash) & _M32).encode()
+                        dict_tokens.append(token if v == 1 else token + b":" + number_text(v))
             affixes = self.affix.get(index)
             if not affixes:
                 continue
@@ -581,11 +595,15 @@ class AffixConverter:
                     if np.float32(f.value) != 1:
                         token += b":" + number_text(f.value)
                     tokens.append(token)
-        if not tokens:
+        if not tokens and not dict_tokens:
             return raw
         if self.mode != "strings":
-            raise InputError(f"{self.source}: --affix needs --hash strings")
-        return body + b" |" + bytes([AFFIX_NAMESPACE]) + b" " + b" ".join(tokens) + raw[len(body):]
+            raise InputError(f"{self.source}: --affix and --dictionary need --hash strings")
+        if tokens:
+            body += b" |" + bytes([AFFIX_NAMESPACE]) + b" " + b" ".join(tokens)
+        if dict_tokens:
+            body += b" |" + bytes([DICTIONARY_NAMESPACE]) + b" " + b" ".join(dict_tokens)
+        return body + tail
 
     def default_hash(self) -> int:
         return int(default_namespace_hash(self.seed))
@@ -597,3 +615,73 @@ class AffixConverter:
             out.append(self.line(raw[start:end]))
             start = end + 1
         return _joined(out)
+
+
+# -------------------------------------------------------------------------------------- --dictionary
+
+def _file_hash(data: bytes) -> int:
+    """VW's hash of a dictionary file's bytes (CRs skipped; bytes read as signed chars)."""
+    h = 5289374183516789128
+    for b in data:
+        if b == 13:
+            continue
+        h = (h * 341789041 + (b - 256 if b > 127 else b)) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def find_dictionary(name: str, paths) -> str:
+    """The first ``path/name`` that exists, over ``paths`` then the working folder (VW's order)."""
+    import os
+    for path in list(paths) + ["."]:
+        full = os.path.join(path, name)
+        if os.path.isfile(full):
+            return full
+    raise ValueError(f"cannot find dictionary '{name}' in path; try adding --dictionary_path")
+
+
+def read_dictionary(path: str, bits: int, seed: int, mode: str) -> dict:
+    """VW's dictionary file: a line ``word features...`` gives ``word`` (the first one kept) the
+    features of its default namespace, read as VW text (``| features``); {word: [(index, value)]}."""
+    import gzip
+    from streamlearn.features.expansion import FeatureSpec
+    from streamlearn.features.names import parse_features
+    try:
+        data = gzip.open(path).read() if path.endswith(".gz") else open(path, "rb").read()
+    except (OSError, EOFError, ValueError) as exc:
+        raise ValueError(f"cannot read dictionary {path}: {exc}") from None
+    spec = FeatureSpec.from_options()
+    out = {}
+    for line in data.split(b"\n"):
+        line = line.lstrip(b" \t")
+        end = next((i for i, c in enumerate(line) if c in b" \t"), None)
+        if not end:
+            continue
+        word = line[:end]
+        if word in out:
+            continue
+        with np.errstate(over="ignore"):
+            groups, _ = parse_features(b"|" + line[end:].rstrip(b"\r"), spec, bits, seed, mode)
+        feats = [(f.index, f.value) for index, fs in groups if index == 32 for f in fs]
+        if feats:
+            out[word] = feats
+    return out
+
+
+def load_dictionaries(args, paths, bits: int, seed: int, mode: str) -> dict:
+    """VW's ``--dictionary [ns:]file`` (repeatable): {namespace byte: [dictionary, ...]}; a file whose
+    content was already read (VW's content hash) is that dictionary again. Raises ValueError."""
+    out, seen = {}, {}
+    for arg in args:
+        ns, name = (ord(arg[0]) if ord(arg[0]) < 256 else 32, arg[2:]) if len(arg) > 2 and arg[1] == ":" \
+            else (32, arg)
+        path = find_dictionary(name, paths)
+        try:
+            import gzip
+            raw = gzip.open(path).read() if path.endswith(".gz") else open(path, "rb").read()
+        except (OSError, EOFError, ValueError) as exc:
+            raise ValueError(f"cannot read dictionary {path}: {exc}") from None
+        key = _file_hash(raw)
+        if key not in seen:
+            seen[key] = read_dictionary(path, bits, seed, mode)
+        out.setdefault(ns, []).append(seen[key])
+    return out

@@ -32,7 +32,7 @@ from streamlearn.io.cache import CacheWriter
 from streamlearn.io.expand import ExpandedOutputs, make_expander
 from streamlearn.errors import InputError
 from streamlearn.io.reader import Source, read_blocks, ring_size
-from streamlearn.io.textformats import TEXT_FORMATS, AffixConverter, TextFormat, parse_affix
+from streamlearn.io.textformats import TEXT_FORMATS, AffixConverter, TextFormat, load_dictionaries, parse_affix
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,9 @@ class Hashing:
     text: object = None
     #: VW's --affix (streamlearn.io.textformats.parse_affix), None: none
     affix: str | None = None
+    #: VW's --dictionary [ns:]file arguments and --dictionary_path folders
+    dictionaries: tuple = ()
+    dictionary_path: tuple = ()
     #: parse threads (how the text is read, not what it becomes: not compared, not in as_dict)
     threads: int = field(default=1, compare=False)
 
@@ -70,6 +73,9 @@ class Hashing:
             d["text"] = self.text.as_dict()
         if self.affix:
             d["affix"] = self.affix
+        if self.dictionaries:
+            d["dictionaries"] = list(self.dictionaries)
+            d["dictionary_path"] = list(self.dictionary_path)
         return d
 
 
@@ -77,7 +83,8 @@ def hashing_of(cfg) -> Hashing:
     """The Hashing of a run's configuration."""
     return Hashing(cfg.bits, cfg.noconstant, cfg.hash, cfg.hash_seed,
                    cfg.feature_spec() if cfg.expands else None, text_format_of(cfg),
-                   getattr(cfg, "affix", None) or None, getattr(cfg, "threads", 1))
+                   getattr(cfg, "affix", None) or None, tuple(getattr(cfg, "dictionary", ()) or ()),
+                   tuple(getattr(cfg, "dictionary_path", ()) or ()), getattr(cfg, "threads", 1))
 
 
 def text_format_of(cfg):
@@ -140,7 +147,7 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
     if fmt in TEXT_FORMATS:
         text_format = hashing.text if hashing.text is not None else TextFormat(fmt)
     items = _read_items(sources, fmt, block_size, ring, byte_range, text_format, hashing)
-    if hashing.affix and text_format is None:
+    if (hashing.affix or hashing.dictionaries) and text_format is None:
         items = _with_affixes(items, hashing)
     if threads == 1:
         for item in items:
@@ -216,14 +223,21 @@ def _read_items(sources, fmt: str, block_size: int, ring: int, byte_range=None, 
 
 
 def _with_affixes(items, hashing: Hashing):
-    """The items with VW's --affix features added to the VW text blocks (``AffixConverter``)."""
-    affix = parse_affix(hashing.affix)
+    """The items with VW's --affix and --dictionary features added to the VW text blocks
+    (``AffixConverter``)."""
+    affix = parse_affix(hashing.affix or "")
+    try:
+        tables = load_dictionaries(hashing.dictionaries, hashing.dictionary_path, hashing.bits, hashing.hash_seed,
+                                   hashing.hash)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
     convs = {}
     for k, name, data, ends, first_line, code, error in items:
         if data is not None and code == FMT_VW:
             conv = convs.get(name)
             if conv is None:
-                conv = convs[name] = AffixConverter(affix, name, hashing.hash_seed, hashing.hash, hashing.features)
+                conv = convs[name] = AffixConverter(affix, name, hashing.hash_seed, hashing.hash, hashing.features,
+                                                    tables)
             data, ends = conv.block(data, ends, first_line)
         yield k, name, data, ends, first_line, code, error
 

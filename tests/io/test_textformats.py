@@ -349,3 +349,49 @@ def test_audit_regressor_refusals(tmp_path, args, why):
         model_args = ["-i", tmp_path / "m"]
     res = run("-d", data, *model_args, *args, "--audit_regressor", tmp_path / "a")
     assert res.exit_code != 0 and why in res.output, res.output
+
+
+# ------------------------------------------------------------------------------------- --dictionary
+
+def test_dictionary_features_by_vws_rules(tmp_path):
+    from streamlearn.io.textformats import load_dictionaries
+    (tmp_path / "d.dict").write_text("a myfeat:1\nb 5:2.1\na other\n\tc  x y:0\nlonely\n")
+    tables = load_dictionaries(["w:d.dict", "d.dict"], [str(tmp_path)], BITS, 0, "strings")
+    assert set(tables) == {ord("w"), 32}
+    table = tables[ord("w")][0]
+    assert table[b"a"] == [(fi(" ", "myfeat"), 1.0)]          # the first line of a word wins
+    assert table[b"b"] == [(5, pytest.approx(2.1))]
+    assert table[b"c"] == [(fi(" ", "x"), 1.0)] and b"lonely" not in table
+    conv = AffixConverter({}, "t", 0, "strings", dictionaries=tables)
+    feats = examples(conv.line(b"1 |w a b:0 zz | b") + b"\n")[0][3]
+    assert feats == sorted([(fi("w", "a"), 1.0), (fi("w", "zz"), 1.0), (fi(" ", "b"), 1.0),
+                            (fi(" ", "myfeat"), 1.0), (5, pytest.approx(2.1))])   # b:0 looks nothing up
+
+
+def test_dictionary_read_twice_is_used_twice_and_missing_is_an_error(tmp_path):
+    import gzip
+    from streamlearn.io.textformats import load_dictionaries
+    (tmp_path / "d.dict").write_text("a f\n")
+    (tmp_path / "d.dict.gz").write_bytes(gzip.compress(b"a f\n"))
+    tables = load_dictionaries(["d.dict", "d.dict.gz"], [str(tmp_path)], BITS, 0, "strings")
+    assert len(tables[32]) == 2 and tables[32][0] is tables[32][1]     # VW's content hash: read once
+    with pytest.raises(ValueError, match="cannot find dictionary 'nope'"):
+        load_dictionaries(["nope"], [str(tmp_path)], BITS, 0, "strings")
+
+
+def test_dictionary_against_vw(tmp_path):
+    (tmp_path / "d.dict").write_text("a myfeat:1 q\nb 5:2.1\nhappy p:0.5\n")
+    data = b"1 |w a b |x happy\n-1 |w c | a happy\n"
+    args = ["--dictionary", "w:d.dict", "--dictionary", "d.dict", "--dictionary_path", str(tmp_path)]
+    vw = vw_audit(tmp_path, data, "t.vw", args)
+    from streamlearn.io.textformats import load_dictionaries
+    conv = AffixConverter({}, "t", 0, "strings",
+                          dictionaries=load_dictionaries(["w:d.dict", "d.dict"], [str(tmp_path)], BITS, 0, "strings"))
+    same(vw, [e[3] for e in examples(b"".join(conv.line(line) + b"\n" for line in data.split(b"\n")[:-1]))])
+
+
+def test_cli_dictionary_missing_file(tmp_path):
+    data = tmp_path / "d.vw"
+    data.write_text("1 |w a\n")
+    res = run("-d", data, "--dictionary", "w:nope.dict", "--quiet")
+    assert res.exit_code != 0 and "cannot find dictionary 'nope.dict'" in res.output

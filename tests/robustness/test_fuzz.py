@@ -208,8 +208,9 @@ def test_json_converter(text, chain, seed, mode):
 @fuzz_settings(150)
 @given(text=st.one_of(st.binary(max_size=300), mutated_text(VW_LINES)),
        affix=st.sampled_from(["-2", "+1,-3a", "7b,+2"]), **TEXT_OPTS)
-def test_affix_converter(text, affix, seed, mode):
-    convert_and_parse(AffixConverter(parse_affix(affix), "fuzz.vw", seed, mode), text, seed)
+def test_affix_and_dictionary_converter(text, affix, seed, mode):
+    tables = {32: [{b"a": [(5, 2.0)], b"c": [(7, 1.0), (9, -0.5)]}], ord("n"): [{b"x": [(11, 3.0)]}]}
+    convert_and_parse(AffixConverter(parse_affix(affix), "fuzz.vw", seed, mode, dictionaries=tables), text, seed)
 
 
 # --------------------------------------------------------------------------------------- models
