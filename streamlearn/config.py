@@ -462,7 +462,10 @@ def _check_learner_options(cfg: TrainConfig) -> None:
 
 
 def _resolve_format(values: dict, explicit: dict) -> None:
-    """VW's --csv and --json are --format csv and json; their options are checked here."""
+    """VW's --csv and --json are --format csv and json; their options (and --affix) are checked here."""
+    names = ("csv", "json", "csv_separator", "csv_ns_value", "csv_header", "csv_no_file_header", "affix")
+    if not any(values.get(n) not in (None, False, "", ",") for n in names):
+        return
     from streamlearn.io.textformats import check_csv_header, csv_ns_values, csv_separator, parse_affix
     given = [n for n in ("csv", "json") if explicit.get(n)]
     if len(given) > 1:

@@ -165,7 +165,7 @@ INPUT_OPTIONS = (
 
 #: VW's CSV and JSON input (streamlearn.io.textformats): options of ``train``
 TEXT_FORMAT_OPTIONS = (
-    _o("csv", ("--csv",), "flag", False,
+    _o("csv", ("--csv",), "flag", False, dask=False,
        help="The input is CSV (VW's --csv; --format csv): a header line naming the columns (_label, _tag, "
             "name or namespace|name).", section=INPUT),
     _o("csv_separator", ("--csv-separator", "--csv_separator"), "text", ",", metavar="C",
@@ -178,7 +178,7 @@ TEXT_FORMAT_OPTIONS = (
        section=INPUT),
     _o("csv_no_file_header", ("--csv-no-file-header", "--csv_no_file_header"), "flag", False,
        help="CSV: the first line is data, not a header (needs --csv-header).", section=INPUT),
-    _o("json", ("--json",), "flag", False,
+    _o("json", ("--json",), "flag", False, dask=False,
        help="The input is JSON, one object per line (VW's --json with simple labels; --format json).",
        section=INPUT),
     _o("chain_hash", ("--chain-hash", "--chain_hash"), "flag", False,
