@@ -158,8 +158,8 @@ class _TrainConfigMethods:
 
     def model_options(self) -> dict:
         """The options a model file stores: every "always" one, in the file's order, then each
-        "if_used" one the learner takes (or the run's own, ``RUN_IF_USED``: --interact) whose value
-        is not its default."""
+        "if_used" one the learner takes (or the run's own: --interact, --affix) whose value is not its
+        default."""
         out = {name: getattr(self, name) for name in MODEL_OPTIONS}
         takes = _registry.get(self.algo).options + RUN_IF_USED
         for name in IF_USED_OPTIONS:
@@ -527,6 +527,28 @@ def _check_learner_options(cfg: TrainConfig) -> None:
         spec.check(cfg, FLAG)
 
 
+def _resolve_format(values: dict, explicit: dict) -> None:
+    """VW's --csv and --json are --format csv and json; their options (and --affix) are checked here."""
+    names = ("csv", "json", "csv_separator", "csv_ns_value", "csv_header", "csv_no_file_header", "affix")
+    if not any(values.get(n) not in (None, False, "", ",") for n in names):
+        return
+    from streamlearn.io.textformats import check_csv_header, csv_ns_values, csv_separator, parse_affix
+    given = [n for n in ("csv", "json") if explicit.get(n)]
+    if len(given) > 1:
+        raise OptionError("--csv and --json cannot be used together")
+    if given:
+        if explicit.get("format", given[0]) != given[0]:
+            raise OptionError(f"--{given[0]} conflicts with --format {explicit['format']}")
+        values["format"] = given[0]
+    try:
+        csv_separator(values.get("csv_separator", ","))
+        csv_ns_values(values.get("csv_ns_value") or "")
+        parse_affix(values.get("affix") or "")
+        check_csv_header(values.get("csv_header") or "", values.get("csv_no_file_header", False))
+    except ValueError as exc:
+        raise OptionError(str(exc)) from None
+
+
 def _resolve_algo(values: dict, explicit: dict) -> None:
     """No --algo: the -i model's learner when it takes every learner option given; else the learner
     an option given selects (``LearnerSpec.selected_by``; tg for --threshold/--period/
@@ -634,6 +656,7 @@ def train_config(explicit: dict, model_options: dict | None = None) -> TrainConf
     values.update(explicit)
     if explicit.get("onethread") and "threads" not in explicit:
         values["threads"] = 1          # VW's --onethread: one thread parses (the results are the same)
+    _resolve_format(values, explicit)
     _resolve_algo(values, explicit)
     _resolve_reg(values, explicit)
     _resolve_rule(values, explicit)

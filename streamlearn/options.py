@@ -132,7 +132,7 @@ FROM_LEARNERS = "from the learners"
 
 LOSS_NAMES = ("squared", "logistic", "hinge", "quantile", "softmax", "poisson", "classic", "expectile")
 LINK_NAMES = ("identity", "logistic", "poisson")
-FORMAT_NAMES = ("auto", "vw", "libsvm")
+FORMAT_NAMES = ("auto", "vw", "libsvm", "csv", "json")
 HASH_NAMES = ("strings", "all")
 
 INPUT = "Input"
@@ -163,8 +163,31 @@ INPUT_OPTIONS = (
             "the results do not depend on it.", section=INPUT),
 )
 
+#: VW's CSV and JSON input (streamlearn.io.textformats): options of ``train``
+TEXT_FORMAT_OPTIONS = (
+    _o("csv", ("--csv",), "flag", False, dask=False,
+       help="The input is CSV (VW's --csv; --format csv): a header line naming the columns (_label, _tag, "
+            "name or namespace|name).", section=INPUT),
+    _o("csv_separator", ("--csv-separator", "--csv_separator"), "text", ",", metavar="C",
+       help="CSV's field separator: one character, \\t for TAB (not \", | or :).", section=INPUT),
+    _o("csv_ns_value", ("--csv-ns-value", "--csv_ns_value"), "text", None, metavar="NS:R,...",
+       help="CSV: multiply the numbers of namespace NS by R (an empty NS: the default namespace).",
+       section=INPUT),
+    _o("csv_header", ("--csv-header", "--csv_header"), "text", None, metavar="H1,H2,...",
+       help="CSV: the header (the columns' names separated by ','), in place of the file's first line.",
+       section=INPUT),
+    _o("csv_no_file_header", ("--csv-no-file-header", "--csv_no_file_header"), "flag", False,
+       help="CSV: the first line is data, not a header (needs --csv-header).", section=INPUT),
+    _o("json", ("--json",), "flag", False, dask=False,
+       help="The input is JSON, one object per line (VW's --json with simple labels; --format json).",
+       section=INPUT),
+    _o("chain_hash", ("--chain-hash", "--chain_hash"), "flag", False,
+       help="JSON: a string value v of key k is the feature hash(v, hash(k, ns)) (VW's --chain_hash), "
+            "not the name k+v.", section=INPUT),
+)
+
 #: the options of a training run, in the order of ``train --help`` (before the learners' own)
-RUN_OPTIONS = INPUT_OPTIONS + (
+RUN_OPTIONS = INPUT_OPTIONS + TEXT_FORMAT_OPTIONS + (
     _o("onethread", ("--onethread",), "flag", False,
        help="VW's --onethread: parse on the learner's thread (--threads 1 unless given); the "
             "results do not depend on it.", section=INPUT),
@@ -178,6 +201,17 @@ RUN_OPTIONS = INPUT_OPTIONS + (
        help="strings: purely numeric names are their own hash (VW); all: murmur every name.", section=HASHING),
     _o("hash_seed", ("--hash-seed", "--hash_seed"), "int", 0, stored="always", estimator=None,
        help="Seed of the feature hash.", section=HASHING),
+    _o("affix", ("--affix",), "text", None, metavar="[+-]N[A],...", stored="if_used", estimator=None,
+       help="VW's affix features: the prefix (+N) or suffix (-N, N 1..7) of every feature name of "
+            "namespace A (default: the default namespace), as a feature of namespace \\x84 (VW text input).",
+       section=HASHING),
+    _o("dictionary", ("--dictionary",), "multi", (), metavar="[A:]FILE", stored="if_used", estimator=None,
+       help="VW's dictionary features: a feature of namespace A (default: the default namespace) named by a "
+            "word of FILE ('word features...' lines, .gz read) adds the word's features in namespace \\x87 "
+            "(VW text input). Repeatable.", section=HASHING),
+    _o("dictionary_path", ("--dictionary-path", "--dictionary_path"), "multi", (), metavar="DIR",
+       stored="if_used", estimator=None,
+       help="Folders searched for --dictionary files (then the working folder). Repeatable.", section=HASHING),
     _o("loss", ("--loss", "--loss-function", "--loss_function"), "choice", "squared", choices=LOSS_NAMES,
        stored="always", estimator=None,
        help="Loss function. Logistic and hinge read labels > 0 as positive, <= 0 as negative; "
@@ -285,6 +319,9 @@ LATE_OPTIONS = (
     _o("kill_cache", ("-k", "--kill-cache", "--kill_cache"), "flag", False,
        help="Rebuild the cache even if it exists (without a cache, nothing: VW command lines give -k "
             "alone).", section=FILES),
+    _o("audit_regressor", ("--audit-regressor", "--audit_regressor"), "text", None, metavar="PATH", dask=False,
+       help="Learn nothing: write the -i model's non-zero weights as name:slot:weight, each named by the "
+            "first example using it (VW's --audit_regressor).", section=FILES),
     _o("final_model", ("-f", "--final-model", "--final_regressor"), "text", None, metavar="PATH",
        help="Write the model here (atomically).", section=FILES),
     _o("vw_model_out", ("--vw-model-out", "--vw_model_out"), "text", None, metavar="PATH", dask=False,

@@ -24,6 +24,9 @@ install_kernel_loader()
 def train(cfg: TrainConfig, model=None) -> dict:
     """Train as configured (the online session, or the batch flow of a batch learner). Returns a small
     dict of results (for tests and the Python API)."""
+    if cfg.audit_regressor:
+        from streamlearn.run import audit_regressor   # imported by the runs that use it
+        return audit_regressor.run(cfg, model)
     if learners.get(cfg.algo).batch and not cfg.testonly:   # -t learns nothing: the online session predicts
         from streamlearn.run import scd_run   # the batch flow: imported by the runs that use it
         return scd_run.train_scd(cfg, model)

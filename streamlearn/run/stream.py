@@ -35,6 +35,7 @@ from streamlearn.io.expand import ExpandedOutputs, make_expander
 from streamlearn.io.interact import interact
 from streamlearn.errors import InputError
 from streamlearn.io.reader import Source, read_blocks, ring_size
+from streamlearn.io.textformats import TEXT_FORMATS, AffixConverter, TextFormat, load_dictionaries, parse_affix
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,14 @@ class Hashing:
     hash: str
     hash_seed: int
     features: object = None
+    #: how a CSV or JSON source becomes VW text (``streamlearn.io.textformats.TextFormat``; None: VW text
+    #: or LIBSVM)
+    text: object = None
+    #: VW's --affix (streamlearn.io.textformats.parse_affix), None: none
+    affix: str | None = None
+    #: VW's --dictionary [ns:]file arguments and --dictionary_path folders
+    dictionaries: tuple = ()
+    dictionary_path: tuple = ()
     #: parse threads (how the text is read, not what it becomes: not compared, not in as_dict)
     threads: int = field(default=1, compare=False)
     #: VW's --interact: the two namespace indices (bytes), or None
@@ -67,6 +76,13 @@ class Hashing:
             d["features"] = self.features.to_dict()
         if self.interact is not None:
             d["interact"] = list(self.interact)
+        if self.text is not None:
+            d["text"] = self.text.as_dict()
+        if self.affix:
+            d["affix"] = self.affix
+        if self.dictionaries:
+            d["dictionaries"] = list(self.dictionaries)
+            d["dictionary_path"] = list(self.dictionary_path)
         return d
 
 
@@ -74,8 +90,19 @@ def hashing_of(cfg) -> Hashing:
     """The Hashing of a run's configuration."""
     pair = getattr(cfg, "interact", None)
     return Hashing(cfg.bits, cfg.noconstant, cfg.hash, cfg.hash_seed,
-                   cfg.feature_spec() if cfg.expands else None, getattr(cfg, "threads", 1),
+                   cfg.feature_spec() if cfg.expands else None, text_format_of(cfg),
+                   getattr(cfg, "affix", None) or None, tuple(getattr(cfg, "dictionary", ()) or ()),
+                   tuple(getattr(cfg, "dictionary_path", ()) or ()), getattr(cfg, "threads", 1),
                    None if pair is None else pair.encode("utf-8", "surrogateescape"))
+
+
+def text_format_of(cfg):
+    """The TextFormat of a run reading CSV or JSON (``--csv``, ``--json``), else None."""
+    if getattr(cfg, "format", None) not in TEXT_FORMATS:
+        return None
+    return TextFormat(cfg.format, getattr(cfg, "csv_separator", ","), getattr(cfg, "csv_ns_value", "") or "",
+                      bool(getattr(cfg, "chain_hash", False)), getattr(cfg, "csv_header", "") or "",
+                      bool(getattr(cfg, "csv_no_file_header", False)))
 
 
 def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: CacheWriter | None = None,
@@ -129,7 +156,12 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
             cache.write(block)
         return block
 
-    items = _read_items(sources, fmt, block_size, ring, byte_range)
+    text_format = None
+    if fmt in TEXT_FORMATS:
+        text_format = hashing.text if hashing.text is not None else TextFormat(fmt)
+    items = _read_items(sources, fmt, block_size, ring, byte_range, text_format, hashing)
+    if (hashing.affix or hashing.dictionaries) and text_format is None:
+        items = _with_affixes(items, hashing)
     if threads == 1:
         for item in items:
             block = finish(parse(*item) if item[2] is not None else None, *item)
@@ -161,13 +193,25 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
         pool.shutdown(wait=True)
 
 
-def _read_items(sources, fmt: str, block_size: int, ring: int, byte_range=None):
+def _read_items(sources, fmt: str, block_size: int, ring: int, byte_range=None, text_format=None, hashing=None):
     """The blocks of the sources as (k, source name, data, line ends, first line, format code, read
     error) in order; k counts blocks from 0. A read error (reported by ``read_blocks``) travels with
-    the block read when it happened (data None: no line was left), so that it is reported in order."""
+    the block read when it happened (data None: no line was left), so that it is reported in order.
+    With ``text_format`` (CSV, JSON) every block is turned into VW text, line for line."""
     k = 0
     for path in sources:
         source = Source(path) if byte_range is None else Source(path, *byte_range)
+        if text_format is not None:
+            conv = text_format.converter(source.name, hashing.hash_seed, hashing.hash)
+            errors = []
+            for data, ends, first_line in read_blocks(source, block_size, ring, errors.append):
+                error = errors.pop() if errors else None
+                buf, vw_ends = conv.block(data, ends, first_line)
+                yield k, source.name, buf, vw_ends, first_line, FMT_VW, error
+                k += 1
+            if errors:
+                yield k, source.name, None, None, 0, FMT_VW, errors.pop()
+            continue
         code = None if fmt == "auto" else FORMATS[fmt]
         pending = []   # blocks read before a line decided the format (blank or comment lines)
         errors = []
@@ -189,6 +233,26 @@ def _read_items(sources, fmt: str, block_size: int, ring: int, byte_range=None):
             k += 1
         if errors:
             yield k, source.name, None, None, 0, code, errors.pop()
+
+
+def _with_affixes(items, hashing: Hashing):
+    """The items with VW's --affix and --dictionary features added to the VW text blocks
+    (``AffixConverter``)."""
+    affix = parse_affix(hashing.affix or "")
+    try:
+        tables = load_dictionaries(hashing.dictionaries, hashing.dictionary_path, hashing.bits, hashing.hash_seed,
+                                   hashing.hash)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    convs = {}
+    for k, name, data, ends, first_line, code, error in items:
+        if data is not None and code == FMT_VW:
+            conv = convs.get(name)
+            if conv is None:
+                conv = convs[name] = AffixConverter(affix, name, hashing.hash_seed, hashing.hash, hashing.features,
+                                                    tables)
+            data, ends = conv.block(data, ends, first_line)
+        yield k, name, data, ends, first_line, code, error
 
 
 def libsvm_as_vw(line: bytes) -> bytes:

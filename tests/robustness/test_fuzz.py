@@ -39,6 +39,7 @@ from streamlearn.features.hashing import HASH_MODES
 from streamlearn.io import cache as C
 from streamlearn.io.blocks import FAULTS, FMT_LIBSVM, FMT_VW, parse_block
 from streamlearn.io.model_file import parse_model
+from streamlearn.io.textformats import AffixConverter, TextFormat, parse_affix
 
 pytestmark = pytest.mark.fuzz
 
@@ -157,6 +158,59 @@ def test_libsvm_random_bytes(text, noconstant, seed, mode):
 @given(text=mutated_text(LIBSVM_LINES), **PARSE_OPTS)
 def test_libsvm_mutated_lines(text, noconstant, seed, mode):
     parse(text, FMT_LIBSVM, noconstant, seed, mode)
+
+
+# ------------------------------------------------- CSV and JSON input, --affix (streamlearn.io.textformats)
+
+CSV_LINES = [b"_label,_tag,a|x,b|y,z,c|\n", b'1,t,0.5,hello,"q ""r""",3\n', b"-1 2,'u,,1e39,x y,\n",
+             b'0,,"",-0,nan,inf\n', b"a;b|c;d\n", b"1;2;3\n"]
+JSON_LINES = [b'{"_label":1,"a":1.5,"s":"x y","b":true,"n":{"x":2,"i":{"z":3}},"arr":[1,0,null,{"k":1}]}\n',
+              b'{"_label":{"Label":-1,"Weight":2},"_tag":"t","_text":"a b:c|d","":{"e":1}}\n',
+              b'{"_label":"0.5 3"," sp":{"f":1e39},"7x":{"g":"h"}}\n', b"\n", b'{"a":[[1]]}\n']
+TEXT_OPTS = dict(seed=st.sampled_from([0, 1, 12345]), mode=st.sampled_from(sorted(HASH_MODES)))
+
+
+def convert_and_parse(conv, text: bytes, seed: int) -> None:
+    """A converter's VW text (or one streamlearn error line) parses into a well-formed block, one VW
+    line per input line."""
+    buf = np.frombuffer(text, np.uint8)
+    ends = np.flatnonzero(buf == 10)
+    if text and not text.endswith(b"\n"):
+        ends = np.append(ends, len(text))
+    try:
+        out, out_ends = conv.block(buf, ends, 1)
+    except StreamlearnError as exc:
+        assert "\n" not in str(exc)
+        return
+    assert out_ends.size == ends.size
+    vw = out.tobytes()
+    b = parse_block("fuzz.txt", vw, 1, FMT_VW, MASK, False, seed, HASH_MODES["strings"])
+    check_block(b, vw)
+
+
+@fuzz_settings(150)
+@given(text=st.one_of(st.binary(max_size=300), mutated_text(CSV_LINES)),
+       sep=st.sampled_from([",", ";", "\\t"]), ns_value=st.sampled_from(["", "a:0.5,:3"]), **TEXT_OPTS)
+@example(text=b'a\n"\n', sep=",", ns_value="", seed=0, mode="strings")
+def test_csv_converter(text, sep, ns_value, seed, mode):
+    conv = TextFormat("csv", csv_separator=sep, csv_ns_value=ns_value).converter("fuzz.csv", seed, mode)
+    convert_and_parse(conv, text, seed)
+
+
+@fuzz_settings(150)
+@given(text=st.one_of(st.binary(max_size=300), mutated_text(JSON_LINES)), chain=st.booleans(), **TEXT_OPTS)
+@example(text=b'{"a":' * 3000 + b"\n", chain=False, seed=0, mode="strings")
+def test_json_converter(text, chain, seed, mode):
+    conv = TextFormat("json", chain_hash=chain).converter("fuzz.json", seed, mode)
+    convert_and_parse(conv, text, seed)
+
+
+@fuzz_settings(150)
+@given(text=st.one_of(st.binary(max_size=300), mutated_text(VW_LINES)),
+       affix=st.sampled_from(["-2", "+1,-3a", "7b,+2"]), **TEXT_OPTS)
+def test_affix_and_dictionary_converter(text, affix, seed, mode):
+    tables = {32: [{b"a": [(5, 2.0)], b"c": [(7, 1.0), (9, -0.5)]}], ord("n"): [{b"x": [(11, 3.0)]}]}
+    convert_and_parse(AffixConverter(parse_affix(affix), "fuzz.vw", seed, mode, dictionaries=tables), text, seed)
 
 
 # --------------------------------------------------------------------------------------- models
