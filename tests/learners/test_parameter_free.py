@@ -9,6 +9,7 @@
   ``average loss`` line;
 * the VW suite's cases 79, 80, 598 (--pistol) and 367, 368, 605 (--freegrad; ../shared/data/vw/suite,
   skipped without it);
+* freegrad's --restart and --project (each its own kernel) against the reference and VW;
 * -i resumes exactly, predict uses the stored weights; option checks.
 """
 
@@ -53,13 +54,15 @@ def train(tmp_path, algo, lines, *opts, name="m"):
 
 SETTINGS = {
     "pistol": [((), {}), (("--ftrl_alpha", 2.0, "--ftrl_beta", 0.25), {"alpha": 2.0, "beta": 0.25})],
-    "freegrad": [((), {}), (("--fepsilon", 0.5, "--flipschitz_const", 3.0), {"eps": 0.5, "lipschitz": 3.0})],
+    "freegrad": [((), {}), (("--fepsilon", 0.5, "--flipschitz_const", 3.0), {"eps": 0.5, "lipschitz": 3.0}),
+                 (("--restart",), {"restart": True}), (("--project",), {"project": True}),
+                 (("--restart", "--project", "--fepsilon", 2.0), {"restart": True, "project": True, "eps": 2.0})],
 }
+CONFIGS = [(algo, k) for algo in SETTINGS for k in range(len(SETTINGS[algo]))]
 
 
 @pytest.mark.parametrize("loss", ["squared", "logistic"])
-@pytest.mark.parametrize("seed", [0, 1])
-@pytest.mark.parametrize("algo", ["pistol", "freegrad"])
+@pytest.mark.parametrize("algo,seed", CONFIGS)
 def test_kernel_equals_reference(tmp_path, algo, seed, loss):
     lines = dataset(seed, loss)
     opts, kw = SETTINGS[algo][seed]
@@ -127,6 +130,9 @@ def test_options(tmp_path):
     cli("train", "-d", data, "--fepsilon", "2", "-f", tmp_path / "e", "--quiet")
     header, _ = dense_rows(tmp_path / "e")
     assert header["algo"] == "freegrad" and header["fepsilon"] == 2.0
+    cli("train", "-d", data, "--project", "--restart", "-f", tmp_path / "r", "--quiet")
+    header, _ = dense_rows(tmp_path / "r")
+    assert header["algo"] == "freegrad" and header["project"] is True and header["restart"] is True
     for algo, bad, words in (("--pistol", ["--ftrl_alpha", "0"], "--ftrl-alpha must be a finite number > 0"),
                              ("--pistol", ["-l", "0.1"], "does not apply to --algo pistol"),
                              ("--pistol", ["--l1", "0.1"], "--l1 needs"),
@@ -167,6 +173,10 @@ GENERATED = {
     "freegrad-q-options": (lambda: generated_lines(2, "squared"),
                            ["--freegrad", "-q", "ab", "--fepsilon", "0.5", "--flipschitz_const", "2"]),
     "freegrad-logistic": (lambda: generated_lines(3, "logistic"), ["--freegrad", "--loss_function", "logistic"]),
+    "freegrad-restart": (lambda: generated_lines(5, "squared"), ["--freegrad", "--restart"]),
+    "freegrad-project": (lambda: generated_lines(6, "squared"), ["--freegrad", "--project"]),
+    "freegrad-restart-project-logistic": (lambda: generated_lines(7, "logistic"),
+                                          ["--freegrad", "--restart", "--project", "--loss_function", "logistic"]),
     "freegrad-passes": (lambda: generated_lines(4, "squared", 150), ["--freegrad", "--passes", "3", "--holdout_off"]),
 }
 

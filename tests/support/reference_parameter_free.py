@@ -77,18 +77,23 @@ def freegrad_w(c, eps):
     _, g, v, h1, ht, _ = c
     if h1 > F(0.0):
         ag = abs(g)
+        vh = v + ht * ag
+        # VW's std::pow(x, 2.f) taken as the float32 x * x, as the kernel does (numpy's float32 ** 2 can
+        # differ in the last bit; the kernel equals VW 9.11.9 bit for bit in test_parameter_free.py)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):   # V can be 0: inf/NaN, as in VW
-            return (-g * eps * (F(2.0) * v + ht * ag) * F(h1 * h1) / (F(2.0) * F((v + ht * ag) ** 2) * F(math.sqrt(v)))
+            return (-g * eps * (F(2.0) * v + ht * ag) * (h1 * h1) / (F(2.0) * (vh * vh) * F(math.sqrt(v)))
                     * expf(F(ag * ag) / (F(2.0) * v + F(2.0) * ht * ag)))
     return F(0.0)
 
 
-def reference_freegrad(examples, loss, eps=1.0, lipschitz=0.0):
-    """VW's --freegrad (no restarts, no projection): coordinate values [w, G, V, h1, ht, S]."""
+def reference_freegrad(examples, loss, eps=1.0, lipschitz=0.0, restart=False, project=False):
+    """VW's --freegrad (with --restart, --project: the adaptive radius): coordinate values
+    [w, G, V, h1, ht, S]."""
     eps, lip = F(eps), F(lipschitz)
     coords: dict[int, list] = {}
     lo, hi = _bounds(loss)
     shown, total = [], 0.0
+    grad_norms, max_clipped = F(1.0), F(0.0)      # VW's sum_normalized_grad_norms, maximum_clipped_gradient_norm
     for label, h, base, feats in examples:
         y = _label(loss, label)
         plain = _plain(coords, base, feats, 6)
@@ -98,19 +103,33 @@ def reference_freegrad(examples, loss, eps=1.0, lipschitz=0.0):
             shown.append(min(max(plain, lo), hi))
             continue
         total += float(F(h))
-        pred = F(0.0)
+        # freegrad_predict
+        pred, sq = F(0.0), F(0.0)
         for i, v in feats:
-            pred = pred + freegrad_w(coords[i], eps) * F(v)
+            w = freegrad_w(coords[i], eps)
+            sq = sq + w * w
+            pred = pred + w * F(v)
+        norm = F(math.sqrt(sq))
+        radius = eps * F(math.sqrt(grad_norms))
+        if project and norm > radius:
+            pred = pred * (radius / norm)
         p = min(max(float(pred), lo), hi)
         shown.append(p)
+        # freegrad_update_after_prediction
         d = dloss(loss, p, y)
         hw = F(h)
+        g_dot_w = F(0.0)
+        for i, v in feats:
+            g_dot_w = g_dot_w + (d * F(v)) * freegrad_w(coords[i], eps)
+        sq_clipped = F(0.0)
         for i, v in feats:
             c = coords[i]
             g = d * F(v)
             h1, ht = c[3], c[4]
             if h1 > 0:
                 c[0] = freegrad_w(c, eps)
+            if project and norm > radius and g_dot_w < 0:
+                g = g - (g_dot_w * c[0]) / (norm * norm)
             if g == 0:
                 continue
             clipped = g
@@ -120,8 +139,18 @@ def reference_freegrad(examples, loss, eps=1.0, lipschitz=0.0):
             elif abs(g) > ht:
                 clipped = clipped * (ht / abs(g))
                 c[4] = abs(g)
-            c[1] = c[1] + (clipped + (hw - F(1.0)) * g)
-            c[2] = c[2] + (F(clipped * clipped) + (hw - F(1.0)) * F(g * g))
+            sq_clipped = sq_clipped + clipped * clipped
+            if restart and c[4] / c[3] > c[5] + F(2.0):
+                c[3] = c[4]
+                c[1] = clipped + (hw - F(1.0)) * g
+                c[2] = F(clipped * clipped) + (hw - F(1.0)) * F(g * g)
+            else:
+                c[1] = c[1] + (clipped + (hw - F(1.0)) * g)
+                c[2] = c[2] + (F(clipped * clipped) + (hw - F(1.0)) * F(g * g))
             if ht > 0:
                 c[5] = c[5] + (abs(clipped) / ht + (hw - F(1.0)) * abs(g) / c[4])
+        clipped_norm = F(math.sqrt(sq_clipped))
+        max_clipped = max(max_clipped, clipped_norm)
+        if max_clipped > 0:
+            grad_norms = grad_norms + hw * clipped_norm / max_clipped
     return np.array(shown), coords, total
