@@ -315,6 +315,8 @@ class Run:
     faults: Faults
     progress: Progress
     audit: Audit = field(default_factory=Audit)
+    #: passes over the data finished (VW's current_pass in a readable model's save_resume block)
+    passes_done: int = 0
 
     # the RunState's arrays (a run keeps them for its whole life; the kernel takes ``kernel_state``)
     table = property(lambda self: self.arrays.table)
@@ -685,6 +687,7 @@ def train(cfg: TrainConfig, model=None, progress: bool = False, observer=None) -
             blocks, cache_writer = sources.blocks(p, run, holdout)
             last_line = _feed(run, blocks, trace, cache_writer) or last_line
             passes_done += 1
+            run.passes_done = passes_done
             if run.audit.names is not None:     # names come from the first pass (every pass with -t)
                 run.audit.names.collecting = cfg.testonly
             if cfg.objective:

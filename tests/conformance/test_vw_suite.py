@@ -19,10 +19,6 @@ KNOWN_FAILURES = {
     531: "hinge labels", 578: "hinge labels", 725: "logistic labels",
     # VW model files given to -i
     272: "VW model file",
-    # readable models and --invert_hash files lack VW's save_resume block (the weights agree)
-    294: "save_resume block", 296: "save_resume block", 386: "save_resume block", 494: "save_resume block",
-    495: "save_resume block", 513: "save_resume block",
-    334: "invert_hash of a model read with -i / predict-only names", 335: "the same", 336: "the same",
     # --audit's lines with -c --passes 2 (VW audits every pass)
     204: "audit over passes",
 }
