@@ -268,10 +268,16 @@ class Audit:
         return cls(names, g_column)
 
     def entries(self, block: ParsedBlock):
-        """Each example's named entries (the names kept as they come), or None: no names kept, or a
-        block without its text (read from the cache)."""
-        if self.names is None or block.text_lines is None:
+        """Each example's named entries (the names kept as they come), or None: no names kept. A
+        block without its text (read from the cache) has --audit's entries without names, from its
+        expanded features in VW's order (VW's audit of a cached pass: only the constant is named)."""
+        if self.names is None:
             return None
+        if block.text_lines is None:
+            if self.g_column is None:
+                return None
+            from streamlearn.features.audit import unnamed_entries
+            return unnamed_entries(block, self.names.bits, self.names.noconstant)
         return self.names.entries(block)
 
     def features(self, entries, table: np.ndarray, classes: int, width) -> list:
