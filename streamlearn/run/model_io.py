@@ -173,7 +173,10 @@ def _given(cfg: TrainConfig, name: str) -> bool:
     if name in cfg.explicit:
         return True
     if cfg.initial_model and name in OPTION and name != "sgd":
-        return getattr(cfg, name, None) != OPTION[name].default_value()
+        default = OPTION[name].default_value()
+        if name == "learning_rate" and not (cfg.adaptive and cfg.normalized):
+            default = 10.0          # VW's rate without both per-feature rules
+        return getattr(cfg, name, None) != default
     return False
 
 
@@ -186,9 +189,20 @@ def vw_options_line(cfg: TrainConfig) -> str:
     learner = _VW_LEARNERS.get(cfg.algo)
     if learner is not None:
         items.append((learner, ""))
+    rule = ("sgd", "adaptive", "normalized", "invariant")
+    derived = ()
+    if cfg.initial_model and not set(rule) & cfg.explicit and cfg.algo in ("sgd", "gravity"):
+        # a -i model's rule as VW's options line held it: --sgd, or the flags of the rule's parts
+        on = tuple(name for name in rule[1:] if getattr(cfg, name))
+        derived = () if len(on) == 3 else on or ("sgd",)
     for vw, (name, kind) in _VW_KEPT.items():
         if kind.startswith("resume") and not resume:
             continue
+        if name in rule:
+            if name in derived:
+                items.append((vw, ""))
+            if cfg.initial_model and name not in cfg.explicit:
+                continue
         if not _given(cfg, name):
             continue
         value = getattr(cfg, name, None)
@@ -236,8 +250,9 @@ def _resume_values(cfg: TrainConfig, st: np.ndarray, ctr: np.ndarray, passes: in
         norm_sum, total_w = st[N_ST], st[N_ST + 1]
     return {
         "initial_t": t0, "norm normalizer": norm_sum if normalizer else 0.0,
-        # VW's t: initial_t plus the weight of every example (labeled, unlabeled, held out)
-        "t": t0 + c.w_labeled + c.w_unlabeled + c.ho_w,
+        # VW's t: initial_t plus the weight of every example (labeled, unlabeled, held out), those a
+        # -i model learned included (the clock s.t: streamlearn's initial_t plus the learned weight)
+        "t": t0 + (s.t - cfg.initial_t) + c.w_unlabeled + c.ho_w + (c.w_labeled if cfg.testonly else 0.0),
         "sum_loss": c.sum_loss, "sum_loss_since_last_dump": c.sum_loss if quiet else c.sum_loss_since,
         "dump_interval": 1.0 if quiet else c.dump, "min_label": s.min_label, "max_label": s.max_label,
         "weighted_labeled_examples": c.w_labeled, "weighted_labels": c.w_labels,
@@ -251,12 +266,12 @@ def _resume_values(cfg: TrainConfig, st: np.ndarray, ctr: np.ndarray, passes: in
 
 def _readable_header(cfg: TrainConfig, st: np.ndarray, ctr: np.ndarray | None, passes: int) -> list[str]:
     """VW's readable-model header (``streamlearn.io.vw_text``): Version .. Checksum, then ``:1`` and
-    the save_resume block, or ``:0`` with --predict-only-model and -t."""
+    the save_resume block (with -t too, as VW writes it), or ``:0`` with --predict-only-model."""
     s = StateView(st)
     pieces = header_pieces(s.min_label, s.max_label, cfg.bits, tuple(cfg.ngram or ()), tuple(cfg.skips or ()),
                            vw_options_line(cfg))
     lines = header_lines(pieces)
-    if cfg.predict_only_model or cfg.testonly or ctr is None:
+    if cfg.predict_only_model or ctr is None:
         return lines + [":0"]
     return lines + resume_lines(_resume_values(cfg, st, ctr, passes))
 

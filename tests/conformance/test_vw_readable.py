@@ -89,3 +89,21 @@ def test_audit_of_every_pass_is_vws(suite, monkeypatch):
         assert len(ea) == len(eb) == 16
         assert {e.split(":")[0] for e in eb} == {"", "Constant"}
         assert sorted(e.split(":")[1] for e in ea) == sorted(e.split(":")[1] for e in eb)
+
+
+@pytest.mark.parametrize("first", ["", "--sgd -l 0.3", "--adaptive", "-q ab --power_t 0.4"])
+@pytest.mark.parametrize("then", ["-t", ""])
+def test_readable_model_after_i_is_vws(suite, first, then, monkeypatch):
+    """A model trained by each (VW's with VW, ours with streamlearn), then -t or more training with -i
+    and a readable model: VW's options line (the -i model's options as VW keeps them), the block
+    (t counts the model's examples; -t writes the block too, with weight-only lines) and the weights."""
+    monkeypatch.chdir(suite)
+    data = ["-d", "train-sets/0002_25.dat"]
+    vwsuite.vw_run(suite, [*data, *shlex.split(first), "-f", "vw.model", "--quiet"])
+    cli("train", *data, *shlex.split(first), "-f", "sl.model", "--quiet")
+    vwsuite.vw_run(suite, [*data, *shlex.split(then), "-i", "vw.model", "--readable_model", "vw.txt", "--quiet"])
+    cli("train", *data, *shlex.split(then), "-i", "sl.model", "--readable_model", "sl.txt", "--quiet")
+    mine, vw = (_without_version((suite / name).read_text()) for name in ("sl.txt", "vw.txt"))
+    assert len(mine.splitlines()) == len(vw.splitlines())
+    for a, b in zip(mine.splitlines(), vw.splitlines()):
+        vwsuite.same_tokens(a, b)
