@@ -242,7 +242,7 @@ class Model:
         from streamlearn.io.writers import write_readable_model
         from streamlearn.run.model_io import readable_content
         cfg, engine = self.cfg, self.engine
-        header, rows, values = readable_content(cfg, *engine.finalized())
+        header, rows, values = readable_content(cfg, *engine.finalized(), engine.run.ctr, max(1, engine.passes))
         fd, path = tempfile.mkstemp(suffix=".txt", prefix="streamlearn-readable-")
         os.close(fd)
         try:
@@ -295,8 +295,12 @@ class Model:
         names = None
         if self._engine is not None and self._engine.run.audit.names is not None:
             names = dict(self._engine.run.audit.names.names)
+        counters = None
+        if self._engine is not None:        # the run's counters and passes (a readable model prints them)
+            counters = (self._engine.run.ctr.tolist(), self._engine.passes)
         return {"options": self.options, "collect_names": self.collect_names,
-                "model": self.to_bytes() if self._engine is not None else None, "names": names}
+                "model": self.to_bytes() if self._engine is not None else None, "names": names,
+                "counters": counters}
 
     def __setstate__(self, state):
         self.options = state["options"]
@@ -307,6 +311,10 @@ class Model:
             self._engine = self._new_engine(Engine.from_bytes(state["model"], self.options))
             if state["names"] is not None and self._engine.run.audit.names is not None:
                 self._engine.run.audit.names.names.update(state["names"])
+            if state.get("counters") is not None:
+                ctr, passes = state["counters"]
+                self._engine.run.ctr[:len(ctr)] = ctr
+                self._engine.passes = passes
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.options.items())

@@ -329,6 +329,9 @@ LATE_OPTIONS = (
             "rule, --sgd and --ftrl, with --oaa and the feature options).", section=FILES),
     _o("predict_only_model", ("--predict-only-model", "--predict_only_model"), "flag", False, dask=False,
        help="-f saves the weights only (no per-feature state to resume from).", section=FILES),
+    _o("save_resume", ("--save-resume", "--save_resume"), "flag", False, dask=False,
+       help="-f and readable models keep the learner's state (the default, as in VW 9: taken and "
+            "does nothing; --predict-only-model drops the state).", section=FILES),
     _o("initial_model", ("-i", "--initial-model", "--initial_regressor"), "text", None, metavar="PATH",
        help="Continue training this model (its options are the defaults): a streamlearn model or a VW "
             "9.x binary model (its update rule and loss, which VW does not store, from this command "

@@ -17,7 +17,8 @@ import numpy as np
 from streamlearn.features.expansion import FeatureSpec
 from streamlearn.io.writers import format_predictions
 from streamlearn.core.multiclass import class_width
-from streamlearn.features.names import expand_line
+from streamlearn.features.hashing import constant_index
+from streamlearn.features.names import CONSTANT, LINEAR, Entry, expand_line
 
 
 class FeatureNames:
@@ -60,6 +61,20 @@ class FeatureNames:
                             names[entry.index] = entry.name
             out.append(entries)
         return out
+
+
+def unnamed_entries(block, bits: int, noconstant: bool) -> list[list[Entry]]:
+    """Per example of a block read without its text (a cached pass): its expanded features as
+    entries in VW's order (the block's), named as VW names them when the example came from its
+    cache: the constant "Constant", every other feature "" (VW's cache keeps no names)."""
+    constant = -1 if noconstant else constant_index(bits)
+    indptr, idx, val = block.indptr, block.idx.tolist(), block.val.tolist()
+    out = []
+    for e in range(block.n):
+        a, b = int(indptr[e]), int(indptr[e + 1])
+        out.append([Entry("Constant" if i == constant else "", i, v, CONSTANT if i == constant else LINEAR)
+                    for i, v in zip(idx[a:b], val[a:b])])
+    return out
 
 
 def _num(x: float) -> str:

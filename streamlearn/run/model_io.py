@@ -15,8 +15,10 @@ from streamlearn.config import (
 from streamlearn.errors import InputError, ModelError, OptionError
 from streamlearn.io.model_file import load_model, parse_model, printable, save_model
 from streamlearn.io.writers import write_readable_model
+from streamlearn.core.state import N_ST
 from streamlearn.core.table import count_nonzero, nonzero_rows
-from streamlearn.run.views import StateView
+from streamlearn.io.vw_text import header_lines, header_pieces, resume_lines, vw_float_option
+from streamlearn.run.views import CounterView, StateView
 
 
 def _finite(v) -> bool:
@@ -149,11 +151,129 @@ def _model_header(cfg: TrainConfig, st: np.ndarray, names: list[str]) -> dict:
     return header
 
 
-def _readable_header(cfg: TrainConfig, nonzero: int) -> list[str]:
-    return ["streamlearn readable model (format 1)",
-            f"bits: {cfg.bits}", f"loss: {cfg.loss}", f"algo: {cfg.algo}",
-            f"options: {options_string(cfg.model_options())}",
-            f"non-zero weights: {nonzero}"]
+#: VW's kept options that streamlearn takes, by VW's name: (streamlearn's option, kind); VW's options
+#: line lists those given, sorted by name (parse_regressor.cc save_load_header), then the merged
+#: --ignore, --ignore_linear and --keep namespaces
+_VW_KEPT = {
+    "adaptive": ("adaptive", "resume_flag"), "binary": ("binary", "flag"), "cubic": ("cubic", "multi"),
+    "hash": ("hash", "value"), "hash_seed": ("hash_seed", "value"), "indexing": ("indexing", "value"),
+    "interactions": ("interactions", "multi"), "invariant": ("invariant", "resume_flag"),
+    "learning_rate": ("learning_rate", "resume_float"), "link": ("link", "value"),
+    "noconstant": ("noconstant", "flag"), "normalized": ("normalized", "resume_flag"),
+    "oaa": ("oaa", "value"), "power_t": ("power_t", "resume_float"), "quadratic": ("quadratic", "multi"),
+    "redefine": ("redefine", "multi"), "sgd": ("sgd", "resume_flag"),
+}
+#: the learners VW has (by streamlearn's name) and the flag of VW's own options line that selects them
+_VW_LEARNERS = {"sgd": None, "gravity": None, "ftrl": "ftrl", "coin": "coin"}
+
+
+def _given(cfg: TrainConfig, name: str) -> bool:
+    """The option was given (on the command line, or held by the -i model with another value than
+    its default: VW takes a model's options as given)."""
+    if name in cfg.explicit:
+        return True
+    if cfg.initial_model and name in OPTION and name != "sgd":
+        default = OPTION[name].default_value()
+        if name == "learning_rate" and not (cfg.adaptive and cfg.normalized):
+            default = 10.0          # VW's rate without both per-feature rules
+        return getattr(cfg, name, None) != default
+    return False
+
+
+def vw_options_line(cfg: TrainConfig) -> str:
+    """VW's options line (without "options:"): the kept options given, sorted by VW's name, then the
+    merged --ignore/--ignore_linear/--keep namespaces. A learner VW lacks adds ``--algo NAME`` and
+    its own options that are not their defaults (streamlearn's; VW never sees them)."""
+    resume = not cfg.predict_only_model
+    items = []
+    learner = _VW_LEARNERS.get(cfg.algo)
+    if learner is not None:
+        items.append((learner, ""))
+    rule = ("sgd", "adaptive", "normalized", "invariant")
+    derived = ()
+    if cfg.initial_model and not set(rule) & cfg.explicit and cfg.algo in ("sgd", "gravity"):
+        # a -i model's rule as VW's options line held it: --sgd, or the flags of the rule's parts
+        on = tuple(name for name in rule[1:] if getattr(cfg, name))
+        derived = () if len(on) == 3 else on or ("sgd",)
+    for vw, (name, kind) in _VW_KEPT.items():
+        if kind.startswith("resume") and not resume:
+            continue
+        if name in rule:
+            if name in derived:
+                items.append((vw, ""))
+            if cfg.initial_model and name not in cfg.explicit:
+                continue
+        if not _given(cfg, name):
+            continue
+        value = getattr(cfg, name, None)
+        if kind in ("flag", "resume_flag"):
+            if value or name == "sgd":
+                items.append((vw, ""))
+        elif kind == "multi":
+            items += [(vw, f" {v}") for v in value]
+        elif kind == "resume_float":
+            items.append((vw, " " + vw_float_option(value)))
+        elif value is not None:
+            items.append((vw, f" {value}"))
+    text = "".join(f" --{vw}{v}" for vw, v in sorted(items, key=lambda kv: kv[0]))
+    for name in ("ignore", "ignore_linear", "keep"):
+        chars = sorted(set("".join(getattr(cfg, name) or ())), key=lambda c: c.encode("utf-8"))
+        if chars:
+            text += f" --{name} {''.join(chars)}"
+    if cfg.algo not in _VW_LEARNERS:
+        spec = learners.get(cfg.algo)
+        stored = cfg.model_options()
+        own = {k: v for k, v in stored.items() if k in spec.options and k in OPTION
+               and k not in _VW_KEPT and v != spec.defaults.get(k, OPTION[k].default_value())}
+        text += f" --algo {cfg.algo}" + (" " + options_string(own) if own else "")
+    return text
+
+
+def _vw_initial_t(cfg: TrainConfig) -> float:
+    """VW's initial_t: as given; else 1 for the plain rule (VW's --sgd) and 0 for the per-feature
+    rules and VW's ftrl and coin, which do not take it."""
+    if "initial_t" in cfg.explicit or cfg.algo not in ("ftrl", "coin"):
+        return float(cfg.initial_t)
+    return 0.0
+
+
+def _resume_values(cfg: TrainConfig, st: np.ndarray, ctr: np.ndarray, passes: int) -> dict:
+    """The save_resume block's values (VW's names) from the run's counters and state."""
+    s, c = StateView(st, extra=learners.get(cfg.algo).slots), CounterView(ctr)
+    t0 = _vw_initial_t(cfg)
+    # --quiet (or no progress rows): VW's interval stays at its start and nothing resets the loss since
+    quiet = cfg.quiet or not math.isfinite(c.dump)
+    # the normalizer's sums: VW keeps them for --normalized (and coin), 0 otherwise
+    normalizer = cfg.normalized or cfg.algo == "coin"
+    norm_sum, total_w = s.norm_sum, s.total_w
+    if cfg.classes and st.shape[0] > N_ST + 1:   # VW prints the first model's (class 1's) sums
+        norm_sum, total_w = st[N_ST], st[N_ST + 1]
+    return {
+        "initial_t": t0, "norm normalizer": norm_sum if normalizer else 0.0,
+        # VW's t: initial_t plus the weight of every example (labeled, unlabeled, held out), those a
+        # -i model learned included (the clock s.t: streamlearn's initial_t plus the learned weight)
+        "t": t0 + (s.t - cfg.initial_t) + c.w_unlabeled + c.ho_w + (c.w_labeled if cfg.testonly else 0.0),
+        "sum_loss": c.sum_loss, "sum_loss_since_last_dump": c.sum_loss if quiet else c.sum_loss_since,
+        "dump_interval": 1.0 if quiet else c.dump, "min_label": s.min_label, "max_label": s.max_label,
+        "weighted_labeled_examples": c.w_labeled, "weighted_labels": c.w_labels,
+        "weighted_unlabeled_examples": c.w_unlabeled, "example_number": c.examples,
+        "total_features": c.features, "total_weight": total_w if normalizer else 0.0,
+        "sd::oec.weighted_labeled_examples": 0.0 if quiet else c.old_w_labeled, "current_pass": passes,
+        "l1_state": s.gravity_vw if "gravity_vw" in learners.get(cfg.algo).slots else 0.0,
+        "l2_state": s.contraction_vw if "contraction_vw" in learners.get(cfg.algo).slots else 1.0,
+    }
+
+
+def _readable_header(cfg: TrainConfig, st: np.ndarray, ctr: np.ndarray | None, passes: int) -> list[str]:
+    """VW's readable-model header (``streamlearn.io.vw_text``): Version .. Checksum, then ``:1`` and
+    the save_resume block (with -t too, as VW writes it), or ``:0`` with --predict-only-model."""
+    s = StateView(st)
+    pieces = header_pieces(s.min_label, s.max_label, cfg.bits, tuple(cfg.ngram or ()), tuple(cfg.skips or ()),
+                           vw_options_line(cfg))
+    lines = header_lines(pieces)
+    if cfg.predict_only_model or ctr is None:
+        return lines + [":0"]
+    return lines + resume_lines(_resume_values(cfg, st, ctr, passes))
 
 
 def rows_in_use(slots: np.ndarray, width: int) -> int:
@@ -177,7 +297,8 @@ def model_content(cfg: TrainConfig, table, st, touched, in_force) -> tuple[dict,
     return _model_header(cfg, st, names), rows, values
 
 
-def readable_content(cfg: TrainConfig, table, st, touched, in_force) -> tuple[list, np.ndarray, np.ndarray]:
+def readable_content(cfg: TrainConfig, table, st, touched, in_force, ctr=None,
+                     passes: int = 1) -> tuple[list, np.ndarray, np.ndarray]:
     """(header lines, weight indices, rows) of the readable model of a finalized table. VW's weight
     lines: with the per-feature state (save_resume) every row with a weight or a G/N that is not 0,
     as "slot:w G N"; weights only (--predict-only-model, -t) "slot:w", w != 0."""
@@ -188,13 +309,7 @@ def readable_content(cfg: TrainConfig, table, st, touched, in_force) -> tuple[li
         rows = touched
         shown = table[touched, 0] if learners.get(cfg.algo).readable_raw else in_force
         values = np.column_stack([shown] + [table[touched, c] for c in learners.readable_columns(cfg)])
-    header = _readable_header(cfg, int(keep.sum()))
-    if learners.get(cfg.algo).readable_raw:
-        view = StateView(st, extra=learners.get(cfg.algo).slots)
-        header.append(f"l1_state {view.gravity_vw:g}")
-        if "contraction_vw" in learners.get(cfg.algo).slots:
-            header.append(f"l2_state {view.contraction_vw:g}")
-    return header, rows, values
+    return _readable_header(cfg, st, ctr, passes), rows, values
 
 
 def check_finite(cfg: TrainConfig, run) -> None:
@@ -267,7 +382,8 @@ def save_outputs(cfg: TrainConfig, run, snapshot: bool = False) -> int:
         from streamlearn.run.vw_models import vw_model_bytes
         write_atomic(cfg.vw_model_out, [vw_model_bytes(cfg, table, st, run.ctr, touched, in_force)], "VW model")
     if cfg.readable_model or cfg.invert_hash:
-        header, rows, values = readable_content(cfg, table, st, touched, in_force)
+        header, rows, values = readable_content(cfg, table, st, touched, in_force, run.ctr,
+                                                max(1, run.passes_done))
         if cfg.readable_model:
             write_readable_model(cfg.readable_model, header, rows, values)
         if cfg.invert_hash:

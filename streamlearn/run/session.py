@@ -289,10 +289,16 @@ class Audit:
         return cls(names, g_column)
 
     def entries(self, block: ParsedBlock):
-        """Each example's named entries (the names kept as they come), or None: no names kept, or a
-        block without its text (read from the cache)."""
-        if self.names is None or block.text_lines is None:
+        """Each example's named entries (the names kept as they come), or None: no names kept. A
+        block without its text (read from the cache) has --audit's entries without names, from its
+        expanded features in VW's order (VW's audit of a cached pass: only the constant is named)."""
+        if self.names is None:
             return None
+        if block.text_lines is None:
+            if self.g_column is None:
+                return None
+            from streamlearn.features.audit import unnamed_entries
+            return unnamed_entries(block, self.names.bits, self.names.noconstant)
         return self.names.entries(block)
 
     def features(self, entries, table: np.ndarray, classes: int, width) -> list:
@@ -344,6 +350,8 @@ class Run:
     confidence: int = 0
     classweights: classweight.ClassWeights | None = None    # --classweight (``run/classweight.py``)
     masked: bool = False        # --feature_mask: learn only the non-zero weights (``run/feature_mask.py``)
+    #: passes over the data finished (VW's current_pass in a readable model's save_resume block)
+    passes_done: int = 0
 
     # the RunState's arrays (a run keeps them for its whole life; the kernel takes ``kernel_state``)
     table = property(lambda self: self.arrays.table)
@@ -782,6 +790,7 @@ def train(cfg: TrainConfig, model=None, progress: bool = False, observer=None) -
             blocks, cache_writer = sources.blocks(p, run, holdout)
             last_line = _feed(run, blocks, trace, cache_writer) or last_line
             passes_done += 1
+            run.passes_done = passes_done
             if run.audit.names is not None:     # names come from the first pass (every pass with -t)
                 run.audit.names.collecting = cfg.testonly
             if cfg.objective:

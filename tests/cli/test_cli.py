@@ -1,6 +1,8 @@
 """The command line through click's CliRunner: outputs, options, errors (exact texts), passes, -i."""
 
 
+import re
+
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -34,7 +36,8 @@ def test_train_predict_round_trip_matches_numpy(tmp_path):
     model, txt, pred = tmp_path / "m.slm", tmp_path / "w.txt", tmp_path / "p.txt"
     ok("train", "-d", TRAIN, "--loss", "logistic", "--l1", "0.002", "-f", model, "--readable-model", txt, "--quiet")
     r = ok("predict", "-i", model, "-d", TEST, "-p", pred)
-    weights = {int(l.split(":")[0]): float(l.split(":")[1].split()[0]) for l in lines_of(txt)[6:]}
+    weights = {int(l.split(":")[0]): float(l.split(":")[1].split()[0]) for l in lines_of(txt)
+               if re.match(r"\d+:", l)}      # the weight lines, after VW's header and save_resume block
     expected = []
     for line in lines_of(TEST):
         names = line.split("|")[1].split()

@@ -1,6 +1,7 @@
 """Model files: round trip, sparsity on disk, atomic writes, and one-line errors for bad files."""
 
 import os
+import re
 
 import numpy as np
 import pytest
@@ -114,21 +115,67 @@ def test_cli_errors_for_bad_models(tmp_path):
     assert r.stderr == "Error: data/samples/sparse.test.vw is not a streamlearn model file\n"
 
 
+def vw_checksum(lines) -> int:
+    """Slow reference of VW's header checksum: mmh3 chained over the pieces VW writes one at a time
+    (each line, except that "N ngram:"/"N skip:" are written as the head, each value with a space,
+    and the newline), each piece seeded with the hash so far."""
+    import mmh3
+    pieces = []
+    for line in lines:
+        m = re.fullmatch(r"(\d+ (?:ngram|skip):)(.*)", line)
+        if m:
+            pieces += [m.group(1)] + [v + " " for v in m.group(2).split()] + ["\n"]
+        else:
+            pieces.append(line + "\n")
+    h = 0
+    for piece in pieces:
+        h = mmh3.hash(piece.encode(), h, signed=False)
+    return h
+
+
+def test_vw_header_checksum():
+    """VW 9.11.9's checksums of three headers (VW's own readable models), from the text alone."""
+    from streamlearn.io.vw_text import checksum, header_lines, header_pieces
+    cases = [((0, 0.73251, 18, (), (), ""), 328492323),
+             ((0, 2, 18, (), (), " --ftrl --noconstant"), 2919628460),
+             ((0, 0.73251, 18, ("2", "a3"), ("1",),
+               " --interactions abc --interactions ::: --quadratic ab --quadratic cd --ignore ab"), 3794315992)]
+    for args, want in cases:
+        pieces = header_pieces(*args)
+        lines = header_lines(pieces)
+        assert checksum(pieces) == want == vw_checksum(lines[1:-1])
+        assert lines[-1] == f"Checksum: {want}" and lines[0] == "Version 9.11.2"
+    assert header_lines(header_pieces(*cases[2][0]))[6:8] == ["2 ngram:2 a3 ", "1 skip:1 "]
+
+
 def test_readable_model(tmp_path):
     txt = tmp_path / "w.txt"
     model = train(tmp_path, "r.slm", "--loss", "logistic", "--algo", "tg", "--l1", "0.01", "--readable-model",
                   str(txt))
     lines = txt.read_text().splitlines()
-    assert lines[0] == "streamlearn readable model (format 1)"
-    assert lines[1:4] == ["bits: 18", "loss: logistic", "algo: tg"]
-    assert lines[4].startswith("options: -b 18 ") and "--l1 0.01" in lines[4]
-    n = int(lines[5].split(": ")[1])
-    body = lines[6:]
+    # VW's header (parse_regressor.cc): the VW version, the labels' bounds, the bits, no n-grams or
+    # skips, the options (a learner VW lacks: --algo and its options), VW's checksum of that text
+    assert lines[:8] == ["Version 9.11.2", "Id ", "Min label:-50", "Max label:50", "bits:18", "lda:0",
+                         "0 ngram:", "0 skip:"]
+    assert lines[8] == "options: --algo tg --l1 0.01 --cumulative-penalty"
+    assert lines[9] == f"Checksum: {vw_checksum(lines[1:9])}"
+    # then VW's save_resume block: the run's counters (2000 examples of weight 1)
+    assert lines[10] == ":1"
+    block = dict(line.rsplit(" ", 1) for line in lines[11:29])
+    assert list(block) == ["initial_t", "norm normalizer", "t", "sum_loss", "sum_loss_since_last_dump",
+                           "dump_interval", "min_label", "max_label", "weighted_labeled_examples",
+                           "weighted_labels", "weighted_unlabeled_examples", "example_number",
+                           "total_features", "total_weight", "sd::oec.weighted_labeled_examples",
+                           "current_pass", "l1_state", "l2_state"]
+    assert (block["t"], block["example_number"], block["weighted_labeled_examples"]) == ("2000",) * 3
+    assert (block["current_pass"], block["l2_state"], block["min_label"]) == ("1", "1", "-50")
+    body = lines[29:]
+    n = sum(float(line.split(":")[1].split()[0]) != 0 for line in body)
     # VW's save_resume weight lines "index:w G N": every row with a weight, G or N that is not 0
     index = [int(l.split(":")[0]) for l in body]
     values = [[float(v) for v in l.split(":")[1].split()] for l in body]
     assert index == sorted(index) and all(len(v) == 3 for v in values)
-    assert sum(v[0] != 0 for v in values) == n
+    assert sum(v[0] != 0 for v in values) == n == np.count_nonzero(load_model(str(model))[2][:, 0])
     _, i2, r2 = load_model(str(model))
     assert index == i2.tolist()
     assert [v[0] for v in values] == r2[:, 0].tolist()           # exact round trip of the weights
