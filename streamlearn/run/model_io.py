@@ -248,11 +248,17 @@ def _resume_values(cfg: TrainConfig, st: np.ndarray, ctr: np.ndarray, passes: in
     norm_sum, total_w = s.norm_sum, s.total_w
     if cfg.classes and st.shape[0] > N_ST + 1:   # VW prints the first model's (class 1's) sums
         norm_sum, total_w = st[N_ST], st[N_ST + 1]
+    # the weight learned: VW's learners' clock is streamlearn's initial_t plus it (a -i model's
+    # included); other learners' clocks may count steps (mini-batches), so this run's labeled weight
+    if cfg.algo in _VW_LEARNERS:
+        learned = s.t - cfg.initial_t
+    else:
+        learned = 0.0 if cfg.testonly else c.w_labeled
     return {
         "initial_t": t0, "norm normalizer": norm_sum if normalizer else 0.0,
         # VW's t: initial_t plus the weight of every example (labeled, unlabeled, held out), those a
-        # -i model learned included (the clock s.t: streamlearn's initial_t plus the learned weight)
-        "t": t0 + (s.t - cfg.initial_t) + c.w_unlabeled + c.ho_w + (c.w_labeled if cfg.testonly else 0.0),
+        # -i model learned included
+        "t": t0 + learned + c.w_unlabeled + c.ho_w + (c.w_labeled if cfg.testonly else 0.0),
         "sum_loss": c.sum_loss, "sum_loss_since_last_dump": c.sum_loss if quiet else c.sum_loss_since,
         "dump_interval": 1.0 if quiet else c.dump, "min_label": s.min_label, "max_label": s.max_label,
         "weighted_labeled_examples": c.w_labeled, "weighted_labels": c.w_labels,

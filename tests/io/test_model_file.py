@@ -181,3 +181,13 @@ def test_readable_model(tmp_path):
     assert [v[0] for v in values] == r2[:, 0].tolist()           # exact round trip of the weights
     cols = load_model(str(model))[0]["column_names"]
     assert [v[1:] for v in values] == r2[:, [cols.index("g"), cols.index("n")]].tolist()
+
+
+def test_readable_block_counts_examples_with_mini_batches(tmp_path):
+    """The save_resume block's t is VW's: initial_t plus the examples' weight, not a mini-batch
+    learner's step clock (one step per batch of 7)."""
+    txt = tmp_path / "w.txt"
+    train(tmp_path, "b.slm", "--loss", "logistic", "--algo", "l1ball", "--radius", "5", "--batch-size", "7",
+          "--readable-model", str(txt))
+    block = dict(line.rsplit(" ", 1) for line in txt.read_text().splitlines()[11:29])
+    assert float(block["t"]) - float(block["initial_t"]) == 2000 == float(block["weighted_labeled_examples"])
