@@ -157,14 +157,17 @@ def _model_header(cfg: TrainConfig, st: np.ndarray, names: list[str]) -> dict:
 _VW_KEPT = {
     "adaptive": ("adaptive", "resume_flag"), "binary": ("binary", "flag"), "cubic": ("cubic", "multi"),
     "hash": ("hash", "value"), "hash_seed": ("hash_seed", "value"), "indexing": ("indexing", "value"),
-    "interactions": ("interactions", "multi"), "invariant": ("invariant", "resume_flag"),
+    "interact": ("interact", "value"), "interactions": ("interactions", "multi"), "invariant": ("invariant", "resume_flag"),
     "learning_rate": ("learning_rate", "resume_float"), "link": ("link", "value"),
     "noconstant": ("noconstant", "flag"), "normalized": ("normalized", "resume_flag"),
     "oaa": ("oaa", "value"), "power_t": ("power_t", "resume_float"), "quadratic": ("quadratic", "multi"),
     "redefine": ("redefine", "multi"), "sgd": ("sgd", "resume_flag"),
 }
-#: the learners VW has (by streamlearn's name) and the flag of VW's own options line that selects them
-_VW_LEARNERS = {"sgd": None, "gravity": None, "ftrl": "ftrl", "coin": "coin"}
+#: the learners VW has (by streamlearn's name) and the flag of VW's own options line that selects them:
+#: VW's gd (no flag) and each learner a VW flag of its own selects (its ``Option(..., selects=NAME)``)
+_VW_LEARNERS = {"sgd": None, "gravity": None} | {
+    o.selects: o.flags[0][2:] for spec in learners.SPECS for o in spec.declares
+    if getattr(o, "selects", None) == spec.name and o.flags[0] == f"--{spec.name}"}
 
 
 def _given(cfg: TrainConfig, name: str) -> bool:
