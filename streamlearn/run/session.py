@@ -545,8 +545,6 @@ def preamble(cfg: TrainConfig, rep: Reporter, learner, cache_note: str | None) -
         rep.line(f"learner = {'print' if cfg.print_examples else 'noop'} (learns nothing, predicts 0)")
     else:
         rep.line(f"learner = {learner.describe(cfg)}")
-    rep.line(f"loss function = {cfg.loss}" + (f" (tau = {cfg.quantile_tau:g})" if cfg.loss == "quantile" else ""))
-    rep.line(f"learner = {learner.describe(cfg)}")
     rep.line(f"loss function = {cfg.loss}" + (f" (tau = {cfg.quantile_tau:g})" if cfg.loss == "quantile" else "")
              + (f" (q = {cfg.expectile_q:g})" if cfg.loss == "expectile" else ""))
 
