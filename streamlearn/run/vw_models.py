@@ -112,13 +112,14 @@ def load_vw(data, path, explicit: dict, predicting: bool) -> tuple[dict, np.ndar
             if values:
                 given[name] = tuple(values)
         given.update({k: explicit[k] for k in RULE_FLAGS + ("initial_t",) if k in explicit})
-        if given.get("algo", "sgd") not in VW_LEARNERS and not given.get("ftrl"):
-            given["algo"] = "sgd"
         try:
             cfg = train_config(given)
         except OptionError as exc:
             raise ModelError(f"VW model {path}: its options ({model.options or 'none'}) do not make a run: "
                              f"{exc}") from None
+        if cfg.algo not in VW_LEARNERS:     # e.g. --coin: its records are laid out otherwise
+            raise ModelError(f"VW model {path} is a model of --algo {cfg.algo} (its options: {model.options}); "
+                             f"streamlearn reads VW's models of the default rule, --sgd and --ftrl")
         held["cfg"] = cfg
         return _widths(cfg, exact=not predicting)
 

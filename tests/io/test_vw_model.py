@@ -107,6 +107,8 @@ def test_refusals_say_why():
     m = _model(options="--oaa 3 --cb 2")
     with pytest.raises(ModelError, match="--cb 2"):
         load_vw(vw_model.dump(m), "m", {}, predicting=True)
+    with pytest.raises(ModelError, match="is a model of --algo coin"):
+        load_vw(vw_model.dump(_model(options="--coin")), "m", {}, predicting=True)
     m = _model(options="")
     m.online["l1_state"] = 0.5
     with pytest.raises(ModelError, match="l1_state 0.5.*does not continue"):
