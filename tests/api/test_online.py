@@ -168,7 +168,8 @@ def test_bad_inputs_and_options():
     assert str(e.value) == "feature name 'x|y' cannot be written in a VW line (whitespace, ':' or '|')"
     with pytest.raises(ValueError) as e:
         Model(loss="bogus")
-    assert str(e.value) == "--loss must be one of squared, logistic, hinge, quantile, softmax, poisson, classic (got bogus)"
+    assert str(e.value) == ("--loss must be one of squared, logistic, hinge, quantile, softmax, poisson, classic, "
+                            "expectile (got bogus)")
     with pytest.raises(ValueError) as e:
         Model(bits=40)
     assert str(e.value) == "-b/--bits must be between 1 and 32 (got 40)"
