@@ -166,7 +166,7 @@ def test_bad_label_without_strict_leaves_nan(tmp_path):
     ({"ngram": "x"}, ["--ngram", "x"]),
     ({"skips": "1"}, ["--skips", "1"]),
     ({"bits": 40}, ["-b", "40"]),
-    ({"format": "csv"}, ["--format", "csv"]),
+    ({"format": "parquet"}, ["--format", "parquet"]),   # csv and json are formats now (issue 27)
     ({"hash": "some"}, ["--hash", "some"]),
 ])
 def test_option_errors_are_the_clis(data, kwargs, args):
