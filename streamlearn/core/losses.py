@@ -199,9 +199,11 @@ def lambert_w_exp_minus(x):
 
 @njit(cache=True, nogil=True, inline="always")
 def logistic_update(p, y, scale, ppu, small):
-    """``loss_update`` of the logistic loss for y = -1 or 1."""
+    """``loss_update`` of the logistic loss for y = -1 or 1. Where that class's loss is 0 in float32
+    (y p >= 24 ln 2: only the other class of a mixed label updates there), the first-order form: the
+    closed form cancels catastrophically at such margins (its value is rounding noise, VW's too)."""
     d = math.exp(y * p)
-    if small:
+    if small or y * p >= LOGISTIC_ZERO_MARGIN:
         return y * scale / (1.0 + d)
     x = scale * ppu + y * p + d
     return -(y * lambert_w_exp_minus(x) + p) / ppu

@@ -280,7 +280,8 @@ def test_counters_are_merged_exactly():
         models.append((model_header(["w", "g", "n"], state, **opts), idx, rows))
     header, _, _ = merge(base, models, "weighted")
     s = header["state"]
-    assert set(s) == set(STATE_RULES) == set(learners.SAVED_STATE) | {"class_norm"}   # each one decided
+    assert set(STATE_RULES) == set(learners.SAVED_STATE) | set(learners.OWN_STATE) | {"class_norm"}  # each decided
+    assert set(s) == set(learners.SAVED_STATE) | {"class_norm"}         # a learner's own only in its models
     assert s["t"] == 100.0 + 10 + 20 + 30 and s["n_learned"] == 50.0 + 6
     assert s["norm_sum"] == 30.0 + 0 + 2 + 4 and s["total_weight"] == 40.0 + 0 + 3 + 6
     assert s["class_norm"] == [1.0 + 3, 2.0, 3.0 + 6, 4.0]

@@ -34,7 +34,8 @@ def lines_of(path):
 def test_train_predict_round_trip_matches_numpy(tmp_path):
     """predict's output is clamp(sum w x) with the weights of the readable model (independent check)."""
     model, txt, pred = tmp_path / "m.slm", tmp_path / "w.txt", tmp_path / "p.txt"
-    ok("train", "-d", TRAIN, "--loss", "logistic", "--l1", "0.002", "-f", model, "--readable-model", txt, "--quiet")
+    ok("train", "-d", TRAIN, "--loss", "logistic", "--algo", "ftrl", "--l1", "0.002", "-f", model, "--readable-model",
+       txt, "--quiet")
     r = ok("predict", "-i", model, "-d", TEST, "-p", pred)
     weights = {int(l.split(":")[0]): float(l.split(":")[1].split()[0]) for l in lines_of(txt)
                if re.match(r"\d+:", l)}      # the weight lines, after VW's header and save_resume block

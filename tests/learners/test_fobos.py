@@ -171,7 +171,7 @@ def test_fobos_preamble_and_summary():
     (["--reg", "l2", "--l1", "1"], "--l1 does not apply to --reg l2, whose strength is --lambda"),
     (["--reg", "elastic", "--lambda", "1"],
      "--lambda does not apply to --reg elastic, whose strength is --l1 and --l2"),
-    (["--algo", "tg", "--l2", "1"], "--l2 needs --algo fobos, ftrl, softmax or pegasos"),
+    (["--algo", "tg", "--l2", "1"], "--l2 needs --algo fobos, ftrl, softmax, gravity or pegasos"),
     (["--reg", "linf", "--lambda", "1", "--adaptive"],
      "--adaptive does not apply to --algo fobos --reg linf: the prox of --reg linf with per-feature "
      "rates cannot be caught up lazily, so it takes the plain schedule (--sgd, or no rule flag)"),
@@ -197,8 +197,9 @@ def test_fobos_defaults_follow_the_regularizer():
         train_config({"algo": "fobos", "reg": "cubic"})
     assert train_config({"algo": "fobos"}).reg == "l1"
     assert train_config({"algo": "fobos", "l2": 1.0}).reg == "l2sq"
-    cfg = train_config({"l1": 1.0, "l2": 1.0})
+    cfg = train_config({"algo": "fobos", "l1": 1.0, "l2": 1.0})
     assert (cfg.algo, cfg.reg, cfg.adaptive) == ("fobos", "elastic", False)     # plain schedule
+    assert train_config({"l1": 1.0, "l2": 1.0}).algo == "gravity"              # VW's own, as VW runs it
     cfg = train_config({"reg": "l1", "l1": 1.0})
     assert (cfg.algo, cfg.adaptive, cfg.normalized, cfg.learning_rate) == ("fobos", True, True, 0.5)
     cfg = train_config({"reg": "linf", "lam": 1.0})

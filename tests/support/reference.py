@@ -156,7 +156,7 @@ def invariant_update(loss, p, y, tau, scale, ppu):
     if loss == "logistic":
         def one(c):
             d = math.exp(c * p)
-            if scale * ppu < 1e-6:
+            if scale * ppu < 1e-6 or c * p >= 24 * math.log(2):     # first order where c's loss is 0
                 return c * scale / (1.0 + d)
             return -(c * lambert_w_exp_minus(scale * ppu + c * p + d) + p) / ppu
         return logistic_mixture(one, y)
