@@ -141,6 +141,11 @@ def restore_model(cfg: TrainConfig, table, model, prm) -> np.ndarray:
     saved = dict(header.get("state", {}))
     if {"learning_rate", "initial_t", "power_t"} & cfg.explicit:
         saved.pop("eta", None)
+    if mine and not cfg.testonly and not set(mine) <= set(stored):
+        # a --predict-only-model model continued: as in VW, without its per-feature state the clock and
+        # the normalizer's sums restart too (VW keeps them in the save_resume state it did not write)
+        for key in ("t", "norm_sum", "total_weight"):
+            saved.pop(key, None)
     return learners.make_state(cfg, prm, saved)
 
 
