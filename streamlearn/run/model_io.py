@@ -13,7 +13,7 @@ from streamlearn.config import (
     IF_USED_OPTIONS, LEGACY_MODEL_OPTIONS, MODEL_OPTIONS, OPTION, TrainConfig, train_config,
 )
 from streamlearn.errors import InputError, ModelError, OptionError
-from streamlearn.io.model_file import load_model, parse_model, printable, save_model
+from streamlearn.io.model_file import SAVED_COUNTERS, load_model, parse_model, printable, save_model
 from streamlearn.io.writers import write_readable_model
 from streamlearn.core.state import N_ST
 from streamlearn.core.table import count_nonzero, nonzero_rows
@@ -141,6 +141,11 @@ def restore_model(cfg: TrainConfig, table, model, prm) -> np.ndarray:
     saved = dict(header.get("state", {}))
     if {"learning_rate", "initial_t", "power_t"} & cfg.explicit:
         saved.pop("eta", None)
+    if mine and not cfg.testonly and not set(mine) <= set(stored):
+        # a --predict-only-model model continued: as in VW, without its per-feature state the clock and
+        # the normalizer's sums restart too (VW keeps them in the save_resume state it did not write)
+        for key in ("t", "norm_sum", "total_weight"):
+            saved.pop(key, None)
     return learners.make_state(cfg, prm, saved)
 
 
@@ -291,10 +296,11 @@ def rows_in_use(slots: np.ndarray, width: int) -> int:
     return int(np.unique(np.asarray(slots, np.int64) // width).shape[0])
 
 
-def model_content(cfg: TrainConfig, table, st, touched, in_force) -> tuple[dict, np.ndarray, np.ndarray]:
+def model_content(cfg: TrainConfig, table, st, touched, in_force, ctr=None) -> tuple[dict, np.ndarray, np.ndarray]:
     """(header, weight indices, rows) of the model file of a finalized table: the weights in force
     (``in_force``, of the ``touched`` rows), and the learner's state for -i unless
-    --predict-only-model."""
+    --predict-only-model, with the run's performance counters ``ctr`` (VW's save_resume keeps them for
+    ``--preserve_performance_counters``)."""
     keep = in_force != 0.0
     extra = learners.state_columns(cfg)
     if cfg.predict_only_model or not extra:
@@ -303,7 +309,23 @@ def model_content(cfg: TrainConfig, table, st, touched, in_force) -> tuple[dict,
         names = ["w"] + [name for name, _ in extra]
         rows = touched
         values = np.column_stack([in_force] + [table[touched, col] for _, col in extra])
-    return _model_header(cfg, st, names), rows, values
+    header = _model_header(cfg, st, names)
+    if ctr is not None and not cfg.predict_only_model:
+        header["counters"] = saved_counters(ctr)
+    return header, rows, values
+
+
+def saved_counters(ctr: np.ndarray) -> dict:
+    """The performance counters a model keeps (``SAVED_COUNTERS``), by name."""
+    view = CounterView(ctr)
+    return {name: float(getattr(view, name)) for name in SAVED_COUNTERS}
+
+
+def restore_counters(ctr: np.ndarray, saved: dict) -> None:
+    """--preserve_performance_counters: a model's counters (checked by the model loader) go on."""
+    view = CounterView(ctr)
+    for name, value in saved.items():
+        setattr(view, name, value)
 
 
 def readable_content(cfg: TrainConfig, table, st, touched, in_force, ctr=None,
@@ -385,7 +407,7 @@ def save_outputs(cfg: TrainConfig, run, snapshot: bool = False) -> int:
     if cfg.classes:
         run.progress.rows_in_use = rows_in_use(index, cfg.class_width)
     if cfg.final_model:
-        save_model(cfg.final_model, *model_content(cfg, table, st, touched, in_force))
+        save_model(cfg.final_model, *model_content(cfg, table, st, touched, in_force, run.ctr))
     if cfg.vw_model_out:
         from streamlearn.io.model_file import write_atomic
         from streamlearn.run.vw_models import vw_model_bytes

@@ -60,6 +60,9 @@ def test_the_rule_is_vws():
     assert vwsuite.fuzzy_equal("1000.4", "1000")
     assert vwsuite.compare_output("p.predict", "1 tag\n", "1.0002 tag\n") is None
     assert vwsuite.compare_output("p.predict", "1 tag\n", "1 other\n") is not None
+    assert vwsuite.compare_output("a", "x:0.0540415@4\n", "x:0.0540374@4\n") is None     # '@' splits
+    assert vwsuite.compare_output("a", "1 2\n3\n", "1\n2 3\n") is not None              # line by line
+    assert vwsuite.compare_output("a", "0.5-0.7\n", "0.5003-0.7\n") is None               # a range
     assert vwsuite.compare_output("stdout", "", "[warning] something\n") is None
     assert vwsuite.compare_output("stderr", "average loss = 0.5\n", "average loss = 0.5004 h\n") is None
     assert vwsuite.compare_output("stderr", "average loss = 0.5\n", "average loss = 0.6\n") is not None

@@ -46,17 +46,26 @@ def fuzzy_equal(a: str, b: str, eps: float = 1e-3) -> bool:
     return abs(y) > 1.0 and abs(x / y - 1.0) < eps
 
 
+#: VW's token separators (test/run_tests.py is_line_different): white space, ':', ',', '@', '=', brackets,
+#: and '-' between two numbers (a range)
+_TOKENS = re.compile(r"[ \t:,@=\[\]]+|(?<=\d)-(?=-?\d)")
+
+
 def same_tokens(mine: str, theirs: str) -> None:
-    """VW's comparison of two outputs: the same tokens (split on white space and ':'), numbers by
-    ``fuzzy_equal`` and the rest (tags) exactly."""
-    a, b = re.split(r"[\s:]+", mine.strip()), re.split(r"[\s:]+", theirs.strip())
-    assert len(a) == len(b), (len(a), len(b))
-    for x, y in zip(a, b):
-        try:
-            same = fuzzy_equal(x, y)
-        except ValueError:
-            same = x == y
-        assert same, (x, y)
+    """VW's comparison of two outputs (test/run_tests.py, fuzzy mode): the same number of lines (each
+    stripped), and line by line the same tokens (``_TOKENS``), numbers by ``fuzzy_equal`` and the rest
+    (tags) exactly."""
+    a, b = ([line.strip() for line in t.strip().splitlines()] for t in (mine, theirs))
+    assert len(a) == len(b), ("lines", len(a), len(b))
+    for la, lb in zip(a, b):
+        ta, tb = _TOKENS.split(la), _TOKENS.split(lb)
+        assert len(ta) == len(tb), (la[:60], lb[:60])
+        for x, y in zip(ta, tb):
+            try:
+                same = fuzzy_equal(x, y)
+            except ValueError:
+                same = x == y
+            assert same, (x, y)
 
 
 def weight_lines(text: str) -> dict:
