@@ -306,9 +306,9 @@ OPTIONS = (
            estimator=None, section="freegrad", check=_nonnegative,
            help="freegrad: a known bound on the gradients, the first hint of every coordinate (0: the first "
                 "non-zero gradient; VW's --flipschitz_const)."),
-    Option("restart", ("--restart",), "flag", False, stored="if_used", estimator=False, section="freegrad",
+    Option("restart", ("--restart",), "flag", False, stored="if_used", estimator=None, section="freegrad",
            help="freegrad: FreeRange restarts (VW's --restart)."),
-    Option("project", ("--project",), "flag", False, stored="if_used", estimator=False, section="freegrad",
+    Option("project", ("--project",), "flag", False, stored="if_used", estimator=None, section="freegrad",
            help="freegrad: project the weights onto an L2 ball of adaptive radius (VW's --project, without "
                 "its --radius)."),
 )
