@@ -157,14 +157,14 @@ class _TrainConfigMethods:
 
     @property
     def classes(self) -> int:
-        """K of a multiclass model (--oaa K), 0 for a binary or regression one."""
-        return self.oaa
+        """K of a multiclass model (--oaa K or --csoaa K), 0 for a binary or regression one."""
+        return self.oaa or self.csoaa
 
     @property
     def class_width(self) -> int:
         """W: class k of feature h is slot (h*W + k) mod 2^b (1 without classes)."""
         from streamlearn.core.multiclass import class_width
-        return class_width(self.oaa)
+        return class_width(self.classes)
 
     @property
     def expands(self) -> bool:
@@ -342,11 +342,41 @@ def _reg_choices(algo) -> tuple:
     return tuple(names)
 
 
+def _check_csoaa(cfg: TrainConfig) -> None:
+    """--csoaa K: cost-sensitive one-against-all over the learner's regressions (its csoaa kernel)."""
+    if cfg.csoaa < 2:
+        raise OptionError(f"--csoaa needs at least 2 classes (got {cfg.csoaa})")
+    if cfg.oaa:
+        raise OptionError("--csoaa and --oaa cannot be used together")
+    if cfg.csoaa > 1 << cfg.bits:
+        raise OptionError(f"--csoaa {cfg.csoaa} needs more weights per feature than -b {cfg.bits} gives "
+                          f"({1 << cfg.bits}); use a larger -b")
+    spec = _spec(cfg.algo)
+    if spec.csoaa_kernel is None:
+        takers = [s.name for s in _registry.SPECS if s.csoaa_kernel is not None]
+        raise OptionError(f"--csoaa does not apply to --algo {cfg.algo}; cost-sensitive one-against-all runs "
+                          f"--algo {_one_of(takers)}")
+    if cfg.probabilities:       # VW's own refusal
+        raise OptionError("--csoaa does not support --probabilities (use --oaa)")
+    if cfg.format == "libsvm":
+        raise OptionError("--csoaa reads VW's text format (cost-sensitive labels), not libsvm")
+    for name in ("batch_size", "binary", "link", "scores", "shuffle", "trace"):
+        value = getattr(cfg, name, None)
+        if name in cfg.explicit and value not in (None, False, 1, "identity"):
+            raise OptionError(f"{FLAG[name]} does not apply to --csoaa")
+    if cfg.passes > 1 and "-" in cfg.sources:
+        raise OptionError("--csoaa with --passes reads its input again on every pass: give files, not stdin")
+    if cfg.loss == "softmax":
+        raise OptionError("--loss softmax does not apply to --csoaa (each class's cost is a regression)")
+
+
 def _check_multiclass(cfg: TrainConfig) -> None:
     """--oaa K (one-against-all over a binary learner, or the softmax learner's classes) and the
     options that go with it."""
     spec = _spec(cfg.algo)
-    if "oaa" in cfg.explicit or cfg.oaa:
+    if cfg.csoaa or "csoaa" in cfg.explicit:
+        _check_csoaa(cfg)
+    elif "oaa" in cfg.explicit or cfg.oaa:
         if cfg.oaa < 2:
             raise OptionError(f"--oaa needs at least 2 classes (got {cfg.oaa})")
         if cfg.oaa > 1 << cfg.bits:
@@ -375,6 +405,8 @@ def _check_multiclass(cfg: TrainConfig) -> None:
         if spec.joint:
             raise OptionError(f"--algo {cfg.algo} needs --oaa K --loss softmax")
         for name in ("indexing", "probabilities", "scores", "raw_predictions"):
+            if cfg.csoaa:
+                break
             value = getattr(cfg, name)
             if name in cfg.explicit and value is not None and value is not False:
                 raise OptionError(f"{FLAG[name]} needs --oaa K")
@@ -558,7 +590,7 @@ def train_config(explicit: dict, model_options: dict | None = None) -> TrainConf
                 for k, v in explicit.items()}
     if model_options is not None:
         model_options = {k: tuple(v) if isinstance(v, list) else v for k, v in model_options.items()}
-        for name in HASHING_OPTIONS + FEATURE_OPTIONS + ("oaa",):   # they decide where weights are
+        for name in HASHING_OPTIONS + FEATURE_OPTIONS + ("oaa", "csoaa"):   # they decide where weights are
             if name in explicit and explicit[name] != model_options[name]:
                 raise OptionError(
                     f"{FLAG[name]} {_fmt(explicit[name])} conflicts with the initial model's "

@@ -263,9 +263,11 @@ def saved_state(cfg, st: np.ndarray) -> dict:
 
 def block_kernel(cfg, spec: LearnerSpec | None = None):
     """The block kernel a run of the configured learner calls (of its variant, for fobos's and
-    softmax's regularizers: ``LearnerSpec.kernels``): its own, or its one-against-all one with --oaa K
-    (a learner with a multiclass loss runs the joint loop in its own kernel)."""
+    softmax's regularizers: ``LearnerSpec.kernels``): its own, its one-against-all one with --oaa K, its
+    cost-sensitive one with --csoaa K (a learner with a multiclass loss runs the joint loop in its own kernel)."""
     spec = spec or get(cfg.algo)
+    if cfg.csoaa:
+        return spec.csoaa_kernel
     compiled = spec.kernels(cfg)
     if cfg.classes and not spec.joint:
         return compiled.oaa_kernel

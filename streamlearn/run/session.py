@@ -50,6 +50,7 @@ class Outputs:
     softmax: bool = False    # the classes' probabilities are the softmax of their scores
     output: str = "class"    # multiclass -p lines: "class", "scores" or "probabilities"
     raw_writer: PredictionWriter | None = None    # -r: every class's raw score
+    costs: bool = False      # cost-sensitive labels (--csoaa K)
     logloss: list = field(default_factory=lambda: [0.0, 0.0])   # --probabilities: sum -log p w, sum w
 
     @classmethod
@@ -61,7 +62,7 @@ class Outputs:
         output = "probabilities" if cfg.probabilities else "scores" if cfg.scores else "class"
         raw = getattr(cfg, "raw_predictions", None)
         return cls(cfg.link, cfg.binary, writer, cfg.classes, learner.joint, output,
-                   PredictionWriter(raw) if raw else None)
+                   PredictionWriter(raw) if raw else None, bool(cfg.csoaa))
 
     def shown(self, p: np.ndarray) -> np.ndarray:
         """Predictions as written and shown: after --binary or the link function."""
@@ -85,6 +86,8 @@ class Outputs:
         """The progress row's label and prediction columns of a multiclass example: integers, and
         with --probabilities the class with its probability, 'k(NN%)' (``first``: the label of class 0)."""
         label_text = "unknown" if label != label else (str(int(label)) if label == int(label) else f"{label:g}")
+        if self.costs:      # VW's cost-sensitive rows say whether the example has costs
+            label_text = "unknown" if label != label else "known"
         pred = int(row[0])
         if self.output == "probabilities":
             p = self.probabilities(row[None, 1:self.classes + 1])[0]
@@ -127,6 +130,20 @@ class Outputs:
                 self.writer.write_lines(named(probs), block)
         if self.raw_writer is not None:
             self.raw_writer.write_lines(named(scores, lead=" "), block)
+
+    def write_costs(self, block: ParsedBlock, preds: np.ndarray, mode: float) -> None:
+        """A --csoaa block's -p lines (the class) and -r lines (VW's: ``class:score`` of each of the
+        example's costs, in the label's order; empty for an example without costs)."""
+        if self.writer is not None:
+            self.writer.write(preds[:, 0], block)
+        if self.raw_writer is not None:
+            first = 0 if mode == 0.0 else 1
+            ptr = block.costs[0]
+            lines = []
+            for e in range(block.n):
+                offsets = cost_offsets(block, e, self.classes, mode) if ptr[e + 1] > ptr[e] else []
+                lines.append(" ".join(f"{c + first}:{preds[e, 1 + c]:g}" for c in offsets))
+            self.raw_writer.write_lines(lines, block)
 
     def close(self) -> None:
         for out in (self.writer, self.raw_writer):
@@ -191,7 +208,10 @@ class Faults:
             if code == multiclass.ST_NOW_1:
                 self.reporter.line(f"label {K} found -- labels are now considered 1-indexed.")
                 continue
-            if code == multiclass.ST_NOT_INTEGER:
+            if block.costs is not None:     # --csoaa: a cost's class outside the classes (VW's mapping)
+                reason = f"a cost's class is not in {first}..{first + K - 1}"
+                consequence = f"it is class {first + K - 1 if first else 0}'s, as VW takes it"
+            elif code == multiclass.ST_NOT_INTEGER:
                 reason = f"label {y:g} is not a class (--oaa labels are integers {first}..{first + K - 1})"
                 consequence = "the example is not learned"
             else:
@@ -370,7 +390,12 @@ class Run:
             first = pos
             pos = kernel(arrays, state, pos, end)
             self.faults.check_divergence(block, counters, first, pos, training)
-            if audit and K:
+            if audit and block.costs is not None:     # --csoaa: one block per cost, as its regressions ran
+                offsets = cost_offsets(block, first, K, self.arrays.state.index_mode)
+                bounds = self.arrays.state
+                self.audit.write([min(max(preds[first, 1 + c], bounds.min_label), bounds.max_label)
+                                  for c in offsets], tags[first], [features[c] for c in offsets])
+            elif audit and K:
                 self.audit.write([preds[first, 1 + k] for k in range(K)], tags[first], features)
             elif audit and twice:
                 # VW's learn predicts again, with the bounds the label widened (vw-spec-2 §2f)
@@ -405,7 +430,28 @@ class Run:
         status = preds[:, K + 1]
         if status.any():
             self.faults.label_notes(block, status, K, self.first_class(), training)
-        self.outputs.write_classes(block, preds, self.first_class())
+        if block.costs is not None:
+            self.outputs.write_costs(block, preds, self.arrays.state.index_mode)
+        else:
+            self.outputs.write_classes(block, preds, self.first_class())
+
+
+def cost_offsets(block: ParsedBlock, e: int, K: int, mode: float) -> list[int]:
+    """The classes (0..K-1) example e's costs ran, in order, as ``multiclass.csoaa_loop`` maps them
+    (``mode``: the indexing, 2 while undecided); all K for an example without costs."""
+    ptr, cls, _ = block.costs
+    labels = cls[int(ptr[e]):int(ptr[e + 1])].tolist()
+    if not labels:
+        return list(range(K))
+    out = []
+    for lbl in labels:
+        if mode == 0.0:
+            out.append(lbl if lbl < K else 0)
+        elif 1 <= lbl <= K:
+            out.append(lbl - 1)
+        elif mode == 1.0:
+            out.append(K - 1)
+    return out
 
 
 def divergence_place(block: ParsedBlock, counters: CounterView, first: int, stop: int) -> str:
@@ -537,8 +583,10 @@ class SourcePlan:
 
     def __init__(self, cfg: TrainConfig, hashing: Hashing, rep: Reporter):
         self.cfg, self.hashing = cfg, hashing
+        #: cost-sensitive labels (--csoaa) are not in the cache's blocks: every pass reads the text
+        self.reread = hashing.costs
         self.use_cache = (cfg.passes > 1 or cfg.cache_file is not None
-                          or (cfg.objective and cfg.objective_data is None))
+                          or (cfg.objective and cfg.objective_data is None)) and not self.reread
         self.path = cfg.cache_file
         self.temporary = self.reuse = False
         self.note = None            # the preamble's line about the cache
@@ -563,7 +611,7 @@ class SourcePlan:
     def blocks(self, p: int, run: "Run", holdout: int):
         """(the blocks of pass ``p``, the cache writer the pass fills or None)."""
         cfg = self.cfg
-        if p == 0 and not self.reuse:
+        if (p == 0 or self.reread) and not self.reuse:
             writer = CacheWriter(self.path, self.options) if self.use_cache else None
             blocks = text_blocks(cfg.sources, cfg.format, self.hashing, cfg.block_size, writer, run.faults.read_error,
                                  with_text=run.audit.names is not None, byte_range=cfg.shard_range)

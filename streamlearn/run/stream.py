@@ -44,6 +44,8 @@ class Hashing:
     hash: str
     hash_seed: int
     features: object = None
+    #: the labels are cost-sensitive (--csoaa: ``streamlearn.io.costs``)
+    costs: bool = False
     #: parse threads (how the text is read, not what it becomes: not compared, not in as_dict)
     threads: int = field(default=1, compare=False)
 
@@ -60,13 +62,22 @@ class Hashing:
              "hash_seed": self.hash_seed}
         if self.expands:
             d["features"] = self.features.to_dict()
+        if self.costs:
+            d["costs"] = True
         return d
+
+    def cost_names(self) -> tuple | None:
+        """``parse_block``'s cost_names: None for plain labels, else the named labels' (hashes, ids)."""
+        if not self.costs:
+            return None
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
 
 
 def hashing_of(cfg) -> Hashing:
     """The Hashing of a run's configuration."""
     return Hashing(cfg.bits, cfg.noconstant, cfg.hash, cfg.hash_seed,
-                   cfg.feature_spec() if cfg.expands else None, getattr(cfg, "threads", 1))
+                   cfg.feature_spec() if cfg.expands else None, bool(getattr(cfg, "csoaa", 0)),
+                   getattr(cfg, "threads", 1))
 
 
 def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: CacheWriter | None = None,
@@ -86,6 +97,7 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
     ring = ring_size(threads)
     mode = HASH_MODES[hashing.hash]
     outputs = [Outputs() for _ in range(ring)]
+    cost_names = hashing.cost_names()
     expander = redefine = None
     if hashing.expands:
         expander = make_expander(hashing.features, hashing.mask)
@@ -95,7 +107,8 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
     def parse(k, name, data, ends, first_line, code, error):
         """Block k parsed into ring slot k (touches nothing else: safe on any thread)."""
         return parse_block(name, data, first_line, code, hashing.mask, hashing.noconstant,
-                           hashing.hash_seed, mode, ends=ends, out=outputs[k % ring], redefine=redefine)
+                           hashing.hash_seed, mode, ends=ends, out=outputs[k % ring], redefine=redefine,
+                           cost_names=cost_names)
 
     def finish(block, k, name, data, ends, first_line, code, error):
         """The order-dependent rest, in input order: a read error first (then the lines read before

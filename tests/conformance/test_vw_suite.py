@@ -25,6 +25,9 @@ KNOWN_FAILURES = {
     334: "invert_hash of a model read with -i / predict-only names", 335: "the same", 336: "the same",
     # --audit's lines with -c --passes 2 (VW audits every pass)
     204: "audit over passes",
+    # --csoaa --audit: streamlearn prints VW 9.11.9's own numbers (0.15803@4), the reference an older VW's
+    # (0.158008@4), and tokens with '@' compare exactly; VW 9.11.9 fails this test the same way
+    530: "reference from another VW build (VW 9.11.9 fails it too)",
 }
 
 
