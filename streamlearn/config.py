@@ -34,6 +34,9 @@ HASHING_OPTIONS = ("bits", "noconstant", "hash", "hash_seed")
 MODEL_OPTIONS = HEADER_ORDER
 #: options a model file stores only when they differ from their default (declared ``stored="if_used"``)
 IF_USED_OPTIONS = tuple(o.name for o in OPTIONS if o.stored == "if_used")
+#: "if_used" options of the run (not a learner's own): stored whatever the learner
+RUN_IF_USED = tuple(name for name in IF_USED_OPTIONS
+                    if not any(o.name == name for spec in _registry.SPECS for o in spec.declares))
 #: every option a model file may hold
 STORED_OPTIONS = MODEL_OPTIONS + IF_USED_OPTIONS
 #: feature-expansion options (VW's -q, --cubic, --interactions, n-grams, --ignore, ...): they decide
@@ -151,7 +154,7 @@ class _TrainConfigMethods:
         out = {name: getattr(self, name) for name in MODEL_OPTIONS}
         takes = _registry.get(self.algo).options
         for name in IF_USED_OPTIONS:
-            if name in takes and getattr(self, name) != OPTION[name].default_value():
+            if (name in takes or name in RUN_IF_USED) and getattr(self, name) != OPTION[name].default_value():
                 out[name] = getattr(self, name)
         return out
 
@@ -280,6 +283,7 @@ def _check_train(cfg: TrainConfig) -> None:
         raise OptionError("--holdout-off and --holdout-period cannot be used together")
     _check_choice("projection", cfg.projection, _choices("projection"))
     _check_multiclass(cfg)
+    _check_named_labels(cfg)
     _check_choice("reg", cfg.reg, _reg_choices(cfg.algo))
     _check_learner_options(cfg)
     if _spec(cfg.algo).batch:
@@ -340,6 +344,26 @@ def _reg_choices(algo) -> tuple:
     for s in _registry.SPECS:
         names += [n for n in s.choices.get("reg", ()) if n not in names]
     return tuple(names)
+
+
+def class_names(text: str | None) -> tuple:
+    """The names of --named_labels a,b,c (class 1 first)."""
+    return tuple(text.split(",")) if text else ()
+
+
+def _check_named_labels(cfg: TrainConfig) -> None:
+    if cfg.named_labels is None:
+        return
+    if not cfg.classes:
+        raise OptionError("--named_labels needs --oaa K or --csoaa K")
+    names = class_names(cfg.named_labels)
+    if any(not n or any(c.isspace() or c in "|:" for c in n) for n in names):
+        raise OptionError(f"--named_labels {cfg.named_labels!r}: names are not empty and hold no space, '|' or ':'")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise OptionError(f"--named_labels names {twice[0]} twice")
+    if cfg.format == "libsvm":
+        raise OptionError("--named_labels reads VW's text format, not libsvm")
 
 
 def _check_csoaa(cfg: TrainConfig) -> None:

@@ -186,6 +186,10 @@ RUN_OPTIONS = INPUT_OPTIONS + (
        help="K classes, cost-sensitive labels 'class:cost ...': one regressor of each class's cost, the "
             "prediction the class of least predicted cost (VW's --csoaa; docs/multiclass.md).",
        section=MULTICLASS),
+    _o("named_labels", ("--named-labels", "--named_labels"), "text", None, metavar="A,B,...", stored="if_used",
+       estimator=None,
+       help="--oaa/--csoaa: the classes' names, class 1 first: labels are names, -p writes names (VW's "
+            "--named_labels; a model keeps them).", section=MULTICLASS),
     _o("csoaa_rank", ("--csoaa-rank", "--csoaa_rank"), "flag", False, estimator=None,
        help="VW's --csoaa_rank (a ranking of the actions, with --csoaa_ldf): with --csoaa it changes "
             "nothing, as in VW.", section=MULTICLASS),

@@ -14,7 +14,7 @@ import numpy as np
 
 from streamlearn.io import parsing as P
 from streamlearn.io.libsvm import parse_libsvm_block
-from streamlearn.io.costs import NO_COST, parse_cost_labels
+from streamlearn.io.costs import NO_COST, named_class_labels, parse_cost_labels
 from streamlearn.io.vw import parse_vw_block
 
 FMT_VW = 0
@@ -255,7 +255,7 @@ IDENTITY_REDEFINE = np.arange(256, dtype=np.uint8)
 def parse_block(source: str, data, first_line: int, fmt: int, mask: int, noconstant: bool,
                 hash_seed: int, hash_mode: int, ends: np.ndarray | None = None,
                 out: Outputs | None = None, redefine: np.ndarray | None = None,
-                cost_names: tuple | None = None) -> ParsedBlock:
+                cost_names: tuple | None = None, class_names: tuple | None = None) -> ParsedBlock:
     """Parse one line-aligned block (bytes or a uint8 array) with the compiled parser for ``fmt``.
 
     ``ends`` (line end positions) and ``out`` (reusable arrays) are computed / allocated if not given;
@@ -265,7 +265,8 @@ def parse_block(source: str, data, first_line: int, fmt: int, mask: int, noconst
     the default namespace ' '. With ``cost_names`` ((hashes, ids) of --named_labels, both empty
     without) the labels are cost-sensitive (``streamlearn.io.costs``): the block carries them as
     ``costs``, its ``labels`` are 0 for an example with a cost and NaN for a test example, and the
-    faults of the label part are theirs."""
+    faults of the label part are theirs. With ``class_names`` ((hashes, ids) of --named_labels with
+    --oaa) a label is a class name (``streamlearn.io.costs.named_class_labels``)."""
     buf = np.frombuffer(data, dtype=np.uint8) if isinstance(data, (bytes, bytearray)) else data
     if ends is None:
         ends = line_ends(buf)
@@ -291,6 +292,11 @@ def parse_block(source: str, data, first_line: int, fmt: int, mask: int, noconst
     block = out.block(source, n, nf, nfault, buf, with_ns=want_ns)
     if cost_names is not None:
         with_costs(block, buf, ends, first_line, *cost_names)
+    elif class_names is not None:
+        faults = named_class_labels(buf, ends, first_line, block.lines, block.tag_s, block.tag_e, *class_names,
+                                    block.labels, block.weights)
+        block.bases[:] = 0.0
+        _label_faults(block, buf, faults)
     return block
 
 
@@ -312,8 +318,13 @@ def with_costs(block: ParsedBlock, buf: np.ndarray, ends: np.ndarray, first_line
     block.labels[:] = np.where(labeled, 0.0, np.nan)
     block.weights[:] = 1.0
     block.bases[:] = 0.0
+    _label_faults(block, buf, cfaults)
+
+
+def _label_faults(block: ParsedBlock, buf: np.ndarray, label_faults: np.ndarray) -> None:
+    """The block's faults with those of its plain label part replaced by ``label_faults``."""
     keep = ~np.isin(block.faults[:, 1], _PLAIN_LABEL_FAULTS) if block.faults.shape[0] else np.zeros(0, bool)
-    faults = np.concatenate([block.faults[keep], cfaults]) if cfaults.shape[0] else block.faults[keep]
+    faults = np.concatenate([block.faults[keep], label_faults]) if label_faults.shape[0] else block.faults[keep]
     order = np.argsort(faults[:, 0], kind="stable")
     block.faults = faults[order]
     block.fault_text = [buf[s:e].tobytes() for s, e in zip(block.faults[:, 2].tolist(), block.faults[:, 3].tolist())]

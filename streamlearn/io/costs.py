@@ -1,4 +1,4 @@
-"""Compiled parser of VW's cost-sensitive labels (``--csoaa K``; VW's cost_sensitive.cc, vw-spec.md §1a).
+"""Compiled parsers of VW's cost-sensitive and named labels (``--csoaa K``; VW's cost_sensitive.cc, vw-spec.md §1a).
 
 The label part of a line (the text before the first '|', after a TAB prefix, without the tag; see
 ``streamlearn.io.vw``) is a list of costs, in order::
@@ -45,7 +45,7 @@ def _label_bounds(buf, ends, li, tag_s, tag_e):
 def _class_of(buf, s, e, names, ids):
     """(class index, ok) of the class name buf[s:e]: its integer, or its named label's id."""
     if names.size:
-        h = murmur3_32(buf, s, e, 0)
+        h = np.int64(murmur3_32(buf, s, e, 0))
         k = np.searchsorted(names, h)
         if k < names.size and names[k] == h:
             return ids[k], True
@@ -109,7 +109,7 @@ def parse_cost_labels(buf, ends, first_line, lines, tag_s, tag_e, names, ids):
                 faults[nf, 0] = ex
                 faults[nf, 1] = E_NAME if ok else E_LABEL_COST
                 faults[nf, 2] = p
-                faults[nf, 3] = q
+                faults[nf, 3] = colon if ok else q      # the name, or the whole token
                 nf += 1
             if not ok:      # a malformed token ends the line's costs
                 break
@@ -119,3 +119,49 @@ def parse_cost_labels(buf, ends, first_line, lines, tag_s, tag_e, names, ids):
             p = q
         ptr[ex + 1] = k
     return ptr, cls[:k], cost[:k], faults[:nf]
+
+
+@njit(cache=True, nogil=True)
+def named_class_labels(buf, ends, first_line, lines, tag_s, tag_e, names, ids, labels, weights):
+    """--named_labels with --oaa: the label part's first token is a class name, its class id (1..K)
+    the example's label (a name that is not one of them is class 0, as VW's ``named_labels::get``
+    answers, with fault ``E_NAME``), the second an importance weight. ``labels`` and ``weights`` are
+    filled in place (NaN: no label). Returns the (k, 4) faults (example, code, start, end)."""
+    n = lines.shape[0]
+    faults = np.empty((n, 4), np.int64)
+    nf = 0
+    for ex in range(n):
+        s, e = _label_bounds(buf, ends, lines[ex] - first_line, tag_s[ex], tag_e[ex])
+        labels[ex] = np.nan
+        weights[ex] = 1.0
+        ntok = 0
+        p = s
+        while p < e and ntok < 2:
+            while p < e and (buf[p] == SP or buf[p] == TAB):
+                p += 1
+            if p >= e:
+                break
+            q = p
+            while q < e and buf[q] != SP and buf[q] != TAB:
+                q += 1
+            code = 0
+            if ntok == 0:
+                c, known = _class_of(buf, p, q, names, ids)
+                labels[ex] = float(c)
+                code = 0 if known else E_NAME
+            else:
+                v, r, kind, digits = parse_number(buf, p, q)
+                if kind != NUM_FINITE or r != q or not digits or beyond_float32(v) or v < 0:
+                    labels[ex] = np.nan
+                    code = E_LABEL_COST
+                else:
+                    weights[ex] = v
+            if code != 0 and (nf == 0 or faults[nf - 1, 0] != ex):
+                faults[nf, 0] = ex
+                faults[nf, 1] = code
+                faults[nf, 2] = p
+                faults[nf, 3] = q
+                nf += 1
+            ntok += 1
+            p = q
+    return faults[:nf]

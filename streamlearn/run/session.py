@@ -51,6 +51,7 @@ class Outputs:
     output: str = "class"    # multiclass -p lines: "class", "scores" or "probabilities"
     raw_writer: PredictionWriter | None = None    # -r: every class's raw score
     costs: bool = False      # cost-sensitive labels (--csoaa K)
+    names: tuple = ()        # --named_labels: the classes' names, class 1 first
     logloss: list = field(default_factory=lambda: [0.0, 0.0])   # --probabilities: sum -log p w, sum w
 
     @classmethod
@@ -62,7 +63,8 @@ class Outputs:
         output = "probabilities" if cfg.probabilities else "scores" if cfg.scores else "class"
         raw = getattr(cfg, "raw_predictions", None)
         return cls(cfg.link, cfg.binary, writer, cfg.classes, learner.joint, output,
-                   PredictionWriter(raw) if raw else None, bool(cfg.csoaa))
+                   PredictionWriter(raw) if raw else None, costs=bool(cfg.csoaa),
+                   names=tuple(cfg.named_labels.split(",")) if cfg.named_labels else ())
 
     def shown(self, p: np.ndarray) -> np.ndarray:
         """Predictions as written and shown: after --binary or the link function."""
@@ -88,11 +90,20 @@ class Outputs:
         label_text = "unknown" if label != label else (str(int(label)) if label == int(label) else f"{label:g}")
         if self.costs:      # VW's cost-sensitive rows say whether the example has costs
             label_text = "unknown" if label != label else "known"
+            if self.names:
+                return label_text, self.name(row[0])
+        elif self.names:    # VW's named rows: the names, "unknown" for none
+            return (self.name(label) or "unknown") if label == label else "unknown", self.name(row[0]) or "unknown"
         pred = int(row[0])
         if self.output == "probabilities":
             p = self.probabilities(row[None, 1:self.classes + 1])[0]
             return label_text, f"{pred}({100.0 * p[pred - first]:2.0f}%)"
         return label_text, str(pred)
+
+    def name(self, cls: float) -> str:
+        """The name of class label ``cls`` (1..K), "" for any other (VW's ``named_labels::get``)."""
+        k = int(cls) if cls == cls else 0
+        return self.names[k - 1] if 1 <= k <= len(self.names) else ""
 
     def write_classes(self, block: ParsedBlock, preds: np.ndarray, first: int) -> None:
         """A multiclass block's -p and -r lines and its share of the log loss (``preds``: rows of
@@ -122,7 +133,9 @@ class Outputs:
                 self.logloss[0] += float((losses * w).sum())
                 self.logloss[1] += float(w.sum())
         if self.writer is not None:
-            if self.output == "class":
+            if self.output == "class" and self.names:
+                self.writer.write_lines([self.name(p) for p in preds[:, 0].tolist()], block)
+            elif self.output == "class":
                 self.writer.write(preds[:, 0], block)
             elif self.output == "scores":
                 self.writer.write_lines(named(scores), block)
@@ -134,7 +147,9 @@ class Outputs:
     def write_costs(self, block: ParsedBlock, preds: np.ndarray, mode: float) -> None:
         """A --csoaa block's -p lines (the class) and -r lines (VW's: ``class:score`` of each of the
         example's costs, in the label's order; empty for an example without costs)."""
-        if self.writer is not None:
+        if self.writer is not None and self.names:
+            self.writer.write_lines([self.name(p) for p in preds[:, 0].tolist()], block)
+        elif self.writer is not None:
             self.writer.write(preds[:, 0], block)
         if self.raw_writer is not None:
             first = 0 if mode == 0.0 else 1

@@ -46,6 +46,8 @@ class Hashing:
     features: object = None
     #: the labels are cost-sensitive (--csoaa: ``streamlearn.io.costs``)
     costs: bool = False
+    #: the classes' names (--named_labels), class 1 first: labels are names
+    names: tuple = ()
     #: parse threads (how the text is read, not what it becomes: not compared, not in as_dict)
     threads: int = field(default=1, compare=False)
 
@@ -64,19 +66,33 @@ class Hashing:
             d["features"] = self.features.to_dict()
         if self.costs:
             d["costs"] = True
+        if self.names:
+            d["names"] = list(self.names)
         return d
+
+    def name_table(self) -> tuple:
+        """(sorted murmur hashes of the names, their class ids 1..K) for the label parsers."""
+        from streamlearn.features.hashing import murmur3
+        hashes = np.array([murmur3(n.encode()) for n in self.names], np.int64)
+        order = np.argsort(hashes, kind="stable")
+        return hashes[order], (order + 1).astype(np.int64)
+
+    def class_names(self) -> tuple | None:
+        """``parse_block``'s class_names: the name table of --named_labels with --oaa, else None."""
+        return self.name_table() if self.names and not self.costs else None
 
     def cost_names(self) -> tuple | None:
         """``parse_block``'s cost_names: None for plain labels, else the named labels' (hashes, ids)."""
         if not self.costs:
             return None
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return self.name_table()
 
 
 def hashing_of(cfg) -> Hashing:
     """The Hashing of a run's configuration."""
     return Hashing(cfg.bits, cfg.noconstant, cfg.hash, cfg.hash_seed,
                    cfg.feature_spec() if cfg.expands else None, bool(getattr(cfg, "csoaa", 0)),
+                   tuple(getattr(cfg, "named_labels", None).split(",")) if getattr(cfg, "named_labels", None) else (),
                    getattr(cfg, "threads", 1))
 
 
@@ -98,6 +114,7 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
     mode = HASH_MODES[hashing.hash]
     outputs = [Outputs() for _ in range(ring)]
     cost_names = hashing.cost_names()
+    class_names = hashing.class_names()
     expander = redefine = None
     if hashing.expands:
         expander = make_expander(hashing.features, hashing.mask)
@@ -108,7 +125,7 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
         """Block k parsed into ring slot k (touches nothing else: safe on any thread)."""
         return parse_block(name, data, first_line, code, hashing.mask, hashing.noconstant,
                            hashing.hash_seed, mode, ends=ends, out=outputs[k % ring], redefine=redefine,
-                           cost_names=cost_names)
+                           cost_names=cost_names, class_names=class_names)
 
     def finish(block, k, name, data, ends, first_line, code, error):
         """The order-dependent rest, in input order: a read error first (then the lines read before

@@ -141,3 +141,77 @@ def test_vw_gives_the_same(tmp_path, extra):
         cb, sb = b.split(":")
         assert ca == cb and fuzzy_equal(sa, sb), (a, b)
     assert fuzzy_equal(average_loss(mine.stderr), average_loss(vw.stderr))
+
+
+# ----------------------------------------------------------------------------- --named_labels
+
+NAMES = ("det", "noun", "verb")
+
+
+def named_lines(n: int, seed: int, costs: bool) -> list[str]:
+    rng = np.random.default_rng(seed)
+    words = {"det": ["the", "a"], "noun": ["monster", "sandwich", "cat"], "verb": ["ate", "saw"]}
+    out = []
+    for _ in range(n):
+        k = int(rng.integers(3))
+        word = words[NAMES[k]][int(rng.integers(len(words[NAMES[k]])))]
+        if costs:
+            head = " ".join(f"{name}:{0 if j == k else 1}" for j, name in enumerate(NAMES))
+        else:
+            head = NAMES[k] if rng.random() > 0.1 else ""
+        out.append(f"{head} | {word} w{int(rng.integers(4))}\n")
+    return out
+
+
+def test_named_class_labels_parse():
+    from streamlearn.run.stream import Hashing
+    table = Hashing(18, False, "strings", 0, names=NAMES).name_table()
+    text = b"noun | x\nverb 2 'tag| y\n| z\ncat | w\n"
+    b = parse_block("s", text, 1, FMT_VW, (1 << 18) - 1, False, 0, 0, class_names=table)
+    assert b.labels[[0, 1, 3]].tolist() == [2.0, 3.0, 0.0] and np.isnan(b.labels[2])
+    assert b.weights.tolist() == [1.0, 2.0, 1.0, 1.0]
+    assert b.tag_list() == [b"", b"tag", b"", b""]
+    assert [(line, reason) for line, reason, _ in b.fault_lines()] == [
+        (4, 'label "cat" is not one of --named_labels (class 0, as VW)')]
+    c = parse_block("s", b"det:0 verb:1 | x\nnoun: det: | y\n", 1, FMT_VW, (1 << 18) - 1, False, 0, 0,
+                    cost_names=table)
+    assert c.costs[0].tolist() == [0, 2, 4] and c.costs[1].tolist() == [1, 3, 2, 1]
+    assert c.costs[2].tolist() == [0.0, 1.0, NO_COST, NO_COST]
+
+
+@pytest.mark.parametrize("reduction", ["--oaa", "--csoaa"])
+def test_named_labels_model_keeps_the_names(tmp_path, reduction):
+    """-p writes names; a model saved with -f keeps them, so -i -t writes the same names."""
+    data = write_lines(tmp_path / "n.vw", named_lines(60, 1, reduction == "--csoaa"))
+    m = tmp_path / "n.slm"
+    cli("train", "-d", data, reduction, 3, "--named_labels", ",".join(NAMES), "-f", m, "-p", tmp_path / "a.p",
+        "--quiet")
+    res = cli("train", "-i", m, "-t", "-d", data, "-p", tmp_path / "b.p")
+    first = (tmp_path / "a.p").read_text().split()
+    assert set(first) <= set(NAMES) and len(first) == 60
+    assert set((tmp_path / "b.p").read_text().split()) <= set(NAMES)
+    assert re.search(r"\s(det|noun|verb)\s+3\n", res.stderr)        # the progress rows name the classes
+
+
+@pytest.mark.parametrize("reduction", ["--oaa", "--csoaa"])
+def test_named_labels_as_vw(tmp_path, reduction):
+    lines = named_lines(80, 2, reduction == "--csoaa")
+    lines[5] = lines[5].replace("noun", "pronoun", 1)       # a name VW does not know: class 0, with a warning
+    data = write_lines(tmp_path / "n.vw", lines)
+    args = ["-d", data, reduction, 3, "--named_labels", ",".join(NAMES)]
+    vw = vw_run(tmp_path, [*args, "-p", "vw.p"])
+    mine = cli("train", *args, "-p", tmp_path / "sl.p")
+    assert (tmp_path / "sl.p").read_text() == (tmp_path / "vw.p").read_text()
+    assert fuzzy_equal(average_loss(mine.stderr), average_loss(vw.stderr))
+    assert 'label "pronoun" is not one of --named_labels' in mine.stderr
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--named_labels", "a,b"], "--named_labels needs --oaa K or --csoaa K"),
+    (["--oaa", "2", "--named_labels", "a,a"], "--named_labels names a twice"),
+    (["--oaa", "2", "--named_labels", "a,b:c"], "--named_labels 'a,b:c': names are not empty and hold no space"),
+])
+def test_named_labels_errors(args, message):
+    res = cli("train", *args, expect_ok=False, input="a |a b\n")
+    assert res.exit_code == 1, res.output
+    assert res.stderr.splitlines()[-1].startswith(f"Error: {message}"), res.stderr
