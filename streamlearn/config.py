@@ -161,7 +161,7 @@ class _TrainConfigMethods:
     @property
     def classes(self) -> int:
         """K of a multiclass model (--oaa K or --csoaa K), 0 for a binary or regression one."""
-        return self.oaa or self.csoaa
+        return self.oaa or self.csoaa or self.multilabel_oaa
 
     @property
     def class_width(self) -> int:
@@ -366,6 +366,36 @@ def _check_named_labels(cfg: TrainConfig) -> None:
         raise OptionError("--named_labels reads VW's text format, not libsvm")
 
 
+def _check_multilabel(cfg: TrainConfig) -> None:
+    """--multilabel_oaa K: one-against-all of each class of label sets (the learner's multilabel kernel)."""
+    if cfg.multilabel_oaa < 1:
+        raise OptionError(f"--multilabel_oaa needs at least 1 class (got {cfg.multilabel_oaa})")
+    if cfg.oaa or cfg.csoaa:
+        raise OptionError("--multilabel_oaa cannot be used with --oaa or --csoaa")
+    if cfg.multilabel_oaa > 1 << cfg.bits:
+        raise OptionError(f"--multilabel_oaa {cfg.multilabel_oaa} needs more weights per feature than -b "
+                          f"{cfg.bits} gives ({1 << cfg.bits}); use a larger -b")
+    spec = _spec(cfg.algo)
+    if spec.multilabel_kernel is None:
+        takers = [s.name for s in _registry.SPECS if s.multilabel_kernel is not None]
+        raise OptionError(f"--multilabel_oaa does not apply to --algo {cfg.algo}; it runs --algo {_one_of(takers)}")
+    if cfg.format == "libsvm":
+        raise OptionError("--multilabel_oaa reads VW's text format (label sets), not libsvm")
+    if cfg.named_labels is not None:
+        raise OptionError("--named_labels does not apply to --multilabel_oaa (its classes are 0..K-1)")
+    for name in ("batch_size", "binary", "scores", "raw_predictions", "indexing", "shuffle", "trace"):
+        value = getattr(cfg, name, None)
+        if name in cfg.explicit and value is not None and value is not False \
+                and not (name == "batch_size" and value == 1):
+            raise OptionError(f"{FLAG[name]} does not apply to --multilabel_oaa")
+    if cfg.link not in ("identity", "logistic"):
+        raise OptionError("--multilabel_oaa takes --link identity or logistic")
+    if cfg.passes > 1 and "-" in cfg.sources:
+        raise OptionError("--multilabel_oaa with --passes reads its input again on every pass: give files, not stdin")
+    if cfg.loss == "softmax":
+        raise OptionError("--loss softmax does not apply to --multilabel_oaa")
+
+
 def _check_csoaa(cfg: TrainConfig) -> None:
     """--csoaa K: cost-sensitive one-against-all over the learner's regressions (its csoaa kernel)."""
     if cfg.csoaa < 2:
@@ -386,7 +416,8 @@ def _check_csoaa(cfg: TrainConfig) -> None:
         raise OptionError("--csoaa reads VW's text format (cost-sensitive labels), not libsvm")
     for name in ("batch_size", "binary", "link", "scores", "shuffle", "trace"):
         value = getattr(cfg, name, None)
-        if name in cfg.explicit and value not in (None, False, 1, "identity"):
+        if name in cfg.explicit and value is not None and value is not False and value != "identity" \
+                and not (name == "batch_size" and value == 1):
             raise OptionError(f"{FLAG[name]} does not apply to --csoaa")
     if cfg.passes > 1 and "-" in cfg.sources:
         raise OptionError("--csoaa with --passes reads its input again on every pass: give files, not stdin")
@@ -398,7 +429,9 @@ def _check_multiclass(cfg: TrainConfig) -> None:
     """--oaa K (one-against-all over a binary learner, or the softmax learner's classes) and the
     options that go with it."""
     spec = _spec(cfg.algo)
-    if cfg.csoaa or "csoaa" in cfg.explicit:
+    if cfg.multilabel_oaa or "multilabel_oaa" in cfg.explicit:
+        _check_multilabel(cfg)
+    elif cfg.csoaa or "csoaa" in cfg.explicit:
         _check_csoaa(cfg)
     elif "oaa" in cfg.explicit or cfg.oaa:
         if cfg.oaa < 2:
@@ -614,7 +647,7 @@ def train_config(explicit: dict, model_options: dict | None = None) -> TrainConf
                 for k, v in explicit.items()}
     if model_options is not None:
         model_options = {k: tuple(v) if isinstance(v, list) else v for k, v in model_options.items()}
-        for name in HASHING_OPTIONS + FEATURE_OPTIONS + ("oaa", "csoaa"):   # they decide where weights are
+        for name in HASHING_OPTIONS + FEATURE_OPTIONS + ("oaa", "csoaa", "multilabel_oaa"):   # they decide where weights are
             if name in explicit and explicit[name] != model_options[name]:
                 raise OptionError(
                     f"{FLAG[name]} {_fmt(explicit[name])} conflicts with the initial model's "

@@ -186,6 +186,10 @@ RUN_OPTIONS = INPUT_OPTIONS + (
        help="K classes, cost-sensitive labels 'class:cost ...': one regressor of each class's cost, the "
             "prediction the class of least predicted cost (VW's --csoaa; docs/multiclass.md).",
        section=MULTICLASS),
+    _o("multilabel_oaa", ("--multilabel-oaa", "--multilabel_oaa"), "int", 0, metavar="K", stored="if_used",
+       estimator=None,
+       help="K classes 0..K-1, labels sets of them ('0,3'): one-against-all of each class, the prediction the "
+            "classes of positive score (VW's --multilabel_oaa; docs/multiclass.md).", section=MULTICLASS),
     _o("named_labels", ("--named-labels", "--named_labels"), "text", None, metavar="A,B,...", stored="if_used",
        estimator=None,
        help="--oaa/--csoaa: the classes' names, class 1 first: labels are names, -p writes names (VW's "

@@ -38,7 +38,7 @@ from streamlearn.core.loop import account, base_start, diverged_at, state_view, 
 from streamlearn.core.prefetch import prefetch_example
 from streamlearn.core.state import (
     C_DUMP, C_NONFINITE, C_PASS_EX, C_W_LABELED, C_W_UNLABELED, I_CLASS_W, I_CLASSES, I_FIXED_BOUNDS,
-    I_HOLDOUT, I_LOSS, I_TRAIN, N_ST, P_TAU, S_INDEX_MODE, S_MAX_LABEL, S_MIN_LABEL, S_NORM_SUM, S_T,
+    I_HOLDOUT, I_LOSS, I_NO_SET, I_TRAIN, N_ST, P_TAU, S_INDEX_MODE, S_MAX_LABEL, S_MIN_LABEL, S_NORM_SUM, S_T,
     S_TOTAL_W,
 )
 
@@ -477,3 +477,111 @@ def cost_label_only(st, lbl, K):
         return K, K - 1, ST_OUT_OF_RANGE
     return lbl, lbl - 1, ST_OK
 
+
+
+# ----------------------------------------------------------------------------- multilabel (--multilabel_oaa K)
+
+@njit(nogil=True, inline="always")
+def multilabel_loop(block, state, start, end, cfg, view, weight, learn):
+    """VW's multilabel one-against-all (multilabel_oaa.cc, ``--multilabel_oaa K``) of examples
+    start..end-1 over a binary learner (``csoaa_loop``'s arguments; the label sets in the block's
+    costs, classes 0..K-1 in the label's order).
+
+    Class i = 0..K-1 in turn: its score (a dot product over its slots) clamped to the prediction
+    bounds, and when training a labeled example (not holdout), the bounds widened by its label and one
+    step of the learner (importance 1, its own normalizer sums) towards +1 when i is the next class of
+    the label set, else -1 (VW walks the set in its order: a class given out of order or outside
+    0..K-1 is never matched). The predicted set is the classes of positive score; with
+    ``I_NO_SET`` (VW's --probabilities) none is (VW then predicts the probabilities only). The loss
+    is the size of the symmetric difference of the predicted and given sets (VW's walk of the two);
+    every example weighs 1."""
+    indptr, idx, val, labels, weights, bases, nfeat, preds, cs_ptr, cs_cls, cs_cost = block
+    table, prm, iprm, st, ctr = state
+    code = iprm[I_LOSS]
+    tau = prm[P_TAU]
+    bounds_follow = iprm[I_FIXED_BOUNDS] == 0
+    no_set = iprm[I_NO_SET] != 0
+    K = iprm[I_CLASSES]
+    W = iprm[I_CLASS_W]
+    train = iprm[I_TRAIN] != 0
+    mask = np.int64(table.shape[0] - 1)
+    slots = np.empty(max_features(indptr, start, end), np.int64)
+    for e in range(start, end):
+        labeled = labels[e] == labels[e]
+        ctr[C_PASS_EX] += 1.0
+        holdout = train and iprm[I_HOLDOUT] > 0 and int(ctr[C_PASS_EX]) % iprm[I_HOLDOUT] == 0
+        learning = train and not holdout and labeled
+        s = indptr[e]
+        f = indptr[e + 1]
+        n = f - s
+        v = view(cfg, st)
+        a = cs_ptr[e]
+        b = cs_ptr[e + 1]
+        t0 = st[S_T]
+        nxt = a
+        status = ST_OK
+        for c in range(K):
+            y = -1.0
+            if nxt < b and cs_cls[nxt] == c:
+                y = 1.0
+                nxt += 1
+            if learning and bounds_follow:
+                if y < st[S_MIN_LABEL]:
+                    st[S_MIN_LABEL] = y
+                if y > st[S_MAX_LABEL]:
+                    st[S_MAX_LABEL] = y
+            raw = class_score(idx, val, s, f, table, cfg, v, weight, W, mask, c)
+            if raw - raw != 0.0:
+                ctr[C_NONFINITE] = 1.0
+            p = raw
+            if p != p:
+                p = 0.0
+            elif p < st[S_MIN_LABEL]:
+                p = st[S_MIN_LABEL]
+            elif p > st[S_MAX_LABEL]:
+                p = st[S_MAX_LABEL]
+            if learning:
+                for k in range(n):
+                    slots[k] = ((np.int64(idx[s + k]) * W) & mask) + c
+                st[S_NORM_SUM] = st[N_ST + 2 * c]
+                st[S_TOTAL_W] = st[N_ST + 2 * c + 1]
+                st[S_T] = t0
+                learn(slots, val[s:f], 0, n, table, prm, iprm, cfg, st, code, p, y, tau, 1.0)
+                st[N_ST + 2 * c] = st[S_NORM_SUM]
+                st[N_ST + 2 * c + 1] = st[S_TOTAL_W]
+            preds[e, 1 + c] = p
+        if learning:
+            st[S_T] = t0 + 1.0
+            if nxt < b:
+                status = ST_OUT_OF_RANGE
+        lval = 0.0
+        if labeled:     # the symmetric difference, walking both sets as VW does
+            i = 0
+            g = a
+            while i < K and g < b:
+                while i < K and (no_set or not preds[e, 1 + i] > 0.0):
+                    i += 1
+                if i >= K:
+                    break
+                if i < cs_cls[g]:
+                    i += 1
+                    lval += 1.0
+                elif i > cs_cls[g]:
+                    g += 1
+                    lval += 1.0
+                else:
+                    i += 1
+                    g += 1
+            lval += b - g
+            while i < K:
+                if not no_set and preds[e, 1 + i] > 0.0:
+                    lval += 1.0
+                i += 1
+        preds[e, 0] = 0.0
+        preds[e, K + 1] = status
+        if ctr[C_NONFINITE] != 0.0:
+            diverged_at(ctr, e)
+        account(ctr, labeled, holdout, 1.0, 0.0, lval, nfeat[e])
+        if at_progress_row(ctr):
+            return e + 1
+    return end

@@ -14,7 +14,7 @@ import numpy as np
 
 from streamlearn.io import parsing as P
 from streamlearn.io.libsvm import parse_libsvm_block
-from streamlearn.io.costs import NO_COST, named_class_labels, parse_cost_labels
+from streamlearn.io.costs import NO_COST, named_class_labels, parse_cost_labels, parse_multilabels
 from streamlearn.io.vw import parse_vw_block
 
 FMT_VW = 0
@@ -48,6 +48,7 @@ FAULTS = {
                    LOSES_REST),
     P.E_NAME: ("label {text} is not one of --named_labels (class 0, as VW)", "its cost is class 0's"),
     P.E_LABEL_COST: ("cost {text} is not class:cost", LOSES_LABEL),
+    P.E_LABEL_SET: ("label {text} is not a comma-separated list of classes", LOSES_LABEL),
     P.E_PRODUCT_RANGE: ("an interaction feature's value (a product of feature values) is beyond float32's "
                         "range (+-3.4e38)", LOSES_LABEL),
 }
@@ -255,7 +256,8 @@ IDENTITY_REDEFINE = np.arange(256, dtype=np.uint8)
 def parse_block(source: str, data, first_line: int, fmt: int, mask: int, noconstant: bool,
                 hash_seed: int, hash_mode: int, ends: np.ndarray | None = None,
                 out: Outputs | None = None, redefine: np.ndarray | None = None,
-                cost_names: tuple | None = None, class_names: tuple | None = None) -> ParsedBlock:
+                cost_names: tuple | None = None, class_names: tuple | None = None,
+                multilabels: bool = False) -> ParsedBlock:
     """Parse one line-aligned block (bytes or a uint8 array) with the compiled parser for ``fmt``.
 
     ``ends`` (line end positions) and ``out`` (reusable arrays) are computed / allocated if not given;
@@ -266,7 +268,8 @@ def parse_block(source: str, data, first_line: int, fmt: int, mask: int, noconst
     without) the labels are cost-sensitive (``streamlearn.io.costs``): the block carries them as
     ``costs``, its ``labels`` are 0 for an example with a cost and NaN for a test example, and the
     faults of the label part are theirs. With ``class_names`` ((hashes, ids) of --named_labels with
-    --oaa) a label is a class name (``streamlearn.io.costs.named_class_labels``)."""
+    --oaa) a label is a class name (``streamlearn.io.costs.named_class_labels``); with ``multilabels``
+    a set of classes ``0,3,4`` (--multilabel_oaa), carried as ``costs`` of cost 0."""
     buf = np.frombuffer(data, dtype=np.uint8) if isinstance(data, (bytes, bytearray)) else data
     if ends is None:
         ends = line_ends(buf)
@@ -292,6 +295,8 @@ def parse_block(source: str, data, first_line: int, fmt: int, mask: int, noconst
     block = out.block(source, n, nf, nfault, buf, with_ns=want_ns)
     if cost_names is not None:
         with_costs(block, buf, ends, first_line, *cost_names)
+    elif multilabels:
+        with_costs(block, buf, ends, first_line, None, None)
     elif class_names is not None:
         faults = named_class_labels(buf, ends, first_line, block.lines, block.tag_s, block.tag_e, *class_names,
                                     block.labels, block.weights)
@@ -308,8 +313,11 @@ _PLAIN_LABEL_FAULTS = (P.E_LABEL, P.E_WEIGHT, P.E_NEG_WEIGHT, P.E_BASE, P.E_LABE
 def with_costs(block: ParsedBlock, buf: np.ndarray, ends: np.ndarray, first_line: int, names: np.ndarray,
                ids: np.ndarray) -> None:
     """Read the block's labels as costs (``parse_block``'s ``cost_names``), in place."""
-    ptr, cls, cost, cfaults = parse_cost_labels(buf, ends, first_line, block.lines, block.tag_s, block.tag_e,
-                                                names, ids)
+    if names is None:       # a multilabel set: every class given
+        ptr, cls, cost, cfaults = parse_multilabels(buf, ends, first_line, block.lines, block.tag_s, block.tag_e)
+    else:
+        ptr, cls, cost, cfaults = parse_cost_labels(buf, ends, first_line, block.lines, block.tag_s, block.tag_e,
+                                                    names, ids)
     block.costs = (ptr, cls, cost)
     labeled = np.zeros(block.n, bool)
     has = np.flatnonzero(cost != NO_COST)

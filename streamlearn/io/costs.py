@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 from streamlearn.features.hashing import murmur3_32
-from streamlearn.io.parsing import BAR, COLON, E_LABEL_COST, E_NAME, NUM_FINITE, SP, TAB, beyond_float32, line_span, parse_number
+from streamlearn.io.parsing import BAR, COLON, E_LABEL_COST, E_LABEL_SET, E_NAME, NUM_FINITE, SP, TAB, beyond_float32, line_span, parse_number
 
 NO_COST = float(np.finfo(np.float32).max)   # VW's FLT_MAX: a class given without a cost
 MAX_CLASS = 2 ** 32 - 1                     # VW keeps a class index as uint32
@@ -165,3 +165,49 @@ def named_class_labels(buf, ends, first_line, lines, tag_s, tag_e, names, ids, l
             ntok += 1
             p = q
     return faults[:nf]
+
+
+@njit(cache=True, nogil=True)
+def parse_multilabels(buf, ends, first_line, lines, tag_s, tag_e):
+    """--multilabel_oaa: the label part's first token is a comma-separated list of classes 0..K-1
+    (VW's multilabel.cc), in CSR form as ``parse_cost_labels`` returns costs (the cost column 0).
+    Returns (ptr, cls, cost, faults)."""
+    n = lines.shape[0]
+    cap = 0
+    for ex in range(n):
+        s, e = _label_bounds(buf, ends, lines[ex] - first_line, tag_s[ex], tag_e[ex])
+        cap += (e - s + 1) // 2 + 1
+    ptr = np.zeros(n + 1, np.int64)
+    cls = np.empty(cap, np.int64)
+    faults = np.empty((n, 4), np.int64)
+    nf = 0
+    k = 0
+    empty = np.zeros(0, np.int64)
+    for ex in range(n):
+        s, e = _label_bounds(buf, ends, lines[ex] - first_line, tag_s[ex], tag_e[ex])
+        p = s
+        while p < e and (buf[p] == SP or buf[p] == TAB):
+            p += 1
+        q = p
+        while q < e and buf[q] != SP and buf[q] != TAB:
+            q += 1
+        a = p
+        while a < q:
+            b = a
+            while b < q and buf[b] != 44:       # ','
+                b += 1
+            if b > a:
+                c, ok = _class_of(buf, a, b, empty, empty)
+                if not ok:
+                    faults[nf, 0] = ex
+                    faults[nf, 1] = E_LABEL_SET
+                    faults[nf, 2] = p
+                    faults[nf, 3] = q
+                    nf += 1
+                    k = ptr[ex]         # a malformed list: the example is a test example
+                    break
+                cls[k] = c
+                k += 1
+            a = b + 1
+        ptr[ex + 1] = k
+    return ptr, cls[:k], np.zeros(k), faults[:nf]

@@ -197,6 +197,7 @@ def make_settings(cfg, train: bool, holdout: int = 0, algo: str | None = None) -
     iprm[S.I_SEED] = cfg.random_seed
     iprm[S.I_CLASSES] = cfg.classes
     iprm[S.I_CLASS_W] = cfg.class_width
+    iprm[S.I_NO_SET] = 1 if (cfg.multilabel_oaa and cfg.probabilities) else 0
     if spec.settings is not None:
         spec.settings(cfg, prm, iprm)
     return prm, iprm
@@ -268,6 +269,8 @@ def block_kernel(cfg, spec: LearnerSpec | None = None):
     spec = spec or get(cfg.algo)
     if cfg.csoaa:
         return spec.csoaa_kernel
+    if cfg.multilabel_oaa:
+        return spec.multilabel_kernel
     compiled = spec.kernels(cfg)
     if cfg.classes and not spec.joint:
         return compiled.oaa_kernel

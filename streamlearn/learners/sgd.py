@@ -3,7 +3,7 @@ rule and its kernel, which also predicts for every saved model)."""
 
 import math
 
-from streamlearn.core.rules import csoaa_sgd_block, learn_sgd_block, oaa_sgd_block, rule_layout, rule_saved
+from streamlearn.core.rules import csoaa_sgd_block, learn_sgd_block, multilabel_sgd_block, oaa_sgd_block, rule_layout, rule_saved
 from streamlearn.core.spec import LearnerSpec
 from streamlearn.options import Option
 
@@ -24,8 +24,9 @@ def _start(cfg, table, prm, iprm, st) -> None:
 
 LEARNER = LearnerSpec(
     name="sgd", order=0, summary="no regularization", paper="VW 9.11.9 (vw-spec §1c)",
-    declares=OPTIONS, options=("initial_weight", "csoaa"), start=_start,
+    declares=OPTIONS, options=("initial_weight", "csoaa", "multilabel_oaa"), start=_start,
     kernel=learn_sgd_block, oaa_kernel=oaa_sgd_block, csoaa_kernel=csoaa_sgd_block,
+    multilabel_kernel=multilabel_sgd_block,
     describe=lambda c: f"sgd (gradient descent, {c.rule()})",
     layout=lambda c: rule_layout(c, rate=True),
     saved=lambda c: rule_saved(c, rule_layout(c)),

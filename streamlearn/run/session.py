@@ -52,6 +52,7 @@ class Outputs:
     raw_writer: PredictionWriter | None = None    # -r: every class's raw score
     costs: bool = False      # cost-sensitive labels (--csoaa K)
     names: tuple = ()        # --named_labels: the classes' names, class 1 first
+    multilabel: bool = False  # label sets (--multilabel_oaa K)
     logloss: list = field(default_factory=lambda: [0.0, 0.0])   # --probabilities: sum -log p w, sum w
 
     @classmethod
@@ -64,7 +65,8 @@ class Outputs:
         raw = getattr(cfg, "raw_predictions", None)
         return cls(cfg.link, cfg.binary, writer, cfg.classes, learner.joint, output,
                    PredictionWriter(raw) if raw else None, costs=bool(cfg.csoaa),
-                   names=tuple(cfg.named_labels.split(",")) if cfg.named_labels else ())
+                   names=tuple(cfg.named_labels.split(",")) if cfg.named_labels else (),
+                   multilabel=bool(cfg.multilabel_oaa))
 
     def shown(self, p: np.ndarray) -> np.ndarray:
         """Predictions as written and shown: after --binary or the link function."""
@@ -143,6 +145,30 @@ class Outputs:
                 self.writer.write_lines(named(probs), block)
         if self.raw_writer is not None:
             self.raw_writer.write_lines(named(scores, lead=" "), block)
+
+    def predicted_set(self, row: np.ndarray) -> list[int]:
+        """--multilabel_oaa: the classes of positive score (none with --probabilities, as VW)."""
+        if self.output == "probabilities":
+            return []
+        return [c for c in range(self.classes) if row[1 + c] > 0.0]
+
+    def set_columns(self, block: ParsedBlock, e: int, row: np.ndarray) -> tuple[str, str]:
+        """The progress row's label and prediction columns of a --multilabel_oaa example: the sets."""
+        ptr, cls, _ = block.costs
+        given = cls[int(ptr[e]):int(ptr[e + 1])].tolist()
+        return (",".join(map(str, given)) if given else "unknown"), ",".join(map(str, self.predicted_set(row)))
+
+    def write_sets(self, block: ParsedBlock, preds: np.ndarray) -> None:
+        """A --multilabel_oaa block's -p lines: the predicted set (VW's '0,3'), or with --probabilities
+        each class's probability (``0:p0 1:p1 ...``, the logistic of its score)."""
+        if self.writer is None:
+            return
+        K = self.classes
+        if self.output == "probabilities":
+            probs = 1.0 / (1.0 + np.exp(-preds[:, 1:K + 1]))
+            self.writer.write_lines(format_class_values(probs, 0), block)
+        else:
+            self.writer.write_lines([",".join(map(str, self.predicted_set(row))) for row in preds], block)
 
     def write_costs(self, block: ParsedBlock, preds: np.ndarray, mode: float) -> None:
         """A --csoaa block's -p lines (the class) and -r lines (VW's: ``class:score`` of each of the
@@ -423,7 +449,10 @@ class Run:
                 e = pos - 1
                 if self.progress.history is not None:    # before the row resets the since-last sums
                     self.progress.record(self.arrays, before + int(block.indptr[pos]))
-                if K:
+                if K and self.outputs.multilabel:
+                    self.progress.row(ctr, block.labels[e], preds[e, 0], int(counts[e]),
+                                      *self.outputs.set_columns(block, e, preds[e]))
+                elif K:
                     self.progress.row(ctr, block.labels[e], preds[e, 0], int(counts[e]),
                                       *self.outputs.class_columns(block.labels[e], preds[e], self.first_class()))
                 else:
@@ -443,9 +472,18 @@ class Run:
         """Warnings about the block's labels, then its -p and -r lines and the multiclass log loss."""
         K = self.outputs.classes
         status = preds[:, K + 1]
-        if status.any():
+        if self.outputs.multilabel:
+            for e in np.flatnonzero(status).tolist():
+                where = f"{block.source} line {int(block.lines[e])}"
+                reason = f"a label of the set is not in 0..{K - 1} or comes out of order"
+                if self.faults.strict:
+                    raise InputError(f"{where}: {reason}")
+                self.faults.reporter.warn(f"{where}: {reason}; it matches no class, as in VW")
+        elif status.any():
             self.faults.label_notes(block, status, K, self.first_class(), training)
-        if block.costs is not None:
+        if self.outputs.multilabel:
+            self.outputs.write_sets(block, preds)
+        elif block.costs is not None:
             self.outputs.write_costs(block, preds, self.arrays.state.index_mode)
         else:
             self.outputs.write_classes(block, preds, self.first_class())
@@ -599,7 +637,7 @@ class SourcePlan:
     def __init__(self, cfg: TrainConfig, hashing: Hashing, rep: Reporter):
         self.cfg, self.hashing = cfg, hashing
         #: cost-sensitive labels (--csoaa) are not in the cache's blocks: every pass reads the text
-        self.reread = hashing.costs
+        self.reread = hashing.costs or hashing.multilabels
         self.use_cache = (cfg.passes > 1 or cfg.cache_file is not None
                           or (cfg.objective and cfg.objective_data is None)) and not self.reread
         self.path = cfg.cache_file

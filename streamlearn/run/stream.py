@@ -48,6 +48,8 @@ class Hashing:
     costs: bool = False
     #: the classes' names (--named_labels), class 1 first: labels are names
     names: tuple = ()
+    #: the labels are sets of classes (--multilabel_oaa)
+    multilabels: bool = False
     #: parse threads (how the text is read, not what it becomes: not compared, not in as_dict)
     threads: int = field(default=1, compare=False)
 
@@ -68,6 +70,8 @@ class Hashing:
             d["costs"] = True
         if self.names:
             d["names"] = list(self.names)
+        if self.multilabels:
+            d["multilabels"] = True
         return d
 
     def name_table(self) -> tuple:
@@ -93,7 +97,7 @@ def hashing_of(cfg) -> Hashing:
     return Hashing(cfg.bits, cfg.noconstant, cfg.hash, cfg.hash_seed,
                    cfg.feature_spec() if cfg.expands else None, bool(getattr(cfg, "csoaa", 0)),
                    tuple(getattr(cfg, "named_labels", None).split(",")) if getattr(cfg, "named_labels", None) else (),
-                   getattr(cfg, "threads", 1))
+                   bool(getattr(cfg, "multilabel_oaa", 0)), getattr(cfg, "threads", 1))
 
 
 def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: CacheWriter | None = None,
@@ -125,7 +129,7 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
         """Block k parsed into ring slot k (touches nothing else: safe on any thread)."""
         return parse_block(name, data, first_line, code, hashing.mask, hashing.noconstant,
                            hashing.hash_seed, mode, ends=ends, out=outputs[k % ring], redefine=redefine,
-                           cost_names=cost_names, class_names=class_names)
+                           cost_names=cost_names, class_names=class_names, multilabels=hashing.multilabels)
 
     def finish(block, k, name, data, ends, first_line, code, error):
         """The order-dependent rest, in input order: a read error first (then the lines read before

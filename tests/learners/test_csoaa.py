@@ -109,6 +109,7 @@ def test_cost_labels_parse():
     (["--csoaa", "3", "--oaa", "3"], "--csoaa and --oaa cannot be used together"),
     (["--csoaa", "3", "--probabilities"], "--csoaa does not support --probabilities (use --oaa)"),
     (["--csoaa", "3", "--algo", "ftrl"], "--csoaa does not apply to --algo ftrl"),
+    (["--csoaa", "3", "--scores"], "--scores does not apply to --csoaa"),
 ])
 def test_option_errors(args, message):
     res = cli("train", *args, expect_ok=False, input="1:1 |a b\n")

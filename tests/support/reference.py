@@ -491,3 +491,59 @@ def eager_csoaa(examples, K, dim, eta=0.5):
         classes.append(best)
         scores.append(raw)
     return classes, scores, w, total / weight
+
+
+def eager_multilabel(examples, K, dim, eta=0.5):
+    """VW's multilabel one-against-all (``--multilabel_oaa K``, multilabel_oaa.cc) over its default rule
+    (adaptive, normalized, invariant; squared loss), dense and eager: class i = 0..K-1 in turn learns
+    +1 when it is the next class of the label set (walked in its order), else -1, with the clamped
+    score as the prediction (the shared bounds widened by the label first) and its own w, G, N and
+    normalizer sums; a test example (no set) is predicted only.
+
+    ``examples``: (label set [classes] or [], feats [(i, v)]). Returns (the predicted sets: the classes
+    of positive clamped score, each example's clamped scores, w (K, dim), the average loss: the size
+    of the symmetric difference of the sets over the labeled examples)."""
+    w = np.zeros((K, dim))
+    G = np.zeros((K, dim))
+    N = np.zeros((K, dim))
+    S = np.zeros(K)
+    T = np.zeros(K)
+    m = np.ones(K)
+    lo = hi = 0.0
+    sets, scores, total, labeled = [], [], 0.0, 0
+    for given, feats in examples:
+        nxt = 0
+        row = []
+        for k in range(K):
+            y = -1.0
+            if nxt < len(given) and given[nxt] == k:
+                y, nxt = 1.0, nxt + 1
+            if given:
+                lo, hi = min(lo, y), max(hi, y)
+            p = min(max(sum(w[k, i] * v for i, v in feats), lo), hi)
+            row.append(p)
+            if not given or loss_value("squared", p, y, 0.5, lo, hi) <= 0:
+                continue
+            d = dloss("squared", p, y, 0.5)
+            ppu = norm_x = 0.0
+            for i, v in feats:
+                G[k, i] += d * d * v * v
+                if abs(v) > N[k, i]:
+                    if N[k, i] > 0:
+                        w[k, i] *= N[k, i] / abs(v)
+                    N[k, i] = abs(v)
+                norm_x += v * v / N[k, i] ** 2
+                ppu += v * v * feature_rate(G[k, i], N[k, i], True, True, 0.5)
+            S[k] += norm_x
+            T[k] += 1.0
+            m[k] = math.sqrt(T[k] / S[k])
+            u = invariant_update("squared", p, y, 0.5, eta, ppu * m[k])
+            for i, v in feats:
+                w[k, i] += u * m[k] * v * feature_rate(G[k, i], N[k, i], True, True, 0.5)
+        predicted = [k for k in range(K) if row[k] > 0]
+        if given:
+            labeled += 1
+            total += len(set(predicted) ^ set(given))
+        sets.append(predicted)
+        scores.append(row)
+    return sets, scores, w, total / max(labeled, 1)
