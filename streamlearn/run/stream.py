@@ -44,14 +44,14 @@ class Hashing:
     hash: str
     hash_seed: int
     features: object = None
+    #: parse threads (how the text is read, not what it becomes: not compared, not in as_dict)
+    threads: int = field(default=1, compare=False)
     #: the labels are cost-sensitive (--csoaa: ``streamlearn.io.costs``)
     costs: bool = False
     #: the classes' names (--named_labels), class 1 first: labels are names
     names: tuple = ()
     #: the labels are sets of classes (--multilabel_oaa)
     multilabels: bool = False
-    #: parse threads (how the text is read, not what it becomes: not compared, not in as_dict)
-    threads: int = field(default=1, compare=False)
 
     @property
     def mask(self) -> int:
@@ -95,9 +95,10 @@ class Hashing:
 def hashing_of(cfg) -> Hashing:
     """The Hashing of a run's configuration."""
     return Hashing(cfg.bits, cfg.noconstant, cfg.hash, cfg.hash_seed,
-                   cfg.feature_spec() if cfg.expands else None, bool(getattr(cfg, "csoaa", 0)),
-                   tuple(getattr(cfg, "named_labels", None).split(",")) if getattr(cfg, "named_labels", None) else (),
-                   bool(getattr(cfg, "multilabel_oaa", 0)), getattr(cfg, "threads", 1))
+                   cfg.feature_spec() if cfg.expands else None, getattr(cfg, "threads", 1),
+                   costs=bool(getattr(cfg, "csoaa", 0)),
+                   names=tuple(cfg.named_labels.split(",")) if getattr(cfg, "named_labels", None) else (),
+                   multilabels=bool(getattr(cfg, "multilabel_oaa", 0)))
 
 
 def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: CacheWriter | None = None,
