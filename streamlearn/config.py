@@ -170,14 +170,14 @@ class _TrainConfigMethods:
 
     @property
     def classes(self) -> int:
-        """K of a multiclass model (--oaa K), 0 for a binary or regression one."""
-        return self.oaa
+        """K of a multiclass model (--oaa K or --csoaa K), 0 for a binary or regression one."""
+        return self.oaa or self.csoaa or self.multilabel_oaa
 
     @property
     def class_width(self) -> int:
         """W: class k of feature h is slot (h*W + k) mod 2^b (1 without classes)."""
         from streamlearn.core.multiclass import class_width
-        return class_width(self.oaa)
+        return class_width(self.classes)
 
     @property
     def expands(self) -> bool:
@@ -318,6 +318,7 @@ def _check_train(cfg: TrainConfig) -> None:
         raise OptionError("--holdout-off and --holdout-period cannot be used together")
     _check_choice("projection", cfg.projection, _choices("projection"))
     _check_multiclass(cfg)
+    _check_named_labels(cfg)
     _check_choice("reg", cfg.reg, _reg_choices(cfg.algo))
     _check_learner_options(cfg)
     if _spec(cfg.algo).batch:
@@ -408,11 +409,94 @@ def _reg_choices(algo) -> tuple:
     return tuple(names)
 
 
+def class_names(text: str | None) -> tuple:
+    """The names of --named_labels a,b,c (class 1 first)."""
+    return tuple(text.split(",")) if text else ()
+
+
+def _check_named_labels(cfg: TrainConfig) -> None:
+    if cfg.named_labels is None:
+        return
+    if not cfg.classes:
+        raise OptionError("--named_labels needs --oaa K or --csoaa K")
+    names = class_names(cfg.named_labels)
+    if any(not n or any(c.isspace() or c in "|:" for c in n) for n in names):
+        raise OptionError(f"--named_labels {cfg.named_labels!r}: names are not empty and hold no space, '|' or ':'")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise OptionError(f"--named_labels names {twice[0]} twice")
+    if cfg.format == "libsvm":
+        raise OptionError("--named_labels reads VW's text format, not libsvm")
+
+
+def _check_multilabel(cfg: TrainConfig) -> None:
+    """--multilabel_oaa K: one-against-all of each class of label sets (the learner's multilabel kernel)."""
+    if cfg.multilabel_oaa < 1:
+        raise OptionError(f"--multilabel_oaa needs at least 1 class (got {cfg.multilabel_oaa})")
+    if cfg.oaa or cfg.csoaa:
+        raise OptionError("--multilabel_oaa cannot be used with --oaa or --csoaa")
+    if cfg.multilabel_oaa > 1 << cfg.bits:
+        raise OptionError(f"--multilabel_oaa {cfg.multilabel_oaa} needs more weights per feature than -b "
+                          f"{cfg.bits} gives ({1 << cfg.bits}); use a larger -b")
+    spec = _spec(cfg.algo)
+    if spec.multilabel_kernel is None:
+        takers = [s.name for s in _registry.SPECS if s.multilabel_kernel is not None]
+        raise OptionError(f"--multilabel_oaa does not apply to --algo {cfg.algo}; it runs --algo {_one_of(takers)}")
+    if cfg.format == "libsvm":
+        raise OptionError("--multilabel_oaa reads VW's text format (label sets), not libsvm")
+    if cfg.named_labels is not None:
+        raise OptionError("--named_labels does not apply to --multilabel_oaa (its classes are 0..K-1)")
+    for name in ("batch_size", "binary", "scores", "raw_predictions", "indexing", "shuffle", "trace"):
+        value = getattr(cfg, name, None)
+        if name in cfg.explicit and value is not None and value is not False \
+                and not (name == "batch_size" and value == 1):
+            raise OptionError(f"{FLAG[name]} does not apply to --multilabel_oaa")
+    if cfg.link not in ("identity", "logistic"):
+        raise OptionError("--multilabel_oaa takes --link identity or logistic")
+    if cfg.passes > 1 and "-" in cfg.sources:
+        raise OptionError("--multilabel_oaa with --passes reads its input again on every pass: give files, not stdin")
+    if cfg.loss == "softmax":
+        raise OptionError("--loss softmax does not apply to --multilabel_oaa")
+
+
+def _check_csoaa(cfg: TrainConfig) -> None:
+    """--csoaa K: cost-sensitive one-against-all over the learner's regressions (its csoaa kernel)."""
+    if cfg.csoaa < 2:
+        raise OptionError(f"--csoaa needs at least 2 classes (got {cfg.csoaa})")
+    if cfg.oaa:
+        raise OptionError("--csoaa and --oaa cannot be used together")
+    if cfg.csoaa > 1 << cfg.bits:
+        raise OptionError(f"--csoaa {cfg.csoaa} needs more weights per feature than -b {cfg.bits} gives "
+                          f"({1 << cfg.bits}); use a larger -b")
+    spec = _spec(cfg.algo)
+    if spec.csoaa_kernel is None:
+        takers = [s.name for s in _registry.SPECS if s.csoaa_kernel is not None]
+        raise OptionError(f"--csoaa does not apply to --algo {cfg.algo}; cost-sensitive one-against-all runs "
+                          f"--algo {_one_of(takers)}")
+    if cfg.probabilities:       # VW's own refusal
+        raise OptionError("--csoaa does not support --probabilities (use --oaa)")
+    if cfg.format == "libsvm":
+        raise OptionError("--csoaa reads VW's text format (cost-sensitive labels), not libsvm")
+    for name in ("batch_size", "binary", "link", "scores", "shuffle", "trace"):
+        value = getattr(cfg, name, None)
+        if name in cfg.explicit and value is not None and value is not False and value != "identity" \
+                and not (name == "batch_size" and value == 1):
+            raise OptionError(f"{FLAG[name]} does not apply to --csoaa")
+    if cfg.passes > 1 and "-" in cfg.sources:
+        raise OptionError("--csoaa with --passes reads its input again on every pass: give files, not stdin")
+    if cfg.loss == "softmax":
+        raise OptionError("--loss softmax does not apply to --csoaa (each class's cost is a regression)")
+
+
 def _check_multiclass(cfg: TrainConfig) -> None:
     """--oaa K (one-against-all over a binary learner, or the softmax learner's classes) and the
     options that go with it."""
     spec = _spec(cfg.algo)
-    if "oaa" in cfg.explicit or cfg.oaa:
+    if cfg.multilabel_oaa or "multilabel_oaa" in cfg.explicit:
+        _check_multilabel(cfg)
+    elif cfg.csoaa or "csoaa" in cfg.explicit:
+        _check_csoaa(cfg)
+    elif "oaa" in cfg.explicit or cfg.oaa:
         if cfg.oaa < 2:
             raise OptionError(f"--oaa needs at least 2 classes (got {cfg.oaa})")
         if cfg.oaa > 1 << cfg.bits:
@@ -441,6 +525,8 @@ def _check_multiclass(cfg: TrainConfig) -> None:
         if spec.joint:
             raise OptionError(f"--algo {cfg.algo} needs --oaa K --loss softmax")
         for name in ("indexing", "probabilities", "scores", "raw_predictions"):
+            if cfg.csoaa:
+                break
             value = getattr(cfg, name)
             if name in cfg.explicit and value is not None and value is not False:
                 raise OptionError(f"{FLAG[name]} needs --oaa K")
@@ -646,7 +732,7 @@ def train_config(explicit: dict, model_options: dict | None = None) -> TrainConf
                 for k, v in explicit.items()}
     if model_options is not None:
         model_options = {k: tuple(v) if isinstance(v, list) else v for k, v in model_options.items()}
-        for name in HASHING_OPTIONS + FEATURE_OPTIONS + ("oaa", "interact"):   # they decide where weights are
+        for name in HASHING_OPTIONS + FEATURE_OPTIONS + ("oaa", "interact", "csoaa", "multilabel_oaa"):   # they decide where weights are
             theirs = model_options.get(name, OPTION[name].default_value())
             if name in explicit and explicit[name] != theirs:
                 raise OptionError(

@@ -222,6 +222,21 @@ RUN_OPTIONS = INPUT_OPTIONS + TEXT_FORMAT_OPTIONS + (
     _o("oaa", ("--oaa",), "int", 0, metavar="K", stored="always", legacy=0, estimator=None,
        help="K classes, labels 1..K: one-against-all over the binary learner (VW's --oaa), or "
             "with --loss softmax one multinomial model.", section=MULTICLASS),
+    _o("csoaa", ("--csoaa",), "int", 0, metavar="K", stored="if_used", estimator=None,
+       help="K classes, cost-sensitive labels 'class:cost ...': one regressor of each class's cost, the "
+            "prediction the class of least predicted cost (VW's --csoaa; docs/multiclass.md).",
+       section=MULTICLASS),
+    _o("multilabel_oaa", ("--multilabel-oaa", "--multilabel_oaa"), "int", 0, metavar="K", stored="if_used",
+       estimator=None,
+       help="K classes 0..K-1, labels sets of them ('0,3'): one-against-all of each class, the prediction the "
+            "classes of positive score (VW's --multilabel_oaa; docs/multiclass.md).", section=MULTICLASS),
+    _o("named_labels", ("--named-labels", "--named_labels"), "text", None, metavar="A,B,...", stored="if_used",
+       estimator=None,
+       help="--oaa/--csoaa: the classes' names, class 1 first: labels are names, -p writes names (VW's "
+            "--named_labels; a model keeps them).", section=MULTICLASS),
+    _o("csoaa_rank", ("--csoaa-rank", "--csoaa_rank"), "flag", False, estimator=None,
+       help="VW's --csoaa_rank (a ranking of the actions, with --csoaa_ldf): with --csoaa it changes "
+            "nothing, as in VW.", section=MULTICLASS),
     _o("indexing", ("--indexing",), "int", None, stored="always", legacy=None,
        help="--oaa labels are 0..K-1 (0) or 1..K (1); default: detected while learning, as VW does.",
        section=MULTICLASS),

@@ -38,7 +38,7 @@ from streamlearn.core.loop import account, base_start, diverged_at, held_out, st
 from streamlearn.core.prefetch import prefetch_example
 from streamlearn.core.state import (
     C_DUMP, C_NONFINITE, C_PASS_EX, C_W_LABELED, C_W_UNLABELED, I_CLASS_W, I_CLASSES, I_FIXED_BOUNDS,
-    I_HOLDOUT, I_LOSS, I_TRAIN, N_ST, P_TAU, S_INDEX_MODE, S_MAX_LABEL, S_MIN_LABEL, S_NORM_SUM, S_T,
+    I_HOLDOUT, I_LOSS, I_NO_SET, I_TRAIN, N_ST, P_TAU, S_INDEX_MODE, S_MAX_LABEL, S_MIN_LABEL, S_NORM_SUM, S_T,
     S_TOTAL_W,
 )
 
@@ -305,3 +305,283 @@ def predict_joint_block(block, state, start, end):
     """Prediction with a saved model of a learner with a multiclass loss (the weights in column 0 are
     in force): the joint loop's raw scores, nothing learned."""
     return joint_loop(block, state, start, end, 0, state_view, plain_weight, base_start, sum_end, no_joint_learn)
+
+
+# ----------------------------------------------------------------------------- cost-sensitive (--csoaa K)
+
+NO_COST = 3.4028234663852886e38     # VW's FLT_MAX: a class given without a cost (streamlearn.io.costs)
+
+
+@njit(nogil=True, inline="always")
+def class_score(idx, val, s, f, table, cfg, v, weight, W, mask, c):
+    """The raw score of class c (its slots, no base: VW's csoaa resets the initial prediction)."""
+    acc = 0.0
+    for k in range(s, f):
+        acc += weight(table, ((np.int64(idx[k]) * W) & mask) + c, cfg, v) * val[k]
+    return acc
+
+
+@njit(cache=True, nogil=True)
+def cost_class(st, lbl, K):
+    """VW's csoaa indexing of one cost's class ``lbl`` (updating the mode in ``st`` as VW's auto mode
+    does: 0 -> 0-indexed, K -> 1-indexed), then its validation: a class outside the classes becomes
+    class 0 (0-indexed) or K (1-indexed), as VW's csoaa maps it. Returns (class as labelled, slot
+    offset 0..K-1 or -1 for none, status)."""
+    status = ST_OK
+    mode = st[S_INDEX_MODE]
+    if mode == 2.0 and lbl == 0:
+        st[S_INDEX_MODE] = 0.0
+        mode = 0.0
+        status = ST_NOW_0
+    elif mode == 2.0 and lbl == K:
+        st[S_INDEX_MODE] = 1.0
+        mode = 1.0
+        status = ST_NOW_1
+    if mode == 0.0:
+        if lbl >= K:
+            return 0, 0, ST_OUT_OF_RANGE
+        return lbl, lbl, status
+    if lbl < 1 or lbl > K:
+        if mode == 1.0:
+            return K, K - 1, ST_OUT_OF_RANGE
+        return lbl, -1, ST_OUT_OF_RANGE     # auto mode (acting 1-indexed) checks no range: not learned
+    return lbl, lbl - 1, status
+
+
+@njit(nogil=True, inline="always")
+def csoaa_loop(block, state, start, end, cfg, view, weight, learn):
+    """VW's cost-sensitive one-against-all (csoaa.cc, ``--csoaa K``) of examples start..end-1 over a
+    binary learner given by its ``view``, ``weight`` and ``learn`` (``oaa_loop``'s).
+
+    Each cost (class, cost) of an example's label, in the label's order: the class's raw score (a
+    dot product over its slots), and when training (not holdout) the prediction bounds widened by the
+    cost (a cost that is given) and, for a cost that is given, one step of the learner towards it (importance 1, the clamped
+    score as the prediction, the class's own normalizer sums). The prediction is the class of the
+    least raw score among the label's classes (ties to the lower class), or among all K for an
+    example without costs. The loss is the predicted class's cost less the least cost (0 for a test
+    example). A test example (no cost given) is predicted, not learned. Cost-sensitive labels have no
+    importance: an example weighs 1, except a learned one whose last cost is a class without a cost,
+    which weighs 0 (VW leaves the weight of its last regression on the example: its loss and weight
+    then count for nothing)."""
+    indptr, idx, val, labels, weights, bases, nfeat, preds, cs_ptr, cs_cls, cs_cost = block
+    table, prm, iprm, st, ctr = state
+    code = iprm[I_LOSS]
+    tau = prm[P_TAU]
+    bounds_follow = iprm[I_FIXED_BOUNDS] == 0
+    K = iprm[I_CLASSES]
+    W = iprm[I_CLASS_W]
+    train = iprm[I_TRAIN] != 0
+    mask = np.int64(table.shape[0] - 1)
+    slots = np.empty(max_features(indptr, start, end), np.int64)
+    for e in range(start, end):
+        y = labels[e]
+        labeled = y == y
+        ctr[C_PASS_EX] += 1.0
+        holdout = train and iprm[I_HOLDOUT] > 0 and int(ctr[C_PASS_EX]) % iprm[I_HOLDOUT] == 0
+        learning = train and not holdout and labeled    # VW predicts a test example (test_only)
+        s = indptr[e]
+        f = indptr[e + 1]
+        n = f - s
+        v = view(cfg, st)
+        a = cs_ptr[e]
+        b = cs_ptr[e + 1]
+        status = ST_OK
+        for c in range(K):
+            preds[e, 1 + c] = np.nan
+        t0 = st[S_T]
+        h = 1.0         # the example's weight: VW's last cost's when learned (0 for a class without a cost)
+        best = -1
+        best_score = NO_COST
+        if b > a:
+            for j in range(a, b):
+                lbl, c, why = cost_class(st, cs_cls[j], K)
+                if why != ST_OK:
+                    status = why
+                if c < 0:
+                    continue
+                x = cs_cost[j]
+                if learning:
+                    h = 0.0 if x == NO_COST else 1.0
+                if learning and bounds_follow and x != NO_COST:    # VW's scorer widens them first (not by FLT_MAX)
+                    if x < st[S_MIN_LABEL]:
+                        st[S_MIN_LABEL] = x
+                    if x > st[S_MAX_LABEL]:
+                        st[S_MAX_LABEL] = x
+                raw = class_score(idx, val, s, f, table, cfg, v, weight, W, mask, c)
+                if raw - raw != 0.0:
+                    ctr[C_NONFINITE] = 1.0
+                if learning and x != NO_COST:
+                    p = raw
+                    if p != p:
+                        p = 0.0
+                    elif p < st[S_MIN_LABEL]:
+                        p = st[S_MIN_LABEL]
+                    elif p > st[S_MAX_LABEL]:
+                        p = st[S_MAX_LABEL]
+                    for k in range(n):
+                        slots[k] = ((np.int64(idx[s + k]) * W) & mask) + c
+                    st[S_NORM_SUM] = st[N_ST + 2 * c]
+                    st[S_TOTAL_W] = st[N_ST + 2 * c + 1]
+                    st[S_T] = t0
+                    learn(slots, val[s:f], 0, n, table, prm, iprm, cfg, st, code, p, x, tau, 1.0)
+                    st[N_ST + 2 * c] = st[S_NORM_SUM]
+                    st[N_ST + 2 * c + 1] = st[S_TOTAL_W]
+                preds[e, 1 + c] = raw
+                if best < 0 or raw < best_score or (raw == best_score and lbl < best):
+                    best = lbl
+                    best_score = raw
+        else:
+            first = 0 if st[S_INDEX_MODE] == 0.0 else 1
+            for c in range(K):
+                raw = class_score(idx, val, s, f, table, cfg, v, weight, W, mask, c)
+                if raw - raw != 0.0:
+                    ctr[C_NONFINITE] = 1.0
+                preds[e, 1 + c] = raw
+                if best < 0 or raw < best_score:
+                    best = c + first
+                    best_score = raw
+        if learning:
+            st[S_T] = t0 + h
+        if best < 0:
+            best = 0 if st[S_INDEX_MODE] == 0.0 else 1
+        lval = 0.0
+        if labeled:     # the predicted class's cost less the least cost (VW's cs loss)
+            chosen = NO_COST
+            least = NO_COST
+            for j in range(a, b):
+                lbl, c, why = cost_label_only(st, cs_cls[j], K)
+                if lbl == best:
+                    chosen = cs_cost[j]
+                if cs_cost[j] < least:
+                    least = cs_cost[j]
+            lval = (chosen - least) * h
+        preds[e, 0] = float(best)
+        preds[e, K + 1] = status
+        if ctr[C_NONFINITE] != 0.0:
+            diverged_at(ctr, e)
+        account(ctr, labeled, holdout, h, 0.0, lval, nfeat[e])
+        if at_progress_row(ctr):
+            return e + 1
+    return end
+
+
+@njit(cache=True, nogil=True)
+def cost_label_only(st, lbl, K):
+    """``cost_class`` without deciding the indexing (it is decided): the class as labelled."""
+    mode = st[S_INDEX_MODE]
+    if mode == 0.0:
+        if lbl >= K:
+            return 0, 0, ST_OUT_OF_RANGE
+        return lbl, lbl, ST_OK
+    if mode == 1.0 and (lbl < 1 or lbl > K):
+        return K, K - 1, ST_OUT_OF_RANGE
+    return lbl, lbl - 1, ST_OK
+
+
+
+# ----------------------------------------------------------------------------- multilabel (--multilabel_oaa K)
+
+@njit(nogil=True, inline="always")
+def multilabel_loop(block, state, start, end, cfg, view, weight, learn):
+    """VW's multilabel one-against-all (multilabel_oaa.cc, ``--multilabel_oaa K``) of examples
+    start..end-1 over a binary learner (``csoaa_loop``'s arguments; the label sets in the block's
+    costs, classes 0..K-1 in the label's order).
+
+    Class i = 0..K-1 in turn: its score (a dot product over its slots) clamped to the prediction
+    bounds, and when training a labeled example (not holdout), the bounds widened by its label and one
+    step of the learner (importance 1, its own normalizer sums) towards +1 when i is the next class of
+    the label set, else -1 (VW walks the set in its order: a class given out of order or outside
+    0..K-1 is never matched). The predicted set is the classes of positive score; with
+    ``I_NO_SET`` (VW's --probabilities) none is (VW then predicts the probabilities only). The loss
+    is the size of the symmetric difference of the predicted and given sets (VW's walk of the two);
+    every example weighs 1."""
+    indptr, idx, val, labels, weights, bases, nfeat, preds, cs_ptr, cs_cls, cs_cost = block
+    table, prm, iprm, st, ctr = state
+    code = iprm[I_LOSS]
+    tau = prm[P_TAU]
+    bounds_follow = iprm[I_FIXED_BOUNDS] == 0
+    no_set = iprm[I_NO_SET] != 0
+    K = iprm[I_CLASSES]
+    W = iprm[I_CLASS_W]
+    train = iprm[I_TRAIN] != 0
+    mask = np.int64(table.shape[0] - 1)
+    slots = np.empty(max_features(indptr, start, end), np.int64)
+    for e in range(start, end):
+        labeled = labels[e] == labels[e]
+        ctr[C_PASS_EX] += 1.0
+        holdout = train and iprm[I_HOLDOUT] > 0 and int(ctr[C_PASS_EX]) % iprm[I_HOLDOUT] == 0
+        learning = train and not holdout and labeled
+        s = indptr[e]
+        f = indptr[e + 1]
+        n = f - s
+        v = view(cfg, st)
+        a = cs_ptr[e]
+        b = cs_ptr[e + 1]
+        t0 = st[S_T]
+        nxt = a
+        status = ST_OK
+        for c in range(K):
+            y = -1.0
+            if nxt < b and cs_cls[nxt] == c:
+                y = 1.0
+                nxt += 1
+            if learning and bounds_follow:
+                if y < st[S_MIN_LABEL]:
+                    st[S_MIN_LABEL] = y
+                if y > st[S_MAX_LABEL]:
+                    st[S_MAX_LABEL] = y
+            raw = class_score(idx, val, s, f, table, cfg, v, weight, W, mask, c)
+            if raw - raw != 0.0:
+                ctr[C_NONFINITE] = 1.0
+            p = raw
+            if p != p:
+                p = 0.0
+            elif p < st[S_MIN_LABEL]:
+                p = st[S_MIN_LABEL]
+            elif p > st[S_MAX_LABEL]:
+                p = st[S_MAX_LABEL]
+            if learning:
+                for k in range(n):
+                    slots[k] = ((np.int64(idx[s + k]) * W) & mask) + c
+                st[S_NORM_SUM] = st[N_ST + 2 * c]
+                st[S_TOTAL_W] = st[N_ST + 2 * c + 1]
+                st[S_T] = t0
+                learn(slots, val[s:f], 0, n, table, prm, iprm, cfg, st, code, p, y, tau, 1.0)
+                st[N_ST + 2 * c] = st[S_NORM_SUM]
+                st[N_ST + 2 * c + 1] = st[S_TOTAL_W]
+            preds[e, 1 + c] = p
+        if learning:
+            st[S_T] = t0 + 1.0
+            if nxt < b:
+                status = ST_OUT_OF_RANGE
+        lval = 0.0
+        if labeled:     # the symmetric difference, walking both sets as VW does
+            i = 0
+            g = a
+            while i < K and g < b:
+                while i < K and (no_set or not preds[e, 1 + i] > 0.0):
+                    i += 1
+                if i >= K:
+                    break
+                if i < cs_cls[g]:
+                    i += 1
+                    lval += 1.0
+                elif i > cs_cls[g]:
+                    g += 1
+                    lval += 1.0
+                else:
+                    i += 1
+                    g += 1
+            lval += b - g
+            while i < K:
+                if not no_set and preds[e, 1 + i] > 0.0:
+                    lval += 1.0
+                i += 1
+        preds[e, 0] = 0.0
+        preds[e, K + 1] = status
+        if ctr[C_NONFINITE] != 0.0:
+            diverged_at(ctr, e)
+        account(ctr, labeled, holdout, 1.0, 0.0, lval, nfeat[e])
+        if at_progress_row(ctr):
+            return e + 1
+    return end

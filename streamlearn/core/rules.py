@@ -34,7 +34,7 @@ from numba import njit
 
 from streamlearn.core.loop import base_start, example_loop, squared_norm, state_view, sum_end
 from streamlearn.core.losses import loss_dloss, loss_positive, loss_update
-from streamlearn.core.multiclass import oaa_loop
+from streamlearn.core.multiclass import csoaa_loop, multilabel_loop, oaa_loop
 from streamlearn.core.spec import Layout
 from streamlearn.core.state import (
     I_ADAPTIVE, I_COL_G, I_COL_LAST, I_COL_N, I_COL_PEN, I_COL_RATE, I_INVARIANT, I_NORMALIZED, I_PERIOD,
@@ -237,6 +237,22 @@ def oaa_sgd_block(block, state, start, end):
     table, prm, iprm, st, ctr = state
     return oaa_loop(block, state, start, end, gd_settings(prm, iprm), state_view, sgd_weight, base_start, sum_end,
                     sgd_learn)
+
+
+@njit(cache=True, nogil=True)
+def csoaa_sgd_block(block, state, start, end):
+    """``learn_sgd_block`` cost-sensitive one-against-all (``streamlearn.core.multiclass.csoaa_loop``,
+    --csoaa K; also every --csoaa model's prediction-only kernel)."""
+    table, prm, iprm, st, ctr = state
+    return csoaa_loop(block, state, start, end, gd_settings(prm, iprm), state_view, sgd_weight, sgd_learn)
+
+
+@njit(cache=True, nogil=True)
+def multilabel_sgd_block(block, state, start, end):
+    """``learn_sgd_block`` multilabel one-against-all (``streamlearn.core.multiclass.multilabel_loop``,
+    --multilabel_oaa K; also every --multilabel_oaa model's prediction-only kernel)."""
+    table, prm, iprm, st, ctr = state
+    return multilabel_loop(block, state, start, end, gd_settings(prm, iprm), state_view, sgd_weight, sgd_learn)
 
 
 

@@ -186,6 +186,11 @@ class LearnerSpec:
     #: the block kernel of --oaa K: the learner one-against-all (``streamlearn.core.multiclass``);
     #: None when the learner does not run one-against-all
     oaa_kernel: Callable | None = None
+    #: the block kernel of --csoaa K: the learner cost-sensitive one-against-all
+    #: (``streamlearn.core.multiclass.csoaa_loop``); None when the learner does not run it
+    csoaa_kernel: Callable | None = None
+    #: the block kernel of --multilabel_oaa K (``streamlearn.core.multiclass.multilabel_loop``); None: not run
+    multilabel_kernel: Callable | None = None
     #: the learner has a multiclass loss of its own (softmax): ``kernel`` runs the joint loop of
     #: ``streamlearn.core.multiclass`` and --oaa K gives its number of classes
     joint: bool = False

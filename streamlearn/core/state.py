@@ -53,6 +53,7 @@ I_BATCH = 16          # mini-batch size B (1: a step per example)
 I_SEED = 18           # --random-seed: mixed into every random choice (randomized pivots)
 I_CLASSES = 19        # multiclass: K, the number of classes (0: a binary or regression model)
 I_CLASS_W = 20        # multiclass: W, the smallest power of two >= K (class k of feature h is slot h*W+k)
+I_NO_SET = 21         # multilabel: 1 = no predicted set (VW's --probabilities: the probabilities only)
 I_COL_RATE = 22       # table column caching each weight's per-feature rate (-1: none; gd.rule_layout)
 N_IPRM = 24
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from streamlearn.io import parsing as P
 from streamlearn.io.libsvm import parse_libsvm_block
+from streamlearn.io.costs import NO_COST, named_class_labels, parse_cost_labels, parse_multilabels
 from streamlearn.io.vw import parse_vw_block
 
 FMT_VW = 0
@@ -45,6 +46,9 @@ FAULTS = {
     P.E_VALUE_RANGE: ("feature value in {text} is beyond float32's range (+-3.4e38)", LOSES_REST),
     P.E_NS_RANGE: ("feature value in {text} times its namespace value is beyond float32's range (+-3.4e38)",
                    LOSES_REST),
+    P.E_NAME: ("label {text} is not one of --named_labels (class 0, as VW)", "its cost is class 0's"),
+    P.E_LABEL_COST: ("cost {text} is not class:cost", LOSES_LABEL),
+    P.E_LABEL_SET: ("label {text} is not a comma-separated list of classes", LOSES_LABEL),
     P.E_PRODUCT_RANGE: ("an interaction feature's value (a product of feature values) is beyond float32's "
                         "range (+-3.4e38)", LOSES_LABEL),
 }
@@ -84,6 +88,9 @@ class ParsedBlock:
     ns: np.ndarray | None = None
     #: the text of every example's line (only when feature names are wanted: --audit, --invert_hash)
     text_lines: list | None = None
+    #: cost-sensitive labels (--csoaa, ``streamlearn.io.costs``): (ptr, cls, cost), example e's costs at
+    #: ptr[e]..ptr[e+1]-1 (ptr keeps absolute positions, as ``indptr``); None for plain labels
+    costs: tuple | None = None
 
     @property
     def n(self) -> int:
@@ -91,7 +98,11 @@ class ParsedBlock:
 
     def arrays(self, preds: np.ndarray) -> tuple:
         """The block as a learner kernel takes it, (indptr, idx, val, labels, weights, bases, nfeat,
-        preds), with ``preds`` the array its predictions go to (``streamlearn.core.loop``)."""
+        preds), with ``preds`` the array its predictions go to (``streamlearn.core.loop``); a block of
+        cost-sensitive labels adds their (ptr, cls, cost) (``streamlearn.core.multiclass.csoaa_loop``)."""
+        if self.costs is not None:
+            return (self.indptr, self.idx, self.val, self.labels, self.weights, self.bases, self.feature_counts(),
+                    preds) + tuple(self.costs)
         return (self.indptr, self.idx, self.val, self.labels, self.weights, self.bases, self.feature_counts(),
                 preds)
 
@@ -131,7 +142,8 @@ def sub_block(block: ParsedBlock, a: int, b: int) -> ParsedBlock:
                       block.indptr[a:b + 1], block.idx, block.val, block.tag_buf, block.tag_s[a:b],
                       block.tag_e[a:b], f, [t for t, k in zip(block.fault_text, keep) if k],
                       counts=None if block.counts is None else block.counts[a:b], ns=block.ns,
-                      text_lines=None if block.text_lines is None else block.text_lines[a:b])
+                      text_lines=None if block.text_lines is None else block.text_lines[a:b],
+                      costs=None if block.costs is None else (block.costs[0][a:b + 1],) + tuple(block.costs[1:]))
     if block.counts is None:        # the reports count the example's own row length
         out.counts = np.diff(block.indptr[a:b + 1])
     return out
@@ -169,7 +181,14 @@ def detached(block: ParsedBlock) -> ParsedBlock:
                        block.indptr - lo, copy(block.idx[lo:hi]), copy(block.val[lo:hi]), copy(block.tag_buf),
                        copy(block.tag_s), copy(block.tag_e), copy(block.faults), list(block.fault_text),
                        counts=copy(block.counts), ns=None if block.ns is None else copy(block.ns[lo:hi]),
-                       text_lines=None if block.text_lines is None else list(block.text_lines))
+                       text_lines=None if block.text_lines is None else list(block.text_lines),
+                       costs=None if block.costs is None else _detached_costs(block.costs))
+
+
+def _detached_costs(costs: tuple) -> tuple:
+    ptr, cls, cost = costs
+    lo, hi = int(ptr[0]), int(ptr[-1])
+    return ptr - lo, cls[lo:hi].copy(), cost[lo:hi].copy()
 
 
 def example_texts(buf: np.ndarray, ends: np.ndarray, first_line: int, lines: np.ndarray) -> list[bytes]:
@@ -236,14 +255,21 @@ IDENTITY_REDEFINE = np.arange(256, dtype=np.uint8)
 
 def parse_block(source: str, data, first_line: int, fmt: int, mask: int, noconstant: bool,
                 hash_seed: int, hash_mode: int, ends: np.ndarray | None = None,
-                out: Outputs | None = None, redefine: np.ndarray | None = None) -> ParsedBlock:
+                out: Outputs | None = None, redefine: np.ndarray | None = None,
+                cost_names: tuple | None = None, class_names: tuple | None = None,
+                multilabels: bool = False) -> ParsedBlock:
     """Parse one line-aligned block (bytes or a uint8 array) with the compiled parser for ``fmt``.
 
     ``ends`` (line end positions) and ``out`` (reusable arrays) are computed / allocated if not given;
     with ``out`` the returned block views arrays that the next parse into ``out`` overwrites. With
     ``redefine`` (a uint8[256] map of first bytes to namespace indices) the block also carries each
     feature's namespace index (``ns``), which feature expansion needs; LIBSVM features are all in
-    the default namespace ' '."""
+    the default namespace ' '. With ``cost_names`` ((hashes, ids) of --named_labels, both empty
+    without) the labels are cost-sensitive (``streamlearn.io.costs``): the block carries them as
+    ``costs``, its ``labels`` are 0 for an example with a cost and NaN for a test example, and the
+    faults of the label part are theirs. With ``class_names`` ((hashes, ids) of --named_labels with
+    --oaa) a label is a class name (``streamlearn.io.costs.named_class_labels``); with ``multilabels``
+    a set of classes ``0,3,4`` (--multilabel_oaa), carried as ``costs`` of cost 0."""
     buf = np.frombuffer(data, dtype=np.uint8) if isinstance(data, (bytes, bytearray)) else data
     if ends is None:
         ends = line_ends(buf)
@@ -266,7 +292,50 @@ def parse_block(source: str, data, first_line: int, fmt: int, mask: int, noconst
             out.ns[:nf] = 32
             if not noconstant and n:
                 out.ns[out.indptr[1:n + 1] - 1] = 128
-    return out.block(source, n, nf, nfault, buf, with_ns=want_ns)
+    block = out.block(source, n, nf, nfault, buf, with_ns=want_ns)
+    if cost_names is not None:
+        with_costs(block, buf, ends, first_line, *cost_names)
+    elif multilabels:
+        with_costs(block, buf, ends, first_line, None, None)
+    elif class_names is not None:
+        faults = named_class_labels(buf, ends, first_line, block.lines, block.tag_s, block.tag_e, *class_names,
+                                    block.labels, block.weights)
+        block.bases[:] = 0.0
+        _label_faults(block, buf, faults)
+    return block
+
+
+#: fault codes of the plain label part, which cost-sensitive labels replace with their own
+_PLAIN_LABEL_FAULTS = (P.E_LABEL, P.E_WEIGHT, P.E_NEG_WEIGHT, P.E_BASE, P.E_LABEL_TOKENS, P.E_LABEL_RANGE,
+                       P.E_WEIGHT_RANGE, P.E_BASE_RANGE)
+
+
+def with_costs(block: ParsedBlock, buf: np.ndarray, ends: np.ndarray, first_line: int, names: np.ndarray,
+               ids: np.ndarray) -> None:
+    """Read the block's labels as costs (``parse_block``'s ``cost_names``), in place."""
+    if names is None:       # a multilabel set: every class given
+        ptr, cls, cost, cfaults = parse_multilabels(buf, ends, first_line, block.lines, block.tag_s, block.tag_e)
+    else:
+        ptr, cls, cost, cfaults = parse_cost_labels(buf, ends, first_line, block.lines, block.tag_s, block.tag_e,
+                                                    names, ids)
+    block.costs = (ptr, cls, cost)
+    labeled = np.zeros(block.n, bool)
+    has = np.flatnonzero(cost != NO_COST)
+    if has.size:
+        labeled[np.unique(np.searchsorted(ptr, has, side="right") - 1)] = True
+    block.labels[:] = np.where(labeled, 0.0, np.nan)
+    block.weights[:] = 1.0
+    block.bases[:] = 0.0
+    _label_faults(block, buf, cfaults)
+
+
+def _label_faults(block: ParsedBlock, buf: np.ndarray, label_faults: np.ndarray) -> None:
+    """The block's faults with those of its plain label part replaced by ``label_faults``."""
+    keep = ~np.isin(block.faults[:, 1], _PLAIN_LABEL_FAULTS) if block.faults.shape[0] else np.zeros(0, bool)
+    faults = np.concatenate([block.faults[keep], label_faults]) if label_faults.shape[0] else block.faults[keep]
+    order = np.argsort(faults[:, 0], kind="stable")
+    block.faults = faults[order]
+    block.fault_text = [buf[s:e].tobytes() for s, e in zip(block.faults[:, 2].tolist(), block.faults[:, 3].tolist())]
 
 
 _LIBSVM_TOKEN = re.compile(rb"^(\d+|qid):\S*$")

@@ -404,7 +404,7 @@ class Expander:
         return ParsedBlock(block.source, block.labels, block.weights, block.bases, block.lines,
                            out.indptr[:n + 1], out.idx[:nf], out.val[:nf], block.tag_buf,
                            block.tag_s, block.tag_e, faults, fault_text,
-                           counts=out.counts[:n])
+                           counts=out.counts[:n], costs=block.costs)
 
 
 _EXP_MASK = np.uint32(0x7F800000)     # float32 exponent bits: all set for inf and NaN

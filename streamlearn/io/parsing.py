@@ -41,6 +41,9 @@ E_VALUE_RANGE = 17   # feature value beyond float32's range (features are stored
 E_NS_RANGE = 18      # feature value times its namespace value beyond float32's range
 E_PRODUCT_RANGE = 19  # an interaction product (-q/--cubic/--interactions) beyond float32's range
                      # (found after expansion, streamlearn.io.expand.check_products)
+E_LABEL_COST = 20    # cost-sensitive label: a token that is not class[:cost] (streamlearn.io.costs)
+E_NAME = 21          # cost-sensitive label: a class name that is not one of --named_labels
+E_LABEL_SET = 22     # multilabel: a label that is not a comma-separated list of classes
 
 # parse_number kinds
 NUM_NONE = 0

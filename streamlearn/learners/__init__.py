@@ -197,6 +197,7 @@ def make_settings(cfg, train: bool, holdout: int = 0, algo: str | None = None) -
     iprm[S.I_SEED] = cfg.random_seed
     iprm[S.I_CLASSES] = cfg.classes
     iprm[S.I_CLASS_W] = cfg.class_width
+    iprm[S.I_NO_SET] = 1 if (cfg.multilabel_oaa and cfg.probabilities) else 0
     if spec.settings is not None:
         spec.settings(cfg, prm, iprm)
     return prm, iprm
@@ -271,9 +272,13 @@ def saved_state(cfg, st: np.ndarray) -> dict:
 
 def block_kernel(cfg, spec: LearnerSpec | None = None):
     """The block kernel a run of the configured learner calls (of its variant, for fobos's and
-    softmax's regularizers: ``LearnerSpec.kernels``): its own, or its one-against-all one with --oaa K
-    (a learner with a multiclass loss runs the joint loop in its own kernel)."""
+    softmax's regularizers: ``LearnerSpec.kernels``): its own, its one-against-all one with --oaa K, its
+    cost-sensitive one with --csoaa K (a learner with a multiclass loss runs the joint loop in its own kernel)."""
     spec = spec or get(cfg.algo)
+    if cfg.csoaa:
+        return spec.csoaa_kernel
+    if cfg.multilabel_oaa:
+        return spec.multilabel_kernel
     compiled = spec.kernels(cfg)
     if cfg.classes and not spec.joint:
         return compiled.oaa_kernel

@@ -41,7 +41,7 @@ def stored_options(header: dict, path) -> dict:
     if missing:
         raise ModelError(f"corrupt model {path}: the header lacks option {missing[0]}")
     out = {k: header[k] if k in header else LEGACY_MODEL_OPTIONS[k] for k in MODEL_OPTIONS}
-    for k in IF_USED_OPTIONS:       # stored only when the learner takes it and it is not the default
+    for k in IF_USED_OPTIONS:       # stored only when taken (the learner's or the run's) and not the default
         out[k] = header[k] if k in header else OPTION[k].default_value()
     return out
 

@@ -77,7 +77,7 @@ class Reporter:
         weighted = c.w_labeled + c.w_unlabeled
         text = format_row((avg, since, str(int(c.examples)), f"{weighted:.1f}",
                            label_text or ("unknown" if label != label else f"{label:.4f}"),
-                           pred_text or f"{pred:.4f}", str(nfeat)))
+                           pred_text if pred_text is not None else f"{pred:.4f}", str(nfeat)))
         self.out.write(text + (" h\n" if holding_out else "\n"))
         self.out.flush()
 

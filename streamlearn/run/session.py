@@ -55,6 +55,9 @@ class Outputs:
     softmax: bool = False    # the classes' probabilities are the softmax of their scores
     output: str = "class"    # multiclass -p lines: "class", "scores" or "probabilities"
     raw_writer: PredictionWriter | None = None    # -r: every class's raw score
+    costs: bool = False      # cost-sensitive labels (--csoaa K)
+    names: tuple = ()        # --named_labels: the classes' names, class 1 first
+    multilabel: bool = False  # label sets (--multilabel_oaa K)
     logloss: list = field(default_factory=lambda: [0.0, 0.0])   # --probabilities: sum -log p w, sum w
 
     @classmethod
@@ -66,7 +69,9 @@ class Outputs:
         output = "probabilities" if cfg.probabilities else "scores" if cfg.scores else "class"
         raw = getattr(cfg, "raw_predictions", None)
         return cls(cfg.link, cfg.binary, writer, cfg.classes, learner.joint, output,
-                   PredictionWriter(raw) if raw else None)
+                   PredictionWriter(raw) if raw else None, costs=bool(cfg.csoaa),
+                   names=tuple(cfg.named_labels.split(",")) if cfg.named_labels else (),
+                   multilabel=bool(cfg.multilabel_oaa))
 
     def shown(self, p: np.ndarray) -> np.ndarray:
         """Predictions as written and shown: after --binary or the link function."""
@@ -90,11 +95,22 @@ class Outputs:
         """The progress row's label and prediction columns of a multiclass example: integers, and
         with --probabilities the class with its probability, 'k(NN%)' (``first``: the label of class 0)."""
         label_text = "unknown" if label != label else (str(int(label)) if label == int(label) else f"{label:g}")
+        if self.costs:      # VW's cost-sensitive rows say whether the example has costs
+            label_text = "unknown" if label != label else "known"
+            if self.names:
+                return label_text, self.name(row[0])
+        elif self.names:    # VW's named rows: the names, "unknown" for none
+            return (self.name(label) or "unknown") if label == label else "unknown", self.name(row[0]) or "unknown"
         pred = int(row[0])
         if self.output == "probabilities":
             p = self.probabilities(row[None, 1:self.classes + 1])[0]
             return label_text, f"{pred}({100.0 * p[pred - first]:2.0f}%)"
         return label_text, str(pred)
+
+    def name(self, cls: float) -> str:
+        """The name of class label ``cls`` (1..K), "" for any other (VW's ``named_labels::get``)."""
+        k = int(cls) if cls == cls else 0
+        return self.names[k - 1] if 1 <= k <= len(self.names) else ""
 
     def write_classes(self, block: ParsedBlock, preds: np.ndarray, first: int) -> None:
         """A multiclass block's -p and -r lines and its share of the log loss (``preds``: rows of
@@ -124,7 +140,9 @@ class Outputs:
                 self.logloss[0] += float((losses * w).sum())
                 self.logloss[1] += float(w.sum())
         if self.writer is not None:
-            if self.output == "class":
+            if self.output == "class" and self.names:
+                self.writer.write_lines([self.name(p) for p in preds[:, 0].tolist()], block)
+            elif self.output == "class":
                 self.writer.write(preds[:, 0], block)
             elif self.output == "scores":
                 self.writer.write_lines(named(scores), block)
@@ -132,6 +150,46 @@ class Outputs:
                 self.writer.write_lines(named(probs), block)
         if self.raw_writer is not None:
             self.raw_writer.write_lines(named(scores, lead=" "), block)
+
+    def predicted_set(self, row: np.ndarray) -> list[int]:
+        """--multilabel_oaa: the classes of positive score (none with --probabilities, as VW)."""
+        if self.output == "probabilities":
+            return []
+        return [c for c in range(self.classes) if row[1 + c] > 0.0]
+
+    def set_columns(self, block: ParsedBlock, e: int, row: np.ndarray) -> tuple[str, str]:
+        """The progress row's label and prediction columns of a --multilabel_oaa example: the sets."""
+        ptr, cls, _ = block.costs
+        given = cls[int(ptr[e]):int(ptr[e + 1])].tolist()
+        return (",".join(map(str, given)) if given else "unknown"), ",".join(map(str, self.predicted_set(row)))
+
+    def write_sets(self, block: ParsedBlock, preds: np.ndarray) -> None:
+        """A --multilabel_oaa block's -p lines: the predicted set (VW's '0,3'), or with --probabilities
+        each class's probability (``0:p0 1:p1 ...``, the logistic of its score)."""
+        if self.writer is None:
+            return
+        K = self.classes
+        if self.output == "probabilities":
+            probs = 1.0 / (1.0 + np.exp(-preds[:, 1:K + 1]))
+            self.writer.write_lines(format_class_values(probs, 0), block)
+        else:
+            self.writer.write_lines([",".join(map(str, self.predicted_set(row))) for row in preds], block)
+
+    def write_costs(self, block: ParsedBlock, preds: np.ndarray, mode: float) -> None:
+        """A --csoaa block's -p lines (the class) and -r lines (VW's: ``class:score`` of each of the
+        example's costs, in the label's order; empty for an example without costs)."""
+        if self.writer is not None and self.names:
+            self.writer.write_lines([self.name(p) for p in preds[:, 0].tolist()], block)
+        elif self.writer is not None:
+            self.writer.write(preds[:, 0], block)
+        if self.raw_writer is not None:
+            first = 0 if mode == 0.0 else 1
+            ptr = block.costs[0]
+            lines = []
+            for e in range(block.n):
+                offsets = cost_offsets(block, e, self.classes, mode) if ptr[e + 1] > ptr[e] else []
+                lines.append(" ".join(f"{c + first}:{preds[e, 1 + c]:g}" for c in offsets))
+            self.raw_writer.write_lines(lines, block)
 
     def close(self) -> None:
         for out in (self.writer, self.raw_writer):
@@ -210,7 +268,10 @@ class Faults:
             if code == multiclass.ST_NOW_1:
                 self.reporter.line(f"label {K} found -- labels are now considered 1-indexed.")
                 continue
-            if code == multiclass.ST_NOT_INTEGER:
+            if block.costs is not None:     # --csoaa: a cost's class outside the classes (VW's mapping)
+                reason = f"a cost's class is not in {first}..{first + K - 1}"
+                consequence = f"it is class {first + K - 1 if first else 0}'s, as VW takes it"
+            elif code == multiclass.ST_NOT_INTEGER:
                 reason = f"label {y:g} is not a class (--oaa labels are integers {first}..{first + K - 1})"
                 consequence = "the example is not learned"
             else:
@@ -432,7 +493,12 @@ class Run:
                 conf[first] = confidence_of(p, sens)
             if self.printer is not None:
                 self.printer(block, first, pos)
-            if audit and K:
+            if audit and block.costs is not None:     # --csoaa: one block per cost, as its regressions ran
+                offsets = cost_offsets(block, first, K, self.arrays.state.index_mode)
+                bounds = self.arrays.state
+                self.audit.write([min(max(preds[first, 1 + c], bounds.min_label), bounds.max_label)
+                                  for c in offsets], tags[first], [features[c] for c in offsets])
+            elif audit and K:
                 self.audit.write([preds[first, 1 + k] for k in range(K)], tags[first], features)
             elif audit and twice:
                 # VW's learn predicts again, with the bounds the label widened (vw-spec-2 §2f)
@@ -445,7 +511,10 @@ class Run:
                 e = pos - 1
                 if self.progress.history is not None:    # before the row resets the since-last sums
                     self.progress.record(self.arrays, before + int(block.indptr[pos]))
-                if K:
+                if K and self.outputs.multilabel:
+                    self.progress.row(ctr, block.labels[e], preds[e, 0], int(counts[e]),
+                                      *self.outputs.set_columns(block, e, preds[e]))
+                elif K:
                     self.progress.row(ctr, block.labels[e], preds[e, 0], int(counts[e]),
                                       *self.outputs.class_columns(block.labels[e], preds[e], self.first_class()))
                 else:
@@ -480,9 +549,39 @@ class Run:
         """Warnings about the block's labels, then its -p and -r lines and the multiclass log loss."""
         K = self.outputs.classes
         status = preds[:, K + 1]
-        if status.any():
+        if self.outputs.multilabel:
+            for e in np.flatnonzero(status).tolist():
+                where = f"{block.source} line {int(block.lines[e])}"
+                reason = f"a label of the set is not in 0..{K - 1} or comes out of order"
+                if self.faults.strict:
+                    raise InputError(f"{where}: {reason}")
+                self.faults.reporter.warn(f"{where}: {reason}; it matches no class, as in VW")
+        elif status.any():
             self.faults.label_notes(block, status, K, self.first_class(), training)
-        self.outputs.write_classes(block, preds, self.first_class())
+        if self.outputs.multilabel:
+            self.outputs.write_sets(block, preds)
+        elif block.costs is not None:
+            self.outputs.write_costs(block, preds, self.arrays.state.index_mode)
+        else:
+            self.outputs.write_classes(block, preds, self.first_class())
+
+
+def cost_offsets(block: ParsedBlock, e: int, K: int, mode: float) -> list[int]:
+    """The classes (0..K-1) example e's costs ran, in order, as ``multiclass.csoaa_loop`` maps them
+    (``mode``: the indexing, 2 while undecided); all K for an example without costs."""
+    ptr, cls, _ = block.costs
+    labels = cls[int(ptr[e]):int(ptr[e + 1])].tolist()
+    if not labels:
+        return list(range(K))
+    out = []
+    for lbl in labels:
+        if mode == 0.0:
+            out.append(lbl if lbl < K else 0)
+        elif 1 <= lbl <= K:
+            out.append(lbl - 1)
+        elif mode == 1.0:
+            out.append(K - 1)
+    return out
 
 
 def _warned_loss(cfg) -> str | None:
@@ -626,8 +725,10 @@ class SourcePlan:
 
     def __init__(self, cfg: TrainConfig, hashing: Hashing, rep: Reporter):
         self.cfg, self.hashing = cfg, hashing
+        #: cost-sensitive labels (--csoaa) are not in the cache's blocks: every pass reads the text
+        self.reread = hashing.costs or hashing.multilabels
         self.use_cache = (cfg.passes > 1 or cfg.cache_file is not None
-                          or (cfg.objective and cfg.objective_data is None))
+                          or (cfg.objective and cfg.objective_data is None)) and not self.reread
         self.path = cfg.cache_file
         self.temporary = self.reuse = False
         self.note = None            # the preamble's line about the cache
@@ -652,7 +753,7 @@ class SourcePlan:
     def blocks(self, p: int, run: "Run", holdout: int):
         """(the blocks of pass ``p``, the cache writer the pass fills or None)."""
         cfg = self.cfg
-        if p == 0 and not self.reuse:
+        if (p == 0 or self.reread) and not self.reuse:
             writer = CacheWriter(self.path, self.options) if self.use_cache else None
             blocks = text_blocks(cfg.sources, cfg.format, self.hashing, cfg.block_size, writer, run.faults.read_error,
                                  with_text=run.audit.names is not None, byte_range=cfg.shard_range)

@@ -60,6 +60,12 @@ class Hashing:
     threads: int = field(default=1, compare=False)
     #: VW's --interact: the two namespace indices (bytes), or None
     interact: bytes | None = None
+    #: the labels are cost-sensitive (--csoaa: ``streamlearn.io.costs``)
+    costs: bool = False
+    #: the classes' names (--named_labels), class 1 first: labels are names
+    names: tuple = ()
+    #: the labels are sets of classes (--multilabel_oaa)
+    multilabels: bool = False
 
     @property
     def mask(self) -> int:
@@ -83,7 +89,30 @@ class Hashing:
         if self.dictionaries:
             d["dictionaries"] = list(self.dictionaries)
             d["dictionary_path"] = list(self.dictionary_path)
+        if self.costs:
+            d["costs"] = True
+        if self.names:
+            d["names"] = list(self.names)
+        if self.multilabels:
+            d["multilabels"] = True
         return d
+
+    def name_table(self) -> tuple:
+        """(sorted murmur hashes of the names, their class ids 1..K) for the label parsers."""
+        from streamlearn.features.hashing import murmur3
+        hashes = np.array([murmur3(n.encode()) for n in self.names], np.int64)
+        order = np.argsort(hashes, kind="stable")
+        return hashes[order], (order + 1).astype(np.int64)
+
+    def class_names(self) -> tuple | None:
+        """``parse_block``'s class_names: the name table of --named_labels with --oaa, else None."""
+        return self.name_table() if self.names and not self.costs else None
+
+    def cost_names(self) -> tuple | None:
+        """``parse_block``'s cost_names: None for plain labels, else the named labels' (hashes, ids)."""
+        if not self.costs:
+            return None
+        return self.name_table()
 
 
 def hashing_of(cfg) -> Hashing:
@@ -93,7 +122,10 @@ def hashing_of(cfg) -> Hashing:
                    cfg.feature_spec() if cfg.expands else None, text_format_of(cfg),
                    getattr(cfg, "affix", None) or None, tuple(getattr(cfg, "dictionary", ()) or ()),
                    tuple(getattr(cfg, "dictionary_path", ()) or ()), getattr(cfg, "threads", 1),
-                   None if pair is None else pair.encode("utf-8", "surrogateescape"))
+                   None if pair is None else pair.encode("utf-8", "surrogateescape"),
+                   costs=bool(getattr(cfg, "csoaa", 0)),
+                   names=tuple(cfg.named_labels.split(",")) if getattr(cfg, "named_labels", None) else (),
+                   multilabels=bool(getattr(cfg, "multilabel_oaa", 0)))
 
 
 def text_format_of(cfg):
@@ -122,6 +154,8 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
     ring = ring_size(threads)
     mode = HASH_MODES[hashing.hash]
     outputs = [Outputs() for _ in range(ring)]
+    cost_names = hashing.cost_names()
+    class_names = hashing.class_names()
     expander = redefine = None
     if hashing.expands:
         expander = make_expander(hashing.features, hashing.mask)
@@ -133,7 +167,8 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
     def parse(k, name, data, ends, first_line, code, error):
         """Block k parsed into ring slot k (touches nothing else: safe on any thread)."""
         return parse_block(name, data, first_line, code, hashing.mask, hashing.noconstant,
-                           hashing.hash_seed, mode, ends=ends, out=outputs[k % ring], redefine=redefine)
+                           hashing.hash_seed, mode, ends=ends, out=outputs[k % ring], redefine=redefine,
+                           cost_names=cost_names, class_names=class_names, multilabels=hashing.multilabels)
 
     def finish(block, k, name, data, ends, first_line, code, error):
         """The order-dependent rest, in input order: a read error first (then the lines read before

@@ -471,3 +471,119 @@ def eager_subgradient(examples, dim, lam, **schedule):
         for i, v in feats:
             w[i] += u * v
     return np.array(preds), w
+
+
+def eager_csoaa(examples, K, dim, eta=0.5):
+    """VW's cost-sensitive one-against-all (``--csoaa K``, csoaa.cc) over its default rule (adaptive,
+    normalized, invariant; squared loss), dense and eager, written from vw-spec.md §1c and csoaa.cc:
+    one regressor per class (its own w, G, N and normalizer sums), the prediction bounds shared and
+    widened by every given cost in turn (VW's set_minmax ignores FLT_MAX), each cost learned with importance 1 and the clamped score, the class of least raw score
+    among the label's classes (all K for an example without costs), ties to the lower class.
+
+    ``examples``: (costs [(class 1..K, cost or None)], feats [(i, v)]). Returns (the predicted
+    classes, each example's raw scores {class: score}, w (K, dim), the average loss: the predicted
+    class's cost less the least cost, 0 for an example without a cost, each example weighing 1 but a
+    learned one whose last class has no cost, which weighs 0 as in VW)."""
+    w = np.zeros((K, dim))
+    G = np.zeros((K, dim))
+    N = np.zeros((K, dim))
+    S = np.zeros(K)
+    T = np.zeros(K)
+    m = np.ones(K)
+    lo = hi = 0.0
+    classes, scores, total, weight = [], [], 0.0, 0.0
+    for costs, feats in examples:
+        raw = {}
+        given = [x for _, x in costs if x is not None]
+        for c, x in costs:
+            k = c - 1
+            if x is not None:
+                lo, hi = min(lo, x), max(hi, x)
+            raw[c] = sum(w[k, i] * v for i, v in feats)
+            if x is None or not given:      # a test example is predicted only
+                continue
+            p = min(max(raw[c], lo), hi)
+            if loss_value("squared", p, x, 0.5, lo, hi) <= 0:
+                continue
+            d = dloss("squared", p, x, 0.5)
+            ppu = norm_x = 0.0
+            for i, v in feats:
+                G[k, i] += d * d * v * v
+                if abs(v) > N[k, i]:
+                    if N[k, i] > 0:
+                        w[k, i] *= N[k, i] / abs(v)
+                    N[k, i] = abs(v)
+                norm_x += v * v / N[k, i] ** 2
+                ppu += v * v * feature_rate(G[k, i], N[k, i], True, True, 0.5)
+            S[k] += norm_x
+            T[k] += 1.0
+            m[k] = math.sqrt(T[k] / S[k])
+            u = invariant_update("squared", p, x, 0.5, eta, ppu * m[k])
+            for i, v in feats:
+                w[k, i] += u * m[k] * v * feature_rate(G[k, i], N[k, i], True, True, 0.5)
+        if not costs:
+            raw = {c: sum(w[c - 1, i] * v for i, v in feats) for c in range(1, K + 1)}
+        best = min(raw, key=lambda c: (raw[c], c))
+        h = 0.0 if costs and costs[-1][1] is None else 1.0
+        if given:       # VW's average loss is over the labeled examples' weight
+            weight += h
+            total += h * ( dict((c, FLT_MAX if x is None else x) for c, x in costs)[best] - min(given))   # the last wins
+        classes.append(best)
+        scores.append(raw)
+    return classes, scores, w, total / weight
+
+
+def eager_multilabel(examples, K, dim, eta=0.5):
+    """VW's multilabel one-against-all (``--multilabel_oaa K``, multilabel_oaa.cc) over its default rule
+    (adaptive, normalized, invariant; squared loss), dense and eager: class i = 0..K-1 in turn learns
+    +1 when it is the next class of the label set (walked in its order), else -1, with the clamped
+    score as the prediction (the shared bounds widened by the label first) and its own w, G, N and
+    normalizer sums; a test example (no set) is predicted only.
+
+    ``examples``: (label set [classes] or [], feats [(i, v)]). Returns (the predicted sets: the classes
+    of positive clamped score, each example's clamped scores, w (K, dim), the average loss: the size
+    of the symmetric difference of the sets over the labeled examples)."""
+    w = np.zeros((K, dim))
+    G = np.zeros((K, dim))
+    N = np.zeros((K, dim))
+    S = np.zeros(K)
+    T = np.zeros(K)
+    m = np.ones(K)
+    lo = hi = 0.0
+    sets, scores, total, labeled = [], [], 0.0, 0
+    for given, feats in examples:
+        nxt = 0
+        row = []
+        for k in range(K):
+            y = -1.0
+            if nxt < len(given) and given[nxt] == k:
+                y, nxt = 1.0, nxt + 1
+            if given:
+                lo, hi = min(lo, y), max(hi, y)
+            p = min(max(sum(w[k, i] * v for i, v in feats), lo), hi)
+            row.append(p)
+            if not given or loss_value("squared", p, y, 0.5, lo, hi) <= 0:
+                continue
+            d = dloss("squared", p, y, 0.5)
+            ppu = norm_x = 0.0
+            for i, v in feats:
+                G[k, i] += d * d * v * v
+                if abs(v) > N[k, i]:
+                    if N[k, i] > 0:
+                        w[k, i] *= N[k, i] / abs(v)
+                    N[k, i] = abs(v)
+                norm_x += v * v / N[k, i] ** 2
+                ppu += v * v * feature_rate(G[k, i], N[k, i], True, True, 0.5)
+            S[k] += norm_x
+            T[k] += 1.0
+            m[k] = math.sqrt(T[k] / S[k])
+            u = invariant_update("squared", p, y, 0.5, eta, ppu * m[k])
+            for i, v in feats:
+                w[k, i] += u * m[k] * v * feature_rate(G[k, i], N[k, i], True, True, 0.5)
+        predicted = [k for k in range(K) if row[k] > 0]
+        if given:
+            labeled += 1
+            total += len(set(predicted) ^ set(given))
+        sets.append(predicted)
+        scores.append(row)
+    return sets, scores, w, total / max(labeled, 1)
