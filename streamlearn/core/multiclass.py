@@ -37,9 +37,9 @@ from numba import njit
 from streamlearn.core.loop import account, base_start, diverged_at, held_out, state_view, sum_end
 from streamlearn.core.prefetch import prefetch_example
 from streamlearn.core.state import (
-    C_DUMP, C_NONFINITE, C_PASS_EX, C_W_LABELED, C_W_UNLABELED, I_CLASS_W, I_CLASSES, I_FIXED_BOUNDS,
-    I_HOLDOUT, I_LOSS, I_NO_SET, I_TRAIN, N_ST, P_TAU, S_INDEX_MODE, S_MAX_LABEL, S_MIN_LABEL, S_NORM_SUM, S_T,
-    S_TOTAL_W,
+    C_DUMP, C_NONFINITE, C_PASS_EX, C_W_LABELED, C_W_UNLABELED, I_CLASS_FIRST, I_CLASS_W, I_CLASSES,
+    I_FIXED_BOUNDS, I_HOLDOUT, I_LOSS, I_NO_SET, I_TRAIN, N_ST, P_TAU, S_INDEX_MODE, S_MAX_LABEL, S_MIN_LABEL,
+    S_NORM_SUM, S_T, S_TOTAL_W,
 )
 
 ST_OK = 0.0            # a label of one of the classes (or none)
@@ -216,10 +216,17 @@ def predict_example(e, block, state, cfg, view, weight, dot_start, dot_end, sums
                  np.int64(table.shape[0] - 1), K, sums, acc)
     clamp_scores(ctr, st, acc, K, clamp)
     learned = train and labeled and not holdout
-    if learned:     # VW's oaa decides the indexing as it starts learning, so before the predicted label
+    # VW's oaa decides the indexing as it starts learning: its scores and probabilities (reported after
+    # learning) name the deciding example's classes the new way, its plain class output (predicted
+    # before learning) the old way
+    first = iprm[I_CLASS_FIRST] != 0
+    if first:
+        finish_multiclass(ctr, st, preds, e, acc, K, y, h, labeled, holdout, nfeat[e])
+    if learned:
         status = detect_indexing(st, y, K, status)
         cls, _ = label_class(y, st[S_INDEX_MODE], K)
-    finish_multiclass(ctr, st, preds, e, acc, K, y, h, labeled, holdout, nfeat[e])
+    if not first:
+        finish_multiclass(ctr, st, preds, e, acc, K, y, h, labeled, holdout, nfeat[e])
     preds[e, K + 1] = status
     return learned and h > 0.0, cls, h, s, f
 

@@ -55,6 +55,7 @@ I_CLASSES = 19        # multiclass: K, the number of classes (0: a binary or reg
 I_CLASS_W = 20        # multiclass: W, the smallest power of two >= K (class k of feature h is slot h*W+k)
 I_NO_SET = 21         # multilabel: 1 = no predicted set (VW's --probabilities: the probabilities only)
 I_COL_RATE = 22       # table column caching each weight's per-feature rate (-1: none; gd.rule_layout)
+I_CLASS_FIRST = 23    # oaa: 1 = the class is predicted before the example decides the indexing (VW's plain class output)
 N_IPRM = 24
 
 # ----------------------------------------------------------------------------- st: learner state

@@ -84,15 +84,17 @@ class PredictionWriter:
             return
         self.write_lines(format_predictions(values), block)
 
-    def write_lines(self, text: list[str], block: ParsedBlock) -> None:
-        """One formatted line per example of the block, each followed by its tag."""
+    def write_lines(self, text: list[str], block: ParsedBlock, after: str = "") -> None:
+        """One formatted line per example of the block, each followed by its tag (and by ``after``:
+        VW's "\\n " after a --multilabel_oaa probability line)."""
         if not text:
             return
         if block.has_tags():
             data = b"\n".join(
-                (t.encode() + b" " + tag) if tag else t.encode() for t, tag in zip(text, block.tag_list()))
+                ((t.encode() + b" " + tag) if tag else t.encode()) + after.encode()
+                for t, tag in zip(text, block.tag_list()))
         else:
-            data = "\n".join(text).encode()
+            data = "\n".join(t + after for t in text).encode()
         try:
             self.f.write(data + b"\n")
         except BrokenPipeError:

@@ -198,6 +198,7 @@ def make_settings(cfg, train: bool, holdout: int = 0, algo: str | None = None) -
     iprm[S.I_CLASSES] = cfg.classes
     iprm[S.I_CLASS_W] = cfg.class_width
     iprm[S.I_NO_SET] = 1 if (cfg.multilabel_oaa and cfg.probabilities) else 0
+    iprm[S.I_CLASS_FIRST] = 1 if (cfg.oaa and not (cfg.probabilities or cfg.scores)) else 0
     if spec.settings is not None:
         spec.settings(cfg, prm, iprm)
     return prm, iprm

@@ -119,7 +119,8 @@ class Outputs:
         K = self.classes
         scores = preds[:, 1:K + 1]
         now0 = np.flatnonzero(preds[:, K + 1] == multiclass.ST_NOW_0) if first == 0 else ()
-        split = int(now0[0]) if len(now0) else 0
+        # VW's plain class output (-r) names the deciding example's classes from 1 too (predicted before it learns)
+        split = int(now0[0]) + (self.output == "class") if len(now0) else 0
         firsts = np.where(np.arange(preds.shape[0]) < split, 1, first)
 
         def named(values, lead=""):
@@ -165,13 +166,13 @@ class Outputs:
 
     def write_sets(self, block: ParsedBlock, preds: np.ndarray) -> None:
         """A --multilabel_oaa block's -p lines: the predicted set (VW's '0,3'), or with --probabilities
-        each class's probability (``0:p0 1:p1 ...``, the logistic of its score)."""
+        each class's probability (``0:p0 1:p1 ...``, the logistic of its score) and a line " ", as VW's."""
         if self.writer is None:
             return
         K = self.classes
         if self.output == "probabilities":
             probs = 1.0 / (1.0 + np.exp(-preds[:, 1:K + 1]))
-            self.writer.write_lines(format_class_values(probs, 0), block)
+            self.writer.write_lines(format_class_values(probs, 0), block, after="\n ")    # VW's line " " after each
         else:
             self.writer.write_lines([",".join(map(str, self.predicted_set(row))) for row in preds], block)
 
