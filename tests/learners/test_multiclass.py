@@ -256,14 +256,19 @@ def test_class_loss_sums_equal_numpy(data):
 
 def test_auto_indexing_decides_before_the_first_zero_label_is_predicted(tmp_path):
     """VW's oaa decides the indexing as it starts learning an example, so the example whose label 0
-    makes the labels 0-indexed is already predicted and scored 0-indexed; the -p lines before it
-    name the classes from 1, those from it on from 0 (VW's suite, tests 359 and 360)."""
+    makes the labels 0-indexed is already scored 0-indexed (--scores, --probabilities: reported after
+    learning); the -p lines before it name the classes from 1, those from it on from 0 (VW's suite,
+    tests 359 and 360). Its plain class output is predicted before learning, the old way (test 647)."""
     data = tmp_path / "d.vw"
     write_lines(data, ["1 | a:2 b:3\n", "2 | e:2 b:3\n", "0 | a:2 b:3\n", "0 | b:2 c:3\n"])
     res = cli("train", "-d", data, "--oaa", "4", "--loss", "logistic", "--probabilities", "-p", tmp_path / "p")
     lines = (tmp_path / "p").read_text().splitlines()
     assert [line.split()[0].split(":")[0] for line in lines] == ["1", "1", "0", "0"]
     zero = tmp_path / "z.vw"
-    write_lines(zero, ["0 | a:2 b:3\n"])    # all scores tie: class 0 is predicted, and it is the label
+    write_lines(zero, ["0 | a:2 b:3\n"])
+    # the plain class output is VW's prediction made before the example is learned, so before the
+    # indexing is decided: all scores tie, class 1 is predicted, the label is 0 (VW 9.11.9: loss 1)
     res = cli("train", "-d", zero, "--oaa", "4", "--loss", "logistic")
+    assert [line for line in res.stderr.splitlines() if line.startswith("average loss")] == ["average loss = 1.000000"]
+    res = cli("train", "-d", zero, "--oaa", "4", "--loss", "logistic", "--scores")    # scored after learning
     assert [line for line in res.stderr.splitlines() if line.startswith("average loss")] == ["average loss = 0.000000"]

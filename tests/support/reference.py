@@ -97,8 +97,10 @@ def eager_linear(examples, dim, loss="squared", tau=0.5, eta=1.0, power_t=0.5, i
         t += h
         rate = eta0 * t ** -power_t
         grad = dloss(loss, p, y, tau)
-        # VW updates only when the loss is > 0 (in float32: for logistic, while y p < 24 ln 2)
-        if loss == "logistic" and y * p >= 24 * math.log(2) or loss_value(loss, p, y, tau, lo, hi) <= 0:
+        # VW updates only when the loss is > 0 (in float32: for a logistic label -1 or 1, while y p < 24 ln 2;
+        # a mixed label's loss mixes both classes' and is then > 0 inside [-1, 1])
+        if loss == "logistic" and abs(y) == 1.0 and y * p >= 24 * math.log(2) \
+                or loss_value(loss, p, y, tau, lo, hi) <= 0:
             grad = 0.0
         for i, v in feats:
             w[i] -= rate * h * grad * v
