@@ -124,7 +124,7 @@ class Engine:
     def to_bytes(self) -> bytes:
         """The model file ``streamlearn train -f`` would write now."""
         table, st, touched, w = self.finalized()
-        return model_bytes(*model_content(self.cfg, table, st, touched, w, self.state.ctr))
+        return model_bytes(*model_content(self.cfg, table, st, touched, w))
 
     @classmethod
     def from_bytes(cls, data: bytes, options: dict | None = None, name: str = "model") -> "Engine":

@@ -102,10 +102,7 @@ def known_columns() -> tuple[tuple, tuple]:
 
 
 #: header keys beside the model options (``streamlearn.config.STORED_OPTIONS``)
-LAYOUT_KEYS = ("streamlearn", "count", "columns", "bits", "state", "column_names", "mix", "counters")
-#: the performance counters a model keeps (VW's save_resume: --preserve_performance_counters continues them),
-#: by their ``CounterView`` names; all but the label sum are not negative
-SAVED_COUNTERS = ("examples", "w_labeled", "w_unlabeled", "w_labels", "sum_loss", "features")
+LAYOUT_KEYS = ("streamlearn", "count", "columns", "bits", "state", "column_names", "mix")
 #: a merged model's record of its mixing (``streamlearn.mix.merge``): key -> (check, what it must be)
 MIX_KEYS = {"workers": (lambda v: _is_int(v) and 1 <= v < 1 << 31, "an integer >= 1"),
             "syncs": (lambda v: _is_int(v) and 0 <= v < 1 << 62, "an integer >= 0"),
@@ -268,19 +265,6 @@ def _check_state(state, path) -> None:
         raise _corrupt(path, "state min_label is above max_label")
 
 
-def _check_counters(counters, path) -> None:
-    """The saved performance counters: known names, finite numbers, not negative but the label sum."""
-    if not isinstance(counters, dict):
-        raise _corrupt(path, f"counters is {_show(counters)}, not an object")
-    for key, value in counters.items():
-        if key not in SAVED_COUNTERS:
-            raise _corrupt(path, f"unknown counter {_show(key)}")
-        if not _is_number(value) or not math.isfinite(value):
-            raise _corrupt(path, f"counter {key} is {_show(value)}, not a finite number")
-        if key != "w_labels" and value < 0:
-            raise _corrupt(path, f"counter {key} is {_show(value)}, not >= 0")
-
-
 def check_header(header: dict, path, columns: int) -> list:
     """Every header key known and of its type (see the module docstring); returns the column names
     (a file without them holds the weight "w" only)."""
@@ -293,8 +277,6 @@ def check_header(header: dict, path, columns: int) -> list:
                 raise _corrupt(path, "the streamlearn version is not a string")
         elif key == "state":
             _check_state(value, path)
-        elif key == "counters":
-            _check_counters(value, path)
         elif key == "mix":
             if not isinstance(value, dict):
                 raise _corrupt(path, f"mix is {_show(value)}, not an object")

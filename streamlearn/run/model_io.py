@@ -13,7 +13,7 @@ from streamlearn.config import (
     IF_USED_OPTIONS, LEGACY_MODEL_OPTIONS, MODEL_OPTIONS, OPTION, TrainConfig, train_config,
 )
 from streamlearn.errors import InputError, ModelError, OptionError
-from streamlearn.io.model_file import SAVED_COUNTERS, load_model, parse_model, printable, save_model
+from streamlearn.io.model_file import load_model, parse_model, printable, save_model
 from streamlearn.io.writers import write_readable_model
 from streamlearn.core.state import N_ST
 from streamlearn.core.table import count_nonzero, nonzero_rows
@@ -296,11 +296,10 @@ def rows_in_use(slots: np.ndarray, width: int) -> int:
     return int(np.unique(np.asarray(slots, np.int64) // width).shape[0])
 
 
-def model_content(cfg: TrainConfig, table, st, touched, in_force, ctr=None) -> tuple[dict, np.ndarray, np.ndarray]:
+def model_content(cfg: TrainConfig, table, st, touched, in_force) -> tuple[dict, np.ndarray, np.ndarray]:
     """(header, weight indices, rows) of the model file of a finalized table: the weights in force
     (``in_force``, of the ``touched`` rows), and the learner's state for -i unless
-    --predict-only-model, with the run's performance counters ``ctr`` (VW's save_resume keeps them for
-    ``--preserve_performance_counters``)."""
+    --predict-only-model."""
     keep = in_force != 0.0
     extra = learners.state_columns(cfg)
     if cfg.predict_only_model or not extra:
@@ -309,23 +308,7 @@ def model_content(cfg: TrainConfig, table, st, touched, in_force, ctr=None) -> t
         names = ["w"] + [name for name, _ in extra]
         rows = touched
         values = np.column_stack([in_force] + [table[touched, col] for _, col in extra])
-    header = _model_header(cfg, st, names)
-    if ctr is not None and not cfg.predict_only_model:
-        header["counters"] = saved_counters(ctr)
-    return header, rows, values
-
-
-def saved_counters(ctr: np.ndarray) -> dict:
-    """The performance counters a model keeps (``SAVED_COUNTERS``), by name."""
-    view = CounterView(ctr)
-    return {name: float(getattr(view, name)) for name in SAVED_COUNTERS}
-
-
-def restore_counters(ctr: np.ndarray, saved: dict) -> None:
-    """--preserve_performance_counters: a model's counters (checked by the model loader) go on."""
-    view = CounterView(ctr)
-    for name, value in saved.items():
-        setattr(view, name, value)
+    return _model_header(cfg, st, names), rows, values
 
 
 def readable_content(cfg: TrainConfig, table, st, touched, in_force, ctr=None,
@@ -407,7 +390,7 @@ def save_outputs(cfg: TrainConfig, run, snapshot: bool = False) -> int:
     if cfg.classes:
         run.progress.rows_in_use = rows_in_use(index, cfg.class_width)
     if cfg.final_model:
-        save_model(cfg.final_model, *model_content(cfg, table, st, touched, in_force, run.ctr))
+        save_model(cfg.final_model, *model_content(cfg, table, st, touched, in_force))
     if cfg.vw_model_out:
         from streamlearn.io.model_file import write_atomic
         from streamlearn.run.vw_models import vw_model_bytes

@@ -24,7 +24,7 @@ import numpy as np
 from streamlearn import learners
 from streamlearn.learners import allocate_table
 from streamlearn.run import feature_mask
-from streamlearn.run.model_io import restore_counters, restore_model
+from streamlearn.run.model_io import restore_model
 from streamlearn.run.views import CounterView, IntSettingsView, SettingsView, StateView
 
 
@@ -54,10 +54,7 @@ class RunState:
         table = allocate_table(cfg.bits, learners.layout(cfg).columns)
         st = restore_model(cfg, table, model, prm)
         learners.after_load(cfg, table, prm, iprm, st)
-        state = cls(cfg, table, prm, iprm, st)
-        if getattr(cfg, "preserve_performance_counters", False) and isinstance(model[0], dict):
-            restore_counters(state.ctr, model[0].get("counters", {}))     # VW's save_resume counters go on
-        return state
+        return cls(cfg, table, prm, iprm, st)
 
     @classmethod
     def start(cls, cfg, model=None, train: bool = True, holdout: int = 0) -> "RunState":
