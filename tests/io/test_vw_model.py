@@ -226,7 +226,7 @@ REFUSED = {
     "corrupted_weights_gd.model": "is corrupt (its version",
     "corrupted_weights_gd_mf.model": "is corrupt (its version",
     "truncated_model": "is corrupt (the options string is not text)",
-    "cb_compat_test.vwmodel": "holds options streamlearn does not implement: --cb 4 --cb_type dr --csoaa 4",
+    "cb_compat_test.vwmodel": "holds options streamlearn does not implement: --cb 4 --cb_type dr",
     "epsilon.model": "holds options streamlearn does not implement: --cb_adf",
     "simple_model": "written by VW 7.10.2",
 }

@@ -320,12 +320,34 @@ def run_suite(test: Path, only=None) -> tuple[dict, dict]:
     return results, keeps_out
 
 
-def report(results: dict, keeps_out: dict, most: int = 25) -> str:
-    """The suite's figures as text: in scope, passed, failed (each with why), the options keeping
-    the most tests out."""
+#: the classes a test in scope is counted in (the first whose options it uses), for the report
+CLASSES = (
+    ("multiclass and cost-sensitive", ("--oaa", "--csoaa", "--multilabel_oaa", "--named_labels")),
+    ("FTRL and parameter-free", ("--ftrl", "--coin", "--pistol", "--freegrad")),
+    ("input formats", ("--csv", "--json", "--affix", "--dictionary", "--interact")),
+    ("readable models, audit", ("--readable_model", "--invert_hash", "--audit", "--audit_regressor")),
+    ("model files (-i, -f, --feature_mask)", ("-i", "-f", "--feature_mask", "--initial_regressor")),
+)
+DEFAULT_CLASS = "gd: rules, losses, regularization, run options"
+
+
+def class_of(case: dict) -> str:
+    """The class a test is counted in (``CLASSES``)."""
+    args = {a.split("=")[0] for a in shlex.split(case.get("vw_command", ""))}
+    return next((name for name, flags in CLASSES if args & set(flags)), DEFAULT_CLASS)
+
+
+def report(results: dict, keeps_out: dict, most: int = 25, cases: dict | None = None) -> str:
+    """The suite's figures as text: in scope, passed, failed (each with why), with ``cases`` the
+    count per class (``CLASSES``), and the options keeping the most tests out."""
     failed = {cid: why for cid, why in results.items() if why}
     lines = [f"in scope: {len(results)}; passed: {len(results) - len(failed)}; failed: {len(failed)}"]
     lines += [f"  test {cid}: {why}" for cid, why in sorted(failed.items())]
+    if cases is not None:
+        lines.append("by class (in scope / passed):")
+        for name in [n for n, _ in CLASSES] + [DEFAULT_CLASS]:
+            ids = [cid for cid in results if class_of(cases[cid]) == name]
+            lines.append(f"  {name}: {len(ids)} / {sum(1 for cid in ids if not results[cid])}")
     lines.append("options keeping tests out (tests):")
     ranked = sorted(keeps_out.items(), key=lambda kv: (-len(kv[1]), kv[0]))
     lines += [f"  {name}: {len(ids)}" for name, ids in ranked[:most]]
@@ -336,4 +358,4 @@ if __name__ == "__main__":      # python tests/support/vwsuite.py: the whole rep
     import tempfile
     with tempfile.TemporaryDirectory() as tmp:
         test_dir = extract_all(Path(tmp))
-        print(report(*run_suite(test_dir)))
+        print(report(*run_suite(test_dir), cases=load_cases(test_dir)))
