@@ -171,29 +171,53 @@ def max_features(indptr, start, end):
     return m
 
 
+@njit(cache=True, nogil=True, inline="always")
+def widen_bounds(st, y):
+    """The prediction bounds grown to cover a class's label y (VW's set_minmax)."""
+    if y < st[S_MIN_LABEL]:
+        st[S_MIN_LABEL] = y
+    if y > st[S_MAX_LABEL]:
+        st[S_MAX_LABEL] = y
+
+
+@njit(cache=True, nogil=True, inline="always")
+def clamp_score(st, r):
+    """One score as predicted: NaN as 0, else clamped to the prediction bounds."""
+    if r != r:
+        return 0.0
+    if r < st[S_MIN_LABEL]:
+        return st[S_MIN_LABEL]
+    if r > st[S_MAX_LABEL]:
+        return st[S_MAX_LABEL]
+    return r
+
+
+@njit(nogil=True, inline="always")
+def learn_class(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h, W, mask, slots, c, t0, learn):
+    """One step of the binary learner for class c towards y from prediction p: on the class's slots,
+    with its own normalizer sums and the clock at ``t0`` (every class of an example sees the same)."""
+    n = f - s
+    for j in range(n):
+        slots[j] = ((np.int64(idx[s + j]) * W) & mask) + c
+    st[S_NORM_SUM] = st[N_ST + 2 * c]
+    st[S_TOTAL_W] = st[N_ST + 2 * c + 1]
+    st[S_T] = t0
+    learn(slots, val[s:f], 0, n, table, prm, iprm, cfg, st, code, p, y, tau, h)
+    st[N_ST + 2 * c] = st[S_NORM_SUM]
+    st[N_ST + 2 * c + 1] = st[S_TOTAL_W]
+
+
 @njit(nogil=True, inline="always")
 def oaa_update(idx, val, s, f, table, prm, iprm, cfg, st, code, acc, cls, tau, h, K, W, mask, slots,
                bounds_follow, learn):
     """One-against-all learning of one example (module docstring): class k = 0..K-1 learns label
     +1 (k == cls) or -1 with its stored score, on its own slots and normalizer sums."""
-    n = f - s
-    vals = val[s:f]
     t0 = st[S_T]
     for c in range(K):
-        for j in range(n):
-            slots[j] = ((np.int64(idx[s + j]) * W) & mask) + c
         yk = 1.0 if c == cls else -1.0
         if bounds_follow:
-            if yk < st[S_MIN_LABEL]:
-                st[S_MIN_LABEL] = yk
-            if yk > st[S_MAX_LABEL]:
-                st[S_MAX_LABEL] = yk
-        st[S_NORM_SUM] = st[N_ST + 2 * c]
-        st[S_TOTAL_W] = st[N_ST + 2 * c + 1]
-        st[S_T] = t0
-        learn(slots, vals, 0, n, table, prm, iprm, cfg, st, code, acc[c], yk, tau, h)
-        st[N_ST + 2 * c] = st[S_NORM_SUM]
-        st[N_ST + 2 * c + 1] = st[S_TOTAL_W]
+            widen_bounds(st, yk)
+        learn_class(idx, val, s, f, table, prm, iprm, cfg, st, code, acc[c], yk, tau, h, W, mask, slots, c, t0, learn)
     st[S_T] = t0 + h
 
 
@@ -384,11 +408,10 @@ def csoaa_loop(block, state, start, end, cfg, view, weight, learn):
         y = labels[e]
         labeled = y == y
         ctr[C_PASS_EX] += 1.0
-        holdout = train and iprm[I_HOLDOUT] > 0 and int(ctr[C_PASS_EX]) % iprm[I_HOLDOUT] == 0
+        holdout = train and held_out(ctr[C_PASS_EX], iprm[I_HOLDOUT])
         learning = train and not holdout and labeled    # VW predicts a test example (test_only)
         s = indptr[e]
         f = indptr[e + 1]
-        n = f - s
         v = view(cfg, st)
         a = cs_ptr[e]
         b = cs_ptr[e + 1]
@@ -410,29 +433,13 @@ def csoaa_loop(block, state, start, end, cfg, view, weight, learn):
                 if learning:
                     h = 0.0 if x == NO_COST else 1.0
                 if learning and bounds_follow and x != NO_COST:    # VW's scorer widens them first (not by FLT_MAX)
-                    if x < st[S_MIN_LABEL]:
-                        st[S_MIN_LABEL] = x
-                    if x > st[S_MAX_LABEL]:
-                        st[S_MAX_LABEL] = x
+                    widen_bounds(st, x)
                 raw = class_score(idx, val, s, f, table, cfg, v, weight, W, mask, c)
                 if raw - raw != 0.0:
                     ctr[C_NONFINITE] = 1.0
                 if learning and x != NO_COST:
-                    p = raw
-                    if p != p:
-                        p = 0.0
-                    elif p < st[S_MIN_LABEL]:
-                        p = st[S_MIN_LABEL]
-                    elif p > st[S_MAX_LABEL]:
-                        p = st[S_MAX_LABEL]
-                    for k in range(n):
-                        slots[k] = ((np.int64(idx[s + k]) * W) & mask) + c
-                    st[S_NORM_SUM] = st[N_ST + 2 * c]
-                    st[S_TOTAL_W] = st[N_ST + 2 * c + 1]
-                    st[S_T] = t0
-                    learn(slots, val[s:f], 0, n, table, prm, iprm, cfg, st, code, p, x, tau, 1.0)
-                    st[N_ST + 2 * c] = st[S_NORM_SUM]
-                    st[N_ST + 2 * c + 1] = st[S_TOTAL_W]
+                    learn_class(idx, val, s, f, table, prm, iprm, cfg, st, code, clamp_score(st, raw), x, tau, 1.0,
+                                W, mask, slots, c, t0, learn)
                 preds[e, 1 + c] = raw
                 if best < 0 or raw < best_score or (raw == best_score and lbl < best):
                     best = lbl
@@ -516,11 +523,10 @@ def multilabel_loop(block, state, start, end, cfg, view, weight, learn):
     for e in range(start, end):
         labeled = labels[e] == labels[e]
         ctr[C_PASS_EX] += 1.0
-        holdout = train and iprm[I_HOLDOUT] > 0 and int(ctr[C_PASS_EX]) % iprm[I_HOLDOUT] == 0
+        holdout = train and held_out(ctr[C_PASS_EX], iprm[I_HOLDOUT])
         learning = train and not holdout and labeled
         s = indptr[e]
         f = indptr[e + 1]
-        n = f - s
         v = view(cfg, st)
         a = cs_ptr[e]
         b = cs_ptr[e + 1]
@@ -533,29 +539,14 @@ def multilabel_loop(block, state, start, end, cfg, view, weight, learn):
                 y = 1.0
                 nxt += 1
             if learning and bounds_follow:
-                if y < st[S_MIN_LABEL]:
-                    st[S_MIN_LABEL] = y
-                if y > st[S_MAX_LABEL]:
-                    st[S_MAX_LABEL] = y
+                widen_bounds(st, y)
             raw = class_score(idx, val, s, f, table, cfg, v, weight, W, mask, c)
             if raw - raw != 0.0:
                 ctr[C_NONFINITE] = 1.0
-            p = raw
-            if p != p:
-                p = 0.0
-            elif p < st[S_MIN_LABEL]:
-                p = st[S_MIN_LABEL]
-            elif p > st[S_MAX_LABEL]:
-                p = st[S_MAX_LABEL]
+            p = clamp_score(st, raw)
             if learning:
-                for k in range(n):
-                    slots[k] = ((np.int64(idx[s + k]) * W) & mask) + c
-                st[S_NORM_SUM] = st[N_ST + 2 * c]
-                st[S_TOTAL_W] = st[N_ST + 2 * c + 1]
-                st[S_T] = t0
-                learn(slots, val[s:f], 0, n, table, prm, iprm, cfg, st, code, p, y, tau, 1.0)
-                st[N_ST + 2 * c] = st[S_NORM_SUM]
-                st[N_ST + 2 * c + 1] = st[S_TOTAL_W]
+                learn_class(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, 1.0, W, mask, slots, c, t0,
+                            learn)
             preds[e, 1 + c] = p
         if learning:
             st[S_T] = t0 + 1.0

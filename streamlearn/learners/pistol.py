@@ -44,7 +44,7 @@ from streamlearn.core.losses import loss_dloss_f32
 from streamlearn.core.spec import Layout, LearnerSpec
 from streamlearn.core.state import P_FTRL_ALPHA, P_FTRL_BETA, S_NLEARN, S_T
 from streamlearn.learners._vw32 import check_alpha_beta, check_float32, f32, refuse_rates
-from streamlearn.learners.coin import coin_end, coin_loss, coin_start, coin_weight
+from streamlearn.learners.coin import coin_end, coin_loss, coin_start, coin_weight, settings  # alpha, beta as coin's
 from streamlearn.options import Option
 
 W = 0          # the stored weight
@@ -108,11 +108,6 @@ def learn_pistol_block(block, state, start, end):
     cfg = (F32(prm[P_FTRL_ALPHA]), F32(prm[P_FTRL_BETA]))
     return learner_loop(block, state, start, end, cfg, state_view, coin_weight, coin_start, coin_end, pistol_learn,
                         shown_as_scored, pistol_rescore, coin_loss)
-
-
-def settings(cfg, prm, iprm) -> None:
-    prm[P_FTRL_ALPHA] = f32(cfg.ftrl_alpha)
-    prm[P_FTRL_BETA] = f32(cfg.ftrl_beta)
 
 
 def check(cfg, flag) -> None:
