@@ -64,15 +64,23 @@ def _class_of(buf, s, e, names, ids):
 
 
 @njit(cache=True, nogil=True)
+def _label_capacity(buf, ends, first_line, lines, tag_s, tag_e):
+    """An upper bound of the labels' tokens over the block's examples (a token and its separator take
+    at least two bytes), the size of the CSR arrays."""
+    cap = 0
+    for ex in range(lines.shape[0]):
+        s, e = _label_bounds(buf, ends, lines[ex] - first_line, tag_s[ex], tag_e[ex])
+        cap += (e - s + 1) // 2 + 1
+    return cap
+
+
+@njit(cache=True, nogil=True)
 def parse_cost_labels(buf, ends, first_line, lines, tag_s, tag_e, names, ids):
     """The costs of every example of a block (``lines``: their line numbers; ``tag_s``/``tag_e``: their
     tags). Returns (ptr, cls, cost, faults): CSR costs, and (k, 4) faults (example, code, start, end)
     of the first malformed token of a line (its costs before it are kept)."""
     n = lines.shape[0]
-    cap = 0
-    for ex in range(n):
-        s, e = _label_bounds(buf, ends, lines[ex] - first_line, tag_s[ex], tag_e[ex])
-        cap += (e - s + 1) // 2 + 1
+    cap = _label_capacity(buf, ends, first_line, lines, tag_s, tag_e)
     ptr = np.zeros(n + 1, np.int64)
     cls = np.empty(cap, np.int64)
     cost = np.empty(cap, np.float64)
@@ -173,10 +181,7 @@ def parse_multilabels(buf, ends, first_line, lines, tag_s, tag_e):
     (VW's multilabel.cc), in CSR form as ``parse_cost_labels`` returns costs (the cost column 0).
     Returns (ptr, cls, cost, faults)."""
     n = lines.shape[0]
-    cap = 0
-    for ex in range(n):
-        s, e = _label_bounds(buf, ends, lines[ex] - first_line, tag_s[ex], tag_e[ex])
-        cap += (e - s + 1) // 2 + 1
+    cap = _label_capacity(buf, ends, first_line, lines, tag_s, tag_e)
     ptr = np.zeros(n + 1, np.int64)
     cls = np.empty(cap, np.int64)
     faults = np.empty((n, 4), np.int64)
