@@ -133,6 +133,8 @@ FROM_LEARNERS = "from the learners"
 LOSS_NAMES = ("squared", "logistic", "hinge", "quantile", "softmax", "poisson", "classic", "expectile")
 LINK_NAMES = ("identity", "logistic", "poisson")
 FORMAT_NAMES = ("auto", "vw", "libsvm", "csv", "json")
+#: the formats read through a converter to VW text (``streamlearn.io.textformats``, imported when used)
+TEXT_FORMATS = ("csv", "json")
 HASH_NAMES = ("strings", "all")
 
 INPUT = "Input"

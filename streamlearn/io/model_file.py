@@ -41,7 +41,6 @@ import numpy as np
 
 from streamlearn._version import __version__
 from streamlearn.errors import ModelError
-from streamlearn.io import vw_model
 
 MAGIC = b"SLMODEL\x00"
 FORMAT_VERSION = 1
@@ -132,10 +131,17 @@ def _longer(path) -> ModelError:
     return ModelError(f"model file {path} is corrupt (checksum mismatch)")
 
 
+def _is_vw_model(prefix) -> bool:
+    """The first bytes are a VW model's (``streamlearn.io.vw_model``, imported only for a file that is
+    not streamlearn's)."""
+    from streamlearn.io import vw_model
+    return vw_model.looks_like(bytes(prefix[:8]))
+
+
 def _check_prefix(prefix, path) -> tuple[int, int]:
     """(crc, header length) of the 24-byte prefix (fewer bytes: a file that ends inside it)."""
     if len(prefix) < 8 or bytes(prefix[:8]) != MAGIC:
-        if vw_model.looks_like(bytes(prefix[:8])):
+        if _is_vw_model(prefix):
             raise ModelError(f"{path} is a VW model file; only -i of streamlearn train and predict reads one")
         raise ModelError(f"{path} is not a streamlearn model file")
     if len(prefix) < _PREFIX.size:
@@ -368,7 +374,7 @@ def _read_fd(fd: int, path) -> bytearray:
         _wait_for_writer(fd, path)
     os.set_blocking(fd, True)
     prefix = _read(fd, _PREFIX.size)
-    if vw_model.looks_like(prefix):     # a VW model: its bytes, for streamlearn.run.vw_models
+    if bytes(prefix[:8]) != MAGIC and _is_vw_model(prefix):     # a VW model: its bytes, for run/vw_models.py
         return _read_rest(fd, prefix, path)
     _, head_len = _check_prefix(prefix, path)
     _check_head_len(head_len, size, path)

@@ -43,7 +43,7 @@ from streamlearn.errors import InputError
 from streamlearn.features.hashing import default_namespace_hash, hash_string
 from streamlearn.io.parsing import NUM_FINITE, NUM_NONE, parse_number
 
-TEXT_FORMATS = ("csv", "json")
+from streamlearn.options import TEXT_FORMATS  # noqa: F401  (defined once, in options)
 _M32 = 0xFFFFFFFF
 #: bytes that end a name in VW text (a name holding one cannot be written as it is)
 _UNSAFE = frozenset(b" \t:|\r\n")

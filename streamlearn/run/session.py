@@ -24,7 +24,6 @@ from streamlearn.errors import InputError, OptionError
 from streamlearn.io.blocks import ParsedBlock, window as examples_window
 from streamlearn.io.cache import (CacheCorrupt, CacheWriter, cache_status, check_cache_path, read_cache,
                                   verify_cache)
-from streamlearn.run.vw_models import load_initial
 from streamlearn.io.atomic import check_target
 from streamlearn.io.reader import check_readable
 from streamlearn.io.shuffle import ShuffledExamples
@@ -609,6 +608,7 @@ def prepare_train(explicit: dict) -> tuple[TrainConfig, tuple | None]:
     opts = None
     path = explicit.get("initial_model")
     if path:
+        from streamlearn.run.vw_models import load_initial     # streamlearn's model files or VW's
         model = load_initial(path, explicit, predicting=bool(explicit.get("testonly")))
         opts = model_options(model[0], path)
     return train_config(explicit, opts), model
@@ -941,6 +941,7 @@ def _objective(cfg: TrainConfig, run: Run, hashing: Hashing, cache_path, passes:
 def predict(cfg: PredictConfig) -> dict:
     """Predict with a saved model: one output line per example; loss on stderr when labels exist."""
     check_readable(cfg.sources)
+    from streamlearn.run.vw_models import load_initial
     header, index, rows = load_initial(cfg.initial_model, {}, predicting=True)
     opts = model_options(header, cfg.initial_model)
     mcfg = train_config({}, opts)

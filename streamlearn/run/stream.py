@@ -35,7 +35,7 @@ from streamlearn.io.expand import ExpandedOutputs, make_expander
 from streamlearn.io.interact import interact
 from streamlearn.errors import InputError
 from streamlearn.io.reader import Source, read_blocks, ring_size
-from streamlearn.io.textformats import TEXT_FORMATS, AffixConverter, TextFormat, load_dictionaries, parse_affix
+from streamlearn.options import TEXT_FORMATS   # the converters (io/textformats.py) are imported when a run uses them
 
 
 @dataclass(frozen=True)
@@ -132,6 +132,7 @@ def text_format_of(cfg):
     """The TextFormat of a run reading CSV or JSON (``--csv``, ``--json``), else None."""
     if getattr(cfg, "format", None) not in TEXT_FORMATS:
         return None
+    from streamlearn.io.textformats import TextFormat
     return TextFormat(cfg.format, getattr(cfg, "csv_separator", ","), getattr(cfg, "csv_ns_value", "") or "",
                       bool(getattr(cfg, "chain_hash", False)), getattr(cfg, "csv_header", "") or "",
                       bool(getattr(cfg, "csv_no_file_header", False)))
@@ -193,6 +194,7 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
 
     text_format = None
     if fmt in TEXT_FORMATS:
+        from streamlearn.io.textformats import TextFormat
         text_format = hashing.text if hashing.text is not None else TextFormat(fmt)
     items = _read_items(sources, fmt, block_size, ring, byte_range, text_format, hashing)
     if (hashing.affix or hashing.dictionaries) and text_format is None:
@@ -273,6 +275,7 @@ def _read_items(sources, fmt: str, block_size: int, ring: int, byte_range=None, 
 def _with_affixes(items, hashing: Hashing):
     """The items with VW's --affix and --dictionary features added to the VW text blocks
     (``AffixConverter``)."""
+    from streamlearn.io.textformats import AffixConverter, load_dictionaries, parse_affix
     affix = parse_affix(hashing.affix or "")
     try:
         tables = load_dictionaries(hashing.dictionaries, hashing.dictionary_path, hashing.bits, hashing.hash_seed,
