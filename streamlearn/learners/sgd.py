@@ -3,7 +3,6 @@ rule and its kernel, which also predicts for every saved model)."""
 
 import math
 
-from streamlearn.core.initial import initial_weights, vw_stride_shift
 from streamlearn.core.rules import (csoaa_sgd_block, learn_sgd_block, multilabel_sgd_block, oaa_sgd_block,
                                     rule_layout, rule_saved)
 from streamlearn.core.spec import LearnerSpec
@@ -60,6 +59,7 @@ def _start(cfg, table, prm, iprm, st) -> None:
     else:
         kind = _random_start(cfg)
         if kind is not None:
+            from streamlearn.core.initial import initial_weights, vw_stride_shift     # compiled: only when used
             shift = vw_stride_shift(cfg.adaptive, cfg.normalized, iprm[I_TRAIN] != 0)
             table[:, 0] = initial_weights(kind, table.shape[0], cfg.random_seed, shift)
     if cfg.initial_constant:        # VW's --constant (gd.cc): the constant's weight, class 0's slot

@@ -30,7 +30,6 @@ from streamlearn.io.shuffle import ShuffledExamples
 from streamlearn.io.writers import PredictionWriter, class_probabilities, format_class_values
 from streamlearn.core import multiclass
 from streamlearn.core.losses import vw_label_warning
-from streamlearn.core.confidence import FLT_MAX, confidence_of, sensitivity
 from streamlearn.core.rules import gd_settings
 from streamlearn.core.state import I_LOSS, P_TAU
 from streamlearn.run.model_io import model_options, save_outputs
@@ -470,7 +469,10 @@ class Run:
         entries = self.audit.entries(block)
         audit = self.audit.g_column is not None and entries is not None
         tags = block.tag_list() if audit else None
-        conf = np.empty(n) if self.confidence else None
+        conf = None
+        if self.confidence:     # --confidence (core/confidence.py, imported when a run asks for it)
+            from streamlearn.core.confidence import confidence_of
+            conf = np.empty(n)
         while pos < n:
             # --audit: one example at a time, weights before learning; --confidence likewise
             end = pos + 1 if audit or self.confidence else n
@@ -532,6 +534,7 @@ class Run:
     def sensitivity(self, block: ParsedBlock, e: int, p: float) -> float:
         """--confidence: example e's sensitivity at prediction p (gd.cc; ``core.confidence``), for its
         label, or the label opposite to p's sign when it has none."""
+        from streamlearn.core.confidence import FLT_MAX, sensitivity
         y = block.labels[e]
         code, tau = int(self.iprm[I_LOSS]), float(self.prm[P_TAU])
         if y != y:      # unlabeled: VW's opposite label, or after learning its "no label" FLT_MAX
