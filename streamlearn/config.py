@@ -321,7 +321,7 @@ def _check_train(cfg: TrainConfig) -> None:
     _check_named_labels(cfg)
     _check_choice("reg", cfg.reg, _reg_choices(cfg.algo))
     _check_learner_options(cfg)
-    if _spec(cfg.algo).batch:
+    if cfg.algo == "scd":
         _check_scd(cfg)
     if cfg.shuffle and cfg.passes < 2:
         raise OptionError("--shuffle needs --passes 2 or more (the first pass reads the input in order)")

@@ -182,7 +182,9 @@ class LearnerSpec:
     #: again with the widened bounds (VW's learners whose learn returns no prediction, --ftrl), and
     #: --audit prints the example twice
     predicts_twice: bool = False
-    batch: bool = False              # a batch method, trained by streamlearn.run.scd_run
+    batch: bool = False              # a batch method, trained by ``flow``
+    #: "module:function" training a batch learner, (cfg, model) -> results (imported by the runs that use it)
+    flow: str = "streamlearn.run.scd_run:train_scd"
     #: the block kernel of --oaa K: the learner one-against-all (``streamlearn.core.multiclass``);
     #: None when the learner does not run one-against-all
     oaa_kernel: Callable | None = None

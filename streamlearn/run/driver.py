@@ -27,9 +27,11 @@ def train(cfg: TrainConfig, model=None) -> dict:
     if cfg.audit_regressor:
         from streamlearn.run import audit_regressor   # imported by the runs that use it
         return audit_regressor.run(cfg, model)
-    if learners.get(cfg.algo).batch and not cfg.testonly:   # -t learns nothing: the online session predicts
-        from streamlearn.run import scd_run   # the batch flow: imported by the runs that use it
-        return scd_run.train_scd(cfg, model)
+    spec = learners.get(cfg.algo)
+    if spec.batch and not cfg.testonly:   # -t learns nothing: the online session predicts
+        import importlib    # the batch flow (scd_run, bfgs_run): imported by the runs that use it
+        module, function = spec.flow.split(":")
+        return getattr(importlib.import_module(module), function)(cfg, model)
     observer = None
     if cfg.trace:
         from streamlearn.run.trace import observe as observer   # --trace: imported by the runs that use it
