@@ -71,6 +71,8 @@ class VWModel:
     online: dict = field(default_factory=dict)
     index: np.ndarray = None
     values: np.ndarray = None
+    #: where the learner's data starts (after the header's checksum)
+    body: int = 0
 
 
 def looks_like(prefix: bytes) -> bool:
@@ -168,7 +170,7 @@ def parse(data, path, widths=(1,), check=None) -> VWModel:
     if not 1 <= bits <= 32:
         raise ModelError(f"VW model {path} has -b {bits}; streamlearn takes -b from 1 to 32")
     model = VWModel(version, ident, min_label, max_label, bits, grams[0], grams[1], options.strip(),
-                    resume=False)
+                    resume=False, body=r.pos)
     if check is not None:
         widths = check(model) or widths
     if r.pos == len(r.data):

@@ -335,6 +335,19 @@ def update_weight(W, step):
         W[i, XT] += s * W[i, DIR]
 
 
+def preconditioner_to_regularizer(W, l2, regs):
+    """The feature regularizer at convergence (VW's): strength l2 + the feature's curvature (1 / its
+    preconditioner), added to an input regularizer's strength; centre the weight. (rows, 2) float32."""
+    c = W[:, COND]
+    out = regs.copy() if regs.shape[0] else np.zeros((W.shape[0], 2), np.float32)
+    if not regs.shape[0]:
+        out[:, 0] = np.float32(l2)
+    pos = c > 0
+    out[pos, 0] += np.float32(1.0) / c[pos]
+    out[:, 1] = W[:, XT]
+    return out
+
+
 # ----------------------------------------------------------------------------- the orchestration
 
 def _f(x: float, width: int = 10, prec: int = 5) -> str:
@@ -354,9 +367,11 @@ class Lbfgs:
         self.l2 = float(np.float32(l2))
         self.no_bias, self.constant = no_bias, constant
         self.regs = np.zeros((0, 2), np.float32) if regs is None else regs
+        self.W = np.zeros((rows, 4), np.float32)
         if regs is not None:
             self.l2 = 1.0       # VW: a feature regularizer is always added
-        self.W = np.zeros((rows, 4), np.float32)
+            self.W[:, XT] = regs[:, 1]      # the start: the regularizer's centres, its strengths in c
+            self.W[:, COND] = regs[:, 0]
         self.mem = np.zeros((rows, 2 * m if m > 0 else 1), np.float32)
         self.rho = np.zeros(max(m, 1), np.float64)
         self.alpha = np.zeros(max(m, 1), np.float64)

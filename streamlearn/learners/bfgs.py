@@ -10,6 +10,7 @@ from __future__ import annotations
 from streamlearn.core.rules import learn_sgd_block
 from streamlearn.core.spec import Layout, LearnerSpec
 from streamlearn.errors import OptionError
+from streamlearn.learners._vw32 import refuse_rates
 from streamlearn.options import Option
 
 
@@ -31,10 +32,24 @@ OPTIONS = (
            section="bfgs", help="bfgs: a curvature pass after every direction gives the step (not 1)."),
     Option("no_bias_regularization", ("--no-bias-regularization", "--no_bias_regularization"), "flag", False,
            stored="if_used", estimator=None, section="bfgs", help="bfgs: --l2 leaves the constant out."),
+    Option("output_feature_regularizer_binary", ("--output-feature-regularizer-binary",
+                                                 "--output_feature_regularizer_binary"), "text", None,
+           metavar="PATH", estimator=None, dask=False, section="bfgs",
+           help="bfgs: at convergence, write each feature's regularizer (strength l2 + its curvature, centre "
+                "its weight) in VW's binary form, for --input-feature-regularizer."),
+    Option("output_feature_regularizer_text", ("--output-feature-regularizer-text",
+                                               "--output_feature_regularizer_text"), "text", None,
+           metavar="PATH", estimator=None, dask=False, section="bfgs",
+           help="bfgs: the same regularizer as text (VW's layout: index:value)."),
+    Option("input_feature_regularizer", ("--input-feature-regularizer", "--input_feature_regularizer"), "text",
+           None, metavar="PATH", estimator=None, dask=False, section="bfgs",
+           help="bfgs: start from a VW binary feature regularizer's centres and regularize each feature "
+                "towards its centre with its strength (instead of --l2)."),
 )
 
 #: the options VW's bfgs takes beside its own (the rest of streamlearn's learning options are errors)
-TAKES = ("l2", "l1", "conjugate_gradient", "mem", "termination", "hessian_on", "no_bias_regularization")
+TAKES = ("l2", "l1", "conjugate_gradient", "mem", "termination", "hessian_on", "no_bias_regularization",
+         "output_feature_regularizer_binary", "output_feature_regularizer_text", "input_feature_regularizer")
 
 #: what the flow of a bfgs run refuses, with why
 REFUSES = {
@@ -50,6 +65,7 @@ def _check(cfg, flag) -> None:
     if cfg.loss not in ("squared", "classic", "logistic", "hinge", "quantile", "poisson"):
         raise OptionError(f"--bfgs works with --loss squared, classic, logistic, hinge, quantile or poisson "
                           f"(got {cfg.loss})")
+    refuse_rates(cfg, flag, "bfgs", "its steps come from the line search (VW ignores them)")
     for name, why in REFUSES.items():
         if getattr(cfg, name, None):
             raise OptionError(f"{flag.get(name, '--' + name)} does not combine with --bfgs ({why})")

@@ -57,11 +57,17 @@ def train_bfgs(cfg, model=None) -> dict:
             rep.out.write(text)
             rep.out.flush()
 
+    regs = None
+    if cfg.input_feature_regularizer:
+        from streamlearn.io import vw_regularizer
+        regs, low, high = vw_regularizer.read(cfg.input_feature_regularizer, cfg.bits)
+        state.state.min_label, state.state.max_label = low, high
     opt = _lbfgs.Lbfgs(rows, m, cfg.termination, hessian_on, cfg.l2, cfg.no_bias_regularization,
-                       CONSTANT_RAW_INDEX & (rows - 1), None, trace, info)
-    opt.hessian_on = hessian_on
-    if model is not None:
+                       CONSTANT_RAW_INDEX & (rows - 1), regs, trace, info)
+    if model is not None and regs is None:
         opt.W[:, _lbfgs.XT] = table[:, 0]
+    output_regularizer = bool(cfg.output_feature_regularizer_binary or cfg.output_feature_regularizer_text)
+    dumps = RegularizerFiles(cfg, state, opt) if output_regularizer else None
     stride = opt.mem.shape[1]
     info(f"m = {m}, allocated {(rows * (4 * stride + 16)) >> 20}M for weights and mem")
     trace(opt.header())
@@ -93,18 +99,31 @@ def train_bfgs(cfg, model=None) -> dict:
             c = state.counters
             status = opt.end_pass(bool(holdout), float(c.ho_loss_pass), float(c.ho_w_pass))
             if final_pass == opt.current_pass:
-                trace("Maximum number of passes reached. To optimize further, increase the number of passes\n")
+                trace("Maximum number of passes reached. ")
+                if not output_regularizer:
+                    trace("To optimize further, increase the number of passes\n")
+                else:
+                    trace("\nRegular model file has been created. Output feature regularizer file is created "
+                          "only when the convergence is reached. Try increasing the number of passes for "
+                          "convergence\n")
+                    output_regularizer = False
             if status != _lbfgs.LEARN_OK and final_pass > opt.current_pass:
                 final_pass = opt.current_pass
             else:
                 opt.W[:, _lbfgs.COND] = 0
             table[:, 0] = opt.W[:, _lbfgs.XT]
-            if stop.after_pass(p, run):
+            best = stop.best
+            stopping = stop.after_pass(p, run)
+            if holdout and stop.best is not None and stop.best != best and dumps is not None:
+                dumps.write(output_regularizer)     # VW writes its outputs at each better holdout loss
+            if stopping:
                 trace("Early termination reached w.r.t. holdout set error")
                 break
             if final_pass == opt.current_pass:
                 break
         nonzero = stop.nonzero if stop.stopped and stop.nonzero is not None else save_outputs(cfg, run)
+        if dumps is not None:
+            dumps.write(output_regularizer)
     finally:
         run.outputs.close()
         sources.remove_temporary()
@@ -114,3 +133,34 @@ def train_bfgs(cfg, model=None) -> dict:
     return {"state": state.st, "counters": state.ctr, "table": table, "nonzero": nonzero,
             "malformed": run.faults.malformed, "passes": passes_done, "best_holdout": stop.best,
             "early_stop": stop.stopped, "objectives": [], "last_line": 0, "weights": opt.W[:, _lbfgs.XT].copy()}
+
+
+class RegularizerFiles:
+    """--output_feature_regularizer_binary / _text, as VW writes them (the binary first): at
+    convergence the feature regularizer, else the weights. Each file written adds the features'
+    curvature (1 / the preconditioner) to the strengths once more, as VW's writer does, so a text
+    file written after a binary one (or after a better holdout loss in the converging pass) holds
+    strengths l2 + 2 / c."""
+
+    def __init__(self, cfg, state, opt):
+        self.cfg, self.state, self.opt = cfg, state, opt
+        self.regs = None
+
+    def write(self, converged: bool) -> None:
+        from streamlearn.io import vw_regularizer
+        from streamlearn.io.atomic import write_atomic
+        cfg, opt, s = self.cfg, self.opt, self.state.state
+        head = (s.min_label, s.max_label, cfg.bits, tuple(cfg.ngram or ()), tuple(cfg.skips or ()),
+                " --conjugate_gradient" if cfg.conjugate_gradient else " --bfgs")
+        for path, form in ((cfg.output_feature_regularizer_binary, vw_regularizer.binary),
+                           (cfg.output_feature_regularizer_text, vw_regularizer.text)):
+            if not path:
+                continue
+            if converged:
+                start = self.regs if self.regs is not None else opt.regs
+                self.regs = _lbfgs.preconditioner_to_regularizer(opt.W, opt.l2, start)
+                values = self.regs.reshape(-1)
+            else:
+                values = opt.W[:, _lbfgs.XT].copy()
+            data = form(*head, values, converged)
+            write_atomic(path, [data if isinstance(data, bytes) else data.encode()], "feature regularizer")
