@@ -27,7 +27,7 @@ from streamlearn.run.session import EarlyStop, SourcePlan, _check_paths, _open_r
 from streamlearn.run.stream import hashing_of, pipelined
 
 
-def info(text: str, quiet: bool = False) -> None:
+def info(text: str) -> None:
     """VW's [info] message on stdout (its later lines as they are)."""
     print(f"[info] {text}", flush=True)
 
@@ -63,13 +63,14 @@ def train_bfgs(cfg, model=None) -> dict:
         regs, low, high = vw_regularizer.read(cfg.input_feature_regularizer, cfg.bits)
         state.state.min_label, state.state.max_label = low, high
     opt = _lbfgs.Lbfgs(rows, m, cfg.termination, hessian_on, cfg.l2, cfg.no_bias_regularization,
-                       CONSTANT_RAW_INDEX & (rows - 1), regs, trace, info)
+                       CONSTANT_RAW_INDEX & (rows - 1), regs, trace, (lambda text: None) if cfg.quiet else info)
     if model is not None and regs is None:
         opt.W[:, _lbfgs.XT] = table[:, 0]
     output_regularizer = bool(cfg.output_feature_regularizer_binary or cfg.output_feature_regularizer_text)
     dumps = RegularizerFiles(cfg, state, opt) if output_regularizer else None
     stride = opt.mem.shape[1]
-    info(f"m = {m}, allocated {(rows * (4 * stride + 16)) >> 20}M for weights and mem")
+    if not cfg.quiet:
+        info(f"m = {m}, allocated {(rows * (4 * stride + 16)) >> 20}M for weights and mem")
     trace(opt.header())
     iprm, prm = state.iprm, state.prm
     settings = (int(iprm[I_LOSS]), float(prm[P_TAU]), int(iprm[I_HOLDOUT]), iprm[I_FIXED_BOUNDS] == 0,
@@ -85,6 +86,7 @@ def train_bfgs(cfg, model=None) -> dict:
             try:
                 for block in pipelined(blocks):
                     run.faults.report(block)
+                    run.progress.examples += block.n
                     preds = np.zeros(block.n, np.float64)
                     opt.block(block.arrays(preds), state.st, state.ctr, settings)
                     run.outputs.write(block, preds)

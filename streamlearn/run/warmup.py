@@ -104,7 +104,9 @@ def _runs(out, run_argv) -> int:
             run_argv(predict)
             if multiclass:
                 run_argv(predict + ["--probabilities"])
-            run_argv(["train", "-d", data, "--quiet", "-i", model])     # what after_load rebuilds
+            passes = options[options.index("--passes"):options.index("--passes") + 2] if "--passes" in options else []
+            run_argv(["train", "-d", data, "--quiet", "-i", model, *passes])    # what after_load rebuilds (a
+            # batch learner, bfgs, takes its passes again: VW's --bfgs needs at least 2)
             n = _cache.compile_count() - before
             state = f"{n} kernel{'s' if n != 1 else ''} compiled" if n else "cached"
             print(f"{' ' if n else ''}{state} ({time.perf_counter() - t0:.1f} s)", file=out, flush=True)
