@@ -83,7 +83,7 @@ def test_baselines_cli_round_trip_and_resume(tmp_path, opts):
     (["--algo", "rounding"], "--algo rounding needs --threshold THETA (weights with |w| < THETA are set "
                              "to 0 every --period K steps)"),
     (["--algo", "rounding", "--threshold", "1", "--l1", "1"],
-     "--l1 needs --algo tg, fobos, smidas, subgradient, scd, ftrl, softmax or gravity"),
+     "--l1 needs --algo tg, fobos, smidas, subgradient, scd, ftrl, softmax, gravity or bfgs"),
     (["--algo", "subgradient", "--period", "3"], "--period needs --algo tg or rounding"),
     (["--algo", "subgradient", "--adaptive"],
      "--adaptive does not apply to --algo subgradient: it is the truncated-gradient paper's plain-SGD "

@@ -171,7 +171,7 @@ def test_fobos_preamble_and_summary():
     (["--reg", "l2", "--l1", "1"], "--l1 does not apply to --reg l2, whose strength is --lambda"),
     (["--reg", "elastic", "--lambda", "1"],
      "--lambda does not apply to --reg elastic, whose strength is --l1 and --l2"),
-    (["--algo", "tg", "--l2", "1"], "--l2 needs --algo fobos, ftrl, softmax, gravity or pegasos"),
+    (["--algo", "tg", "--l2", "1"], "--l2 needs --algo fobos, ftrl, softmax, gravity, pegasos or bfgs"),
     (["--reg", "linf", "--lambda", "1", "--adaptive"],
      "--adaptive does not apply to --algo fobos --reg linf: the prox of --reg linf with per-feature "
      "rates cannot be caught up lazily, so it takes the plain schedule (--sgd, or no rule flag)"),
