@@ -65,6 +65,9 @@ def _check(cfg, flag) -> None:
     if cfg.loss not in ("squared", "classic", "logistic", "hinge", "quantile", "poisson"):
         raise OptionError(f"--bfgs works with --loss squared, classic, logistic, hinge, quantile or poisson "
                           f"(got {cfg.loss})")
+    if cfg.conjugate_gradient and "algo" in cfg.explicit:
+        raise OptionError("--conjugate_gradient selects VW's conjugate gradient on its own; it cannot be used "
+                          "together with --bfgs (as in VW)")
     refuse_rates(cfg, flag, "bfgs", "its steps come from the line search (VW ignores them)")
     for name, why in REFUSES.items():
         if getattr(cfg, name, None):

@@ -51,10 +51,12 @@ CASES = [
     ("logistic", ("--loss_function", "logistic", "--l2", "0.2", "--hessian_on", "--passes", "9"),
      dict(loss="logistic", l2=0.2, m=15, passes=9, hessian_on=True)),
     ("squared", ("--loss_function", "squared", "--passes", "6"), dict(loss="squared", l2=0.0, passes=6)),
+    ("logistic", ("--loss_function", "logistic", "--l2", "0.3", "--mem", "0", "--passes", "9"),
+     dict(loss="logistic", l2=0.3, m=0, passes=9)),
 ]
 
 
-@pytest.mark.parametrize("source,opts,ref", CASES, ids=["squared-l2", "logistic-mem3", "hessian_on", "no-l2"])
+@pytest.mark.parametrize("source,opts,ref", CASES, ids=["squared-l2", "logistic-mem3", "hessian_on", "no-l2", "conjugate"])
 def test_kernels_match_the_dense_reference(data, source, opts, ref):
     res, w = ours(data, source, *opts)
     examples = parse_examples(data[source], BITS)
@@ -147,6 +149,7 @@ def test_regularizer_files_round_trip_with_vw(data, tmp_path):
     (("--passes", "1"), "--bfgs needs at least 2 passes"),
     (("--passes", "3", "--oaa", "3"), "--oaa does not apply to --algo bfgs"),
     (("--passes", "3", "--shuffle"), "does not combine with --bfgs"),
+    (("--passes", "3", "--conjugate_gradient"), "cannot be used together with --bfgs"),
     (("--passes", "3", "--mem", "-1"), "--mem"),
     (("--passes", "3", "-l", "0.5"), "does not apply to --algo bfgs"),
     (("--passes", "3", "--loss_function", "expectile", "--expectile_q", "0.3"), "--bfgs works with --loss"),

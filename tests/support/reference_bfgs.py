@@ -1,6 +1,7 @@
 """Slow, obvious reference of VW's batch L-BFGS (``--bfgs``) for the tests: dense float64 vectors over
 the 2^b weights, the examples in a list, the (s, y) pairs in a Python list (newest first) and the
-two-loop recursion written out as in Nocedal & Wright (Algorithm 7.4, H0 = gamma diag(c)). It follows
+two-loop recursion written out as in Nocedal & Wright (Algorithm 7.4, H0 = gamma diag(c)); with m = 0
+(--conjugate_gradient) Polak-Ribiere's conjugate direction, each step from a curvature pass. It follows
 VW's schedule of passes (bfgs.cc, read independently of streamlearn's kernels): the first pass
 gives the gradient and the preconditioner, a curvature pass the first step; after each later gradient
 pass a failed Wolfe test (wolfe1 < 0.01 or a larger loss) halves the step, else --termination is
@@ -117,6 +118,16 @@ def eager_bfgs(examples, dim, loss="squared", l2=0.0, m=15, passes=5, terminatio
                         status_done = True
                     prev_loss = loss_sum
                     step = 1.0
+                    if m == 0:      # conjugate gradient: Polak-Ribiere's beta (0 when negative or NaN)
+                        num, den = float(g @ (precond * (g - g_prev))), float(g_prev @ (precond * g_prev))
+                        beta = num / den if den != 0 else math.nan
+                        beta = 0.0 if (math.isnan(beta) or beta < 0) else beta
+                        d = beta * d - precond * g
+                        g_prev = g
+                        kind = "curvature"
+                        if status_done:
+                            break
+                        continue
                     s_new, y_new = w - x_prev, g - g_prev
                     ys, yhy = float(y_new @ s_new), float(y_new @ (precond * y_new))
                     if ys <= 0 or yhy <= 0:
