@@ -452,8 +452,8 @@ FINAL_OPTIONS = (
        help="VW's print learner: learn nothing (as --noop) and print every example on stderr as VW "
             "does (label [weight [base]] ['tag]| index[:value] ...).", section=REPORTS),
     _o("preserve_performance_counters", ("--preserve-performance-counters", "--preserve_performance_counters"),
-       "flag", False, help="Accepted for VW command lines: with -i the progress counters start at 0 "
-                           "either way (a streamlearn model holds no counters).", section=FILES),
+       "flag", False, help="With -i (training): the progress counters (examples, weights, loss, passes) "
+                           "go on from the model's, as VW's; without it they start at 0.", section=FILES),
     _o("invert_hash", ("--invert-hash", "--invert_hash"), "text", None, metavar="PATH", dask=False,
        help="Write the readable model with the name of the first feature seen at each weight.", section=FILES),
     _o("audit", ("--audit", "-a"), "flag", False, dask=False,

@@ -18,6 +18,7 @@ from streamlearn.io.writers import write_readable_model
 from streamlearn.core.state import N_ST
 from streamlearn.core.table import count_nonzero, nonzero_rows
 from streamlearn.io.vw_text import header_lines, header_pieces, resume_lines, vw_float_option
+from streamlearn.run.counters import for_model as counters_for_model
 from streamlearn.run.views import CounterView, StateView
 
 
@@ -149,10 +150,12 @@ def restore_model(cfg: TrainConfig, table, model, prm) -> np.ndarray:
     return learners.make_state(cfg, prm, saved)
 
 
-def _model_header(cfg: TrainConfig, st: np.ndarray, names: list[str]) -> dict:
+def _model_header(cfg: TrainConfig, st: np.ndarray, names: list[str], counters: dict | None = None) -> dict:
     header = cfg.model_options()
     header["state"] = learners.saved_state(cfg, st)
     header["column_names"] = names
+    if counters is not None:        # the performance counters (``run/counters.py``)
+        header["counters"] = counters
     return header
 
 
@@ -296,10 +299,11 @@ def rows_in_use(slots: np.ndarray, width: int) -> int:
     return int(np.unique(np.asarray(slots, np.int64) // width).shape[0])
 
 
-def model_content(cfg: TrainConfig, table, st, touched, in_force) -> tuple[dict, np.ndarray, np.ndarray]:
+def model_content(cfg: TrainConfig, table, st, touched, in_force,
+                  counters: dict | None = None) -> tuple[dict, np.ndarray, np.ndarray]:
     """(header, weight indices, rows) of the model file of a finalized table: the weights in force
     (``in_force``, of the ``touched`` rows), and the learner's state for -i unless
-    --predict-only-model."""
+    --predict-only-model; ``counters``: the performance counters it keeps (``run/counters.py``)."""
     keep = in_force != 0.0
     extra = learners.state_columns(cfg)
     if cfg.predict_only_model or not extra:
@@ -308,7 +312,7 @@ def model_content(cfg: TrainConfig, table, st, touched, in_force) -> tuple[dict,
         names = ["w"] + [name for name, _ in extra]
         rows = touched
         values = np.column_stack([in_force] + [table[touched, col] for _, col in extra])
-    return _model_header(cfg, st, names), rows, values
+    return _model_header(cfg, st, names, counters), rows, values
 
 
 def readable_content(cfg: TrainConfig, table, st, touched, in_force, ctr=None,
@@ -390,14 +394,16 @@ def save_outputs(cfg: TrainConfig, run, snapshot: bool = False) -> int:
     if cfg.classes:
         run.progress.rows_in_use = rows_in_use(index, cfg.class_width)
     if cfg.final_model:
-        save_model(cfg.final_model, *model_content(cfg, table, st, touched, in_force))
+        save_model(cfg.final_model, *model_content(cfg, table, st, touched, in_force,
+                                                   counters_for_model(cfg, run, run.passes_done)))
     if cfg.vw_model_out:
         from streamlearn.io.model_file import write_atomic
         from streamlearn.run.vw_models import vw_model_bytes
-        write_atomic(cfg.vw_model_out, [vw_model_bytes(cfg, table, st, run.ctr, touched, in_force)], "VW model")
+        write_atomic(cfg.vw_model_out, [vw_model_bytes(cfg, table, st, run.ctr, touched, in_force,
+                                                               run.passes_before + max(1, run.passes_done))], "VW model")
     if cfg.readable_model or cfg.invert_hash:
         header, rows, values = readable_content(cfg, table, st, touched, in_force, run.ctr,
-                                                max(1, run.passes_done))
+                                                run.passes_before + max(1, run.passes_done))
         if cfg.readable_model:
             write_readable_model(cfg.readable_model, header, rows, values)
         if cfg.invert_hash:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from streamlearn import learners
-from streamlearn.run import classweight, feature_mask, objective
+from streamlearn.run import classweight, counters, feature_mask, objective
 from streamlearn.learners import allocate_table
 from streamlearn.run.history import ProgressHistory, nonzero_in_force
 from streamlearn.config import PredictConfig, TrainConfig, progress_schedule, train_config
@@ -412,6 +412,11 @@ class Run:
     masked: bool = False        # --feature_mask: learn only the non-zero weights (``run/feature_mask.py``)
     #: passes over the data finished (VW's current_pass in a readable model's save_resume block)
     passes_done: int = 0
+    #: the -i model's performance counters (``run/counters.py``): kept by a run that learns nothing;
+    #: those the run started from (--preserve_performance_counters) and their passes
+    counters_base: dict | None = None
+    counters_loaded: dict | None = None
+    passes_before: int = 0
 
     # the RunState's arrays (a run keeps them for its whole life; the kernel takes ``kernel_state``)
     table = property(lambda self: self.arrays.table)
@@ -869,14 +874,15 @@ def train(cfg: TrainConfig, model=None, progress: bool = False, observer=None) -
     state.counters.dump = first_dump(additive, interval)
     if warning and not cfg.quiet:
         rep.warn(warning)
-    if cfg.quiet and history is None:   # the history keeps the rows' schedule (quiet prints none)
-        state.quiet()
     sources = SourcePlan(cfg, hashing, rep)
     preamble(cfg, rep, learners.get(cfg.algo), sources.note)
     hint = learners.get(cfg.algo).hint
     if hint is not None and hint(cfg) is not None:
         rep.line(hint(cfg))
     run = _open_run(cfg, state, hashing, rep, history)
+    counters.resume(cfg, run, None if noop else model)     # --preserve_performance_counters
+    if cfg.quiet and history is None:   # the history keeps the rows' schedule (quiet prints none)
+        state.quiet()
     run.progress.additive, run.progress.interval = additive, interval
     run.no_bases = noop
     run.confidence = (2 if cfg.confidence_after_training else 1) if cfg.confidence else 0
@@ -911,7 +917,8 @@ def train(cfg: TrainConfig, model=None, progress: bool = False, observer=None) -
         sources.remove_temporary()
     if state.counters.nonfinite and not run.faults.diverge_warned:
         rep.warn("some predictions were not finite (the weights diverged); try a smaller -l/--learning-rate")
-    rep.summary(_summary_lines(run, cfg.loss, cfg.quantile_tau, passes_done, holdout, stop.best, nonzero, cfg.bits,
+    rep.summary(_summary_lines(run, cfg.loss, cfg.quantile_tau, run.passes_before + passes_done, holdout, stop.best,
+                               nonzero, cfg.bits,
                                best=not cfg.dont_output_best_constant))
     result = {"state": state.st, "counters": ctr, "table": state.table, "nonzero": nonzero,
               "malformed": run.faults.malformed, "passes": passes_done, "best_holdout": stop.best,
