@@ -456,6 +456,9 @@ FINAL_OPTIONS = (
                            "go on from the model's, as VW's; without it they start at 0.", section=FILES),
     _o("invert_hash", ("--invert-hash", "--invert_hash"), "text", None, metavar="PATH", dask=False,
        help="Write the readable model with the name of the first feature seen at each weight.", section=FILES),
+    _o("extra_metrics", ("--extra-metrics", "--extra_metrics"), "text", None, metavar="PATH", dask=False,
+       help="Write VW's JSON file of the run's metrics: the learn and predict calls VW's learner makes, its "
+            "log messages, FTRL/coin/PiSTOL's state.", section=REPORTS),
     _o("audit", ("--audit", "-a"), "flag", False, dask=False,
        help="Print every example's prediction and its features (name:index:value:weight) on stdout.",
        section=REPORTS),

@@ -212,6 +212,8 @@ class Faults:
     #: the loss whose labels VW warns about (hinge: any label but -1 and 1; logistic: one outside
     #: [-1, 1]), until the first such label: VW's warning once
     label_loss: str | None = None
+    #: the messages VW's logger writes too (--oaa's label index notes): --extra_metrics
+    vw_log_calls: int = 0
 
     def unexpected_labels(self, block: ParsedBlock) -> None:
         """VW's warning for the first label the loss does not expect (it learns from it as it is)."""
@@ -263,9 +265,11 @@ class Faults:
             where = f"{block.source} line {int(block.lines[e])}"
             if code == multiclass.ST_NOW_0:
                 self.reporter.line("label 0 found -- labels are now considered 0-indexed.")
+                self.vw_log_calls += 1
                 continue
             if code == multiclass.ST_NOW_1:
                 self.reporter.line(f"label {K} found -- labels are now considered 1-indexed.")
+                self.vw_log_calls += 1
                 continue
             if block.costs is not None:     # --csoaa: a cost's class outside the classes (VW's mapping)
                 reason = f"a cost's class is not in {first}..{first + K - 1}"
@@ -412,6 +416,8 @@ class Run:
     masked: bool = False        # --feature_mask: learn only the non-zero weights (``run/feature_mask.py``)
     #: passes over the data finished (VW's current_pass in a readable model's save_resume block)
     passes_done: int = 0
+    #: --extra_metrics: VW's learn and predict calls (``run/metrics.py``, imported when asked for)
+    metrics: object = None
     #: the -i model's performance counters (``run/counters.py``): kept by a run that learns nothing;
     #: those the run started from (--preserve_performance_counters) and their passes
     counters_base: dict | None = None
@@ -459,6 +465,8 @@ class Run:
         preds = np.empty((n, K + 2)) if K else np.empty(n)
         ctr = self.ctr
         counters, training = self.arrays.counters, self.arrays.int_settings.train
+        if self.metrics is not None:
+            self.metrics.count(block, counters.pass_ex, int(self.arrays.int_settings.holdout), bool(training))
         pos = 0
         kernel = self.kernel
         counts = block.feature_counts()
@@ -818,7 +826,8 @@ class EarlyStop:
 def _check_paths(cfg: TrainConfig) -> None:
     """Inputs readable and outputs writable, before the training rather than after it."""
     check_readable(cfg.sources + tuple(p for p in (cfg.objective_data, cfg.trace_data) if p))
-    for path, what in ((cfg.final_model, "model"), (cfg.vw_model_out, "VW model"), (cfg.readable_model, "readable model"),
+    for path, what in ((cfg.final_model, "model"), (cfg.vw_model_out, "VW model"), (cfg.extra_metrics, "metrics file"),
+                       (cfg.readable_model, "readable model"),
                        (cfg.invert_hash, "readable model"), (cfg.trace, "trace"), (cfg.plot, "plot")):
         if path:
             check_target(path, what)
@@ -886,6 +895,9 @@ def train(cfg: TrainConfig, model=None, progress: bool = False, observer=None) -
     run.progress.additive, run.progress.interval = additive, interval
     run.no_bases = noop
     run.confidence = (2 if cfg.confidence_after_training else 1) if cfg.confidence else 0
+    if cfg.extra_metrics:
+        from streamlearn.run.metrics import ExtraMetrics    # imported by the runs that ask for it
+        run.metrics = ExtraMetrics(cfg, _warned_loss(cfg))
     if cfg.print_examples and not cfg.quiet:
         constant = None if cfg.noconstant else CONSTANT_RAW_INDEX
         run.printer = lambda block, a, b: (rep.out.write(print_lines(block, a, b, constant)), rep.out.flush())
@@ -917,6 +929,9 @@ def train(cfg: TrainConfig, model=None, progress: bool = False, observer=None) -
         sources.remove_temporary()
     if state.counters.nonfinite and not run.faults.diverge_warned:
         rep.warn("some predictions were not finite (the weights diverged); try a smaller -l/--learning-rate")
+    if run.metrics is not None:
+        from streamlearn.run.metrics import write
+        write(cfg.extra_metrics, run.metrics.document(run.faults.vw_log_calls, state.st))
     rep.summary(_summary_lines(run, cfg.loss, cfg.quantile_tau, run.passes_before + passes_done, holdout, stop.best,
                                nonzero, cfg.bits,
                                best=not cfg.dont_output_best_constant))
