@@ -243,7 +243,8 @@ class Model:
         from streamlearn.run.model_io import readable_content
         cfg, engine = self.cfg, self.engine
         header, rows, values = readable_content(cfg, *engine.finalized(), engine.run.ctr,
-                                                engine.run.passes_before + max(1, engine.passes))
+                                                engine.run.passes_before + max(1, engine.passes),
+                                                engine.run.counters_loaded)
         fd, path = tempfile.mkstemp(suffix=".txt", prefix="streamlearn-readable-")
         os.close(fd)
         try:

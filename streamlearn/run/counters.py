@@ -61,19 +61,20 @@ def for_model(cfg, run, passes: int) -> dict | None:
         out[name] = int(ctr[SLOTS[name]])
     out["current_pass"] = int(run.passes_before + passes)
     if cfg.quiet or not math.isfinite(ctr[S.C_DUMP]):
-        # VW's quiet run: no row, so the interval stays where it started and nothing resets the loss
-        # since the last row
-        loaded = run.counters_loaded
-        if loaded is None:
-            out["sum_loss_since_last_dump"] = out["sum_loss"]
-            out["old_weighted_labeled_examples"], out["dump_interval"] = 0.0, 1.0
-        else:
-            # (computed from the sums, not read: rows kept quietly, the Python API's, reset it)
-            out["sum_loss_since_last_dump"] = (loaded["sum_loss_since_last_dump"]
-                                               + (out["sum_loss"] - loaded["sum_loss"]))
-            out["old_weighted_labeled_examples"] = float(loaded["old_weighted_labeled_examples"])
-            out["dump_interval"] = float(loaded["dump_interval"])
+        (out["sum_loss_since_last_dump"], out["old_weighted_labeled_examples"],
+         out["dump_interval"]) = quiet_schedule(out["sum_loss"], run.counters_loaded)
     return out
+
+
+def quiet_schedule(sum_loss: float, loaded: dict | None) -> tuple[float, float, float]:
+    """(the loss since the last progress row, the weighted labeled examples at it, the next row) as
+    VW's quiet run leaves them: no row, so the interval stays where it started (1, or the counters the
+    run ``loaded``) and nothing resets the loss since the last row (computed from the sums, not read
+    from ``ctr``: rows kept quietly, the Python API's, reset it)."""
+    if loaded is None:
+        return sum_loss, 0.0, 1.0
+    return (loaded["sum_loss_since_last_dump"] + (sum_loss - loaded["sum_loss"]),
+            float(loaded["old_weighted_labeled_examples"]), float(loaded["dump_interval"]))
 
 
 def state(run) -> tuple:

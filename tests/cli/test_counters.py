@@ -68,14 +68,16 @@ def close(mine: dict, vw: dict) -> None:
         assert abs(mine[key] - vw[key]) <= 1e-4 * max(1.0, abs(vw[key])), (key, mine[key], vw[key])
 
 
+@pytest.mark.parametrize("quiet", [False, True])
 @pytest.mark.parametrize("preserve", [True, False])
 @pytest.mark.parametrize("first", ["streamlearn", "vw"])
-def test_a_second_run_goes_on_from_the_models_counters_as_vws(files, preserve, first):
+def test_a_second_run_goes_on_from_the_models_counters_as_vws(files, preserve, first, quiet):
     """VW: -d a -f m1; -d b -i m1 [--preserve_performance_counters] -f m2 --readable_model r, against
     streamlearn continuing its own model (or VW's m1) the same way: the summary, the progress rows and
-    the readable model's counters are VW's; with the option they count both runs."""
+    the readable model's counters are VW's (--quiet: the schedule as VW's quiet run leaves it); with the
+    option they count both runs."""
     d, a, b = files
-    flag = ["--preserve_performance_counters"] if preserve else []
+    flag = (["--preserve_performance_counters"] if preserve else []) + (["--quiet"] if quiet else [])
     vw_run(d, ["-d", a, "-f", d / "vw1.model", "--quiet"])
     vw = vw_run(d, ["-d", b, "-i", d / "vw1.model", *flag, "-f", d / "vw2.model", "--readable_model", d / "vw2.txt"])
     if first == "vw":
@@ -85,7 +87,7 @@ def test_a_second_run_goes_on_from_the_models_counters_as_vws(files, preserve, f
         cli("train", "-d", a, "-f", model, "--quiet")
     mine = cli("train", "-d", b, "-i", model, *flag, "-f", d / "sl2.model", "--readable-model", d / "sl2.txt")
     close(summary(mine.stderr), summary(vw.stderr))
-    assert ("passes used" in summary(vw.stderr)) == preserve
+    assert ("passes used" in summary(vw.stderr)) == (preserve and not quiet)
     assert first_rows(mine.stderr) == first_rows(vw.stderr)
     close(resume_block(d / "sl2.txt"), resume_block(d / "vw2.txt"))
     counters = load_model(str(d / "sl2.model"))[0]["counters"]
