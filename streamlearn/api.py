@@ -29,6 +29,7 @@ import numpy as np
 from streamlearn import learners
 from streamlearn.config import TrainConfig, train_config
 from streamlearn.errors import StreamlearnError
+from streamlearn.run import counters
 from streamlearn.run.history import ProgressHistory
 from streamlearn.features.hashing import CONSTANT_RAW_INDEX, HASH_MODES, default_namespace_hash, feature_index
 from streamlearn.io.blocks import FMT_LIBSVM, FMT_VW, ParsedBlock, line_ends, parse_block
@@ -67,6 +68,7 @@ class Engine:
         self.state = state = as_value_error(RunState.start, cfg, model, train=True, holdout=cfg.holdout)
         self.table, self.prm, self.iprm, self.st = state.table, state.prm, state.iprm, state.st
         self.run = Run.training(state, Reporter(True), history=ProgressHistory())
+        counters.resume(cfg, self.run, model)       # as train -i (--preserve_performance_counters)
         self.passes = 0
         self._predictor = self._weights = None
         self.expander = None
@@ -124,7 +126,20 @@ class Engine:
     def to_bytes(self) -> bytes:
         """The model file ``streamlearn train -f`` would write now."""
         table, st, touched, w = self.finalized()
-        return model_bytes(*model_content(self.cfg, table, st, touched, w))
+        return model_bytes(*model_content(self.cfg, table, st, touched, w,
+                                          counters.for_model(self.cfg, self.run, self.passes + 1)))
+
+    def counters_state(self) -> tuple:
+        """The run's counters and passes, for a pickle (``restore_counters`` puts them back), so that
+        an unpickled model goes on exactly as this one."""
+        return counters.state(self.run) + (self.passes,)
+
+    def restore_counters(self, saved) -> None:
+        if len(saved) == 2:         # a pickle of streamlearn before the counters were kept: (ctr, passes)
+            self.run.ctr[:len(saved[0])] = saved[0]
+        else:
+            counters.restore_state(self.run, saved[:-1])
+        self.passes = saved[-1]
 
     @classmethod
     def from_bytes(cls, data: bytes, options: dict | None = None, name: str = "model") -> "Engine":

@@ -97,9 +97,10 @@ def algo_help() -> str:
     specs = _registry.SPECS
     names = _one_of([f"{s.name} ({s.summary})" if s.summary else s.name for s in specs])
     picks = [f"{s.name} when {_one_of([FLAG[n] for n in s.selected_by])} is given" for s in specs if s.selected_by]
-    bare = [f"{s.name} for {_one_of([FLAG[n] for n in s.default_for])} alone"
+    bare = [f"{s.name} for {_one_of([FLAG[n] for n in s.default_for])}"
             + "".join(f" or with {FLAG[n]}" for n in s.options if n not in s.default_for and n in FLAG)
-            + "".join(f" with {FLAG[n]}" for n in s.default_needs) + " (with no rule flag or rate option)"
+            + "".join(f" with {FLAG[n]}" for n in s.default_needs) + " with no option of another learner"
+            + (f" nor {_one_of([FLAG[n] for n in s.default_unless])}" if s.default_unless else "")
             for s in specs if s.default_for]
     return (f"Learner: {names}. Default: {'; '.join(bare)}; else {'; '.join(picks)} (the later one when "
             f"several are); with -i, the model's learner if it takes the options given; else sgd.")
@@ -640,8 +641,8 @@ def _resolve_algo(values: dict, explicit: dict) -> None:
     an option given selects (``LearnerSpec.selected_by``; tg for --threshold/--period/
     --cumulative-penalty and --l1, l1ball for --radius/--projection, fobos for --reg/--l2/--lambda,
     ftrl for --ftrl-alpha/--ftrl-beta, a later one in the registry taking precedence); without a
-    model, gravity (VW's own --l1 and --l2) for a bare --l1 or --l1 --l2 (``LearnerSpec.default_for``:
-    --l1 with no option of another learner, no rule flag and no rate option), as VW runs them; else
+    model, gravity (VW's own --l1 and --l2) for --l1 and/or --l2 with no option of another learner
+    (``LearnerSpec.default_for``; update rule and rate options may be given), as VW runs them; else
     the model's or sgd."""
     if "algo" in explicit:
         return

@@ -248,14 +248,18 @@ class _SparseLinear(BaseEstimator):
         eng = state.pop("engine_", None)
         if eng is not None:
             state["_model_bytes"] = eng.to_bytes()
+            state["_counters"] = eng.counters_state()
         return state
 
     def __setstate__(self, state):
         data = state.pop("_model_bytes", None)
+        saved = state.pop("_counters", None)
         self.__dict__.update(state)
         if data is not None:
             self.engine_ = Engine.from_bytes(data)
             self.engine_.start_pass()
+            if saved is not None:       # the run's counters: an unpickled model goes on as the original
+                self.engine_.restore_counters(saved)
 
 
 class SparseLinearClassifier(ClassifierMixin, _SparseLinear):

@@ -46,6 +46,8 @@ takes the weights of its base slot's G.
   is kept only if it is strong there; n-weighting keeps it as that worker had it.
 * one-against-all and softmax: the same rules slot by slot (a class weight is a row of its own).
 
+**Performance counters** (``header["counters"]``, ``merge_counters``): the sums of the workers'.
+
 **Counters** (``header["state"]``, ``learners.SAVED_STATE``), each treated on its own
 (``STATE_RULES``): the clock t, n_learned, norm_sum, total_weight and the per-class normalizer sums
 are additive, base + the sum of the k increments (exact: each worker counts its own examples); the
@@ -75,7 +77,7 @@ STATE_RULES = {
 }
 
 #: header keys that may differ between the models merged (everything else is an option or layout)
-_PER_MODEL = ("state", "count", "columns", "streamlearn", "mix")
+_PER_MODEL = ("state", "count", "columns", "streamlearn", "mix", "counters")
 
 
 def merge(base, models, rule: str = "weighted") -> tuple[dict, np.ndarray, np.ndarray]:
@@ -119,7 +121,22 @@ def merge(base, models, rule: str = "weighted") -> tuple[dict, np.ndarray, np.nd
     header["column_names"] = names
     syncs = int(base[0].get("mix", {}).get("syncs", 0)) if base is not None else 0
     header["mix"] = {"workers": k, "syncs": syncs + 1, "rule": rule}
+    header.pop("counters", None)
+    counters = [m[0]["counters"] for m in models if "counters" in m[0]]
+    if counters:
+        header["counters"] = merge_counters(counters)
     return header, index[keep].astype(np.uint32 if cfg.bits <= 32 else np.uint64), out[keep]
+
+
+def merge_counters(counters: list) -> dict:
+    """The performance counters (``streamlearn.run.counters``) of the k models' runs together: the
+    sums of their examples, weights, labels, losses and features (each worker counts its own), the
+    largest progress interval and pass; one model's as they are."""
+    out = dict(counters[0])
+    for more in counters[1:]:
+        for key, value in more.items():
+            out[key] = max(out[key], value) if key in ("dump_interval", "current_pass") else out[key] + value
+    return out
 
 
 # ----------------------------------------------------------------------------- checks

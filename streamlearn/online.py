@@ -242,7 +242,9 @@ class Model:
         from streamlearn.io.writers import write_readable_model
         from streamlearn.run.model_io import readable_content
         cfg, engine = self.cfg, self.engine
-        header, rows, values = readable_content(cfg, *engine.finalized(), engine.run.ctr, max(1, engine.passes))
+        header, rows, values = readable_content(cfg, *engine.finalized(), engine.run.ctr,
+                                                engine.run.passes_before + max(1, engine.passes),
+                                                engine.run.counters_loaded)
         fd, path = tempfile.mkstemp(suffix=".txt", prefix="streamlearn-readable-")
         os.close(fd)
         try:
@@ -297,7 +299,7 @@ class Model:
             names = dict(self._engine.run.audit.names.names)
         counters = None
         if self._engine is not None:        # the run's counters and passes (a readable model prints them)
-            counters = (self._engine.run.ctr.tolist(), self._engine.passes)
+            counters = self._engine.counters_state()
         return {"options": self.options, "collect_names": self.collect_names,
                 "model": self.to_bytes() if self._engine is not None else None, "names": names,
                 "counters": counters}
@@ -312,9 +314,7 @@ class Model:
             if state["names"] is not None and self._engine.run.audit.names is not None:
                 self._engine.run.audit.names.names.update(state["names"])
             if state.get("counters") is not None:
-                ctr, passes = state["counters"]
-                self._engine.run.ctr[:len(ctr)] = ctr
-                self._engine.passes = passes
+                self._engine.restore_counters(state["counters"])
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.options.items())

@@ -283,15 +283,15 @@ RUN_OPTIONS = INPUT_OPTIONS + TEXT_FORMAT_OPTIONS + (
 SHARED_LEARNER_OPTIONS = (
     _o("l1", ("--l1",), "float", 0.0, stored="always", estimator=None,
        help="Truncated gradient: gravity g (per-feature, lazy); fobos, smidas, subgradient, scd, "
-            "ftrl: lambda of the L1 norm; gravity (a bare --l1): VW's own --l1.", section=SHARED),
+            "ftrl: lambda of the L1 norm; gravity (--l1 without --algo): VW's own --l1.", section=SHARED),
     _o("reg", ("--reg",), "choice", "l1", choices=FROM_LEARNERS, stored="always", legacy="l1", estimator=None,
        help="fobos regularizer: l1 (--l1), l2sq (--l2: squared L2 norm), elastic (--l1 and --l2), "
             "l2 (--lambda: the L2 norm) or linf (--lambda: the max norm); softmax (--oaa K --loss "
             "softmax) also takes the mixed norms of each feature's K class weights, l1l2 and "
             "l1linf (--lambda). Default: elastic with --l1 and --l2, l2sq with --l2, else l1.", section=SHARED),
     _o("l2", ("--l2",), "float", 0.0, stored="always", legacy=0.0, estimator=None,
-       help="fobos: lambda of lambda/2 ||w||^2 (--reg l2sq, elastic); ftrl: its lambda2; gravity (--l1 "
-            "--l2): VW's own --l2 (its contraction).", section=SHARED),
+       help="fobos: lambda of lambda/2 ||w||^2 (--reg l2sq, elastic); ftrl: its lambda2; gravity (--l2 "
+            "without --algo): VW's own --l2 (its contraction).", section=SHARED),
     _o("lam", ("--lambda",), "float", 0.0, stored="always", legacy=0.0, estimator=None,
        help="fobos: lambda of the L2 norm (--reg l2) or of the max norm (--reg linf); softmax: of "
             "the mixed norm (--reg l1l2, l1linf).", section=SHARED),
@@ -452,10 +452,13 @@ FINAL_OPTIONS = (
        help="VW's print learner: learn nothing (as --noop) and print every example on stderr as VW "
             "does (label [weight [base]] ['tag]| index[:value] ...).", section=REPORTS),
     _o("preserve_performance_counters", ("--preserve-performance-counters", "--preserve_performance_counters"),
-       "flag", False, help="Accepted for VW command lines: with -i the progress counters start at 0 "
-                           "either way (a streamlearn model holds no counters).", section=FILES),
+       "flag", False, help="With -i (training): the progress counters (examples, weights, loss, passes) "
+                           "go on from the model's, as VW's; without it they start at 0.", section=FILES),
     _o("invert_hash", ("--invert-hash", "--invert_hash"), "text", None, metavar="PATH", dask=False,
        help="Write the readable model with the name of the first feature seen at each weight.", section=FILES),
+    _o("extra_metrics", ("--extra-metrics", "--extra_metrics"), "text", None, metavar="PATH", dask=False,
+       help="Write VW's JSON file of the run's metrics: the learn and predict calls VW's learner makes, its "
+            "log messages, FTRL/coin/PiSTOL's state.", section=REPORTS),
     _o("audit", ("--audit", "-a"), "flag", False, dask=False,
        help="Print every example's prediction and its features (name:index:value:weight) on stdout.",
        section=REPORTS),

@@ -158,7 +158,7 @@ class LearnerSpec:
     selected_by: tuple = ()
     #: options that choose this learner when --algo is not given, no -i model is, every learner
     #: option given is this learner's, and none of ``default_unless`` is given either (after
-    #: ``selected_by``: the default for a bare --l1)
+    #: ``selected_by``: gravity, the default for --l1 and --l2)
     default_for: tuple = ()
     default_unless: tuple = ()
     #: options that must be given too for ``default_for`` to choose this learner (gravity: --oaa)

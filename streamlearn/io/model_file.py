@@ -7,7 +7,9 @@ Layout (little-endian)::
     uint32    CRC-32 of everything after this field
     uint64    header length H
     H bytes   JSON header: every option that affects hashing or prediction, the learner settings,
-              the learner state needed to resume with -i, and the array shapes
+              the learner state needed to resume with -i, the run's performance counters (optional:
+              ``counters``, VW's save_resume counters, for --preserve_performance_counters) and the
+              array shapes
     uint32/64 index of each stored weight row (uint32 when bits <= 32), increasing
     float64   the stored columns of those rows, row-major (count x columns)
 
@@ -101,7 +103,14 @@ def known_columns() -> tuple[tuple, tuple]:
 
 
 #: header keys beside the model options (``streamlearn.config.STORED_OPTIONS``)
-LAYOUT_KEYS = ("streamlearn", "count", "columns", "bits", "state", "column_names", "mix")
+LAYOUT_KEYS = ("streamlearn", "count", "columns", "bits", "state", "column_names", "mix", "counters")
+#: a model's performance counters (VW's save_resume names; ``streamlearn.run.counters``), each:
+#: (an integer, never negative); the sums of losses and labels may be negative, the rest not
+COUNTER_KEYS = {"example_number": (True, True), "weighted_labeled_examples": (False, True),
+                "weighted_unlabeled_examples": (False, True), "weighted_labels": (False, False),
+                "sum_loss": (False, False), "total_features": (True, True),
+                "sum_loss_since_last_dump": (False, False), "old_weighted_labeled_examples": (False, True),
+                "dump_interval": (False, True), "current_pass": (True, True)}
 #: a merged model's record of its mixing (``streamlearn.mix.merge``): key -> (check, what it must be)
 MIX_KEYS = {"workers": (lambda v: _is_int(v) and 1 <= v < 1 << 31, "an integer >= 1"),
             "syncs": (lambda v: _is_int(v) and 0 <= v < 1 << 62, "an integer >= 0"),
@@ -271,6 +280,25 @@ def _check_state(state, path) -> None:
         raise _corrupt(path, "state min_label is above max_label")
 
 
+def check_counters(counters, path) -> None:
+    """The performance counters: exactly COUNTER_KEYS, each a finite number (the counts integers, the
+    weights and counts not negative)."""
+    if not isinstance(counters, dict):
+        raise _corrupt(path, f"counters is {_show(counters)}, not an object")
+    for key, value in counters.items():
+        if key not in COUNTER_KEYS:
+            raise _corrupt(path, f"unknown counter {_show(key)}")
+        integer, nonnegative = COUNTER_KEYS[key]
+        if not (_is_int(value) and 0 <= value < 1 << 62 if integer else _is_number(value) and math.isfinite(value)):
+            raise _corrupt(path, f"counter {key} is {_show(value)}, not "
+                                 f"{'an integer >= 0' if integer else 'a finite number'}")
+        if nonnegative and value < 0:
+            raise _corrupt(path, f"counter {key} is {_show(value)}, not >= 0")
+    missing = [key for key in COUNTER_KEYS if key not in counters]
+    if missing:
+        raise _corrupt(path, f"counters lack {missing[0]}")
+
+
 def check_header(header: dict, path, columns: int) -> list:
     """Every header key known and of its type (see the module docstring); returns the column names
     (a file without them holds the weight "w" only)."""
@@ -291,6 +319,8 @@ def check_header(header: dict, path, columns: int) -> list:
                     raise _corrupt(path, f"unknown mix record {_show(name)}")
                 if not MIX_KEYS[name][0](item):
                     raise _corrupt(path, f"mix {name} is {_show(item)}, not {MIX_KEYS[name][1]}")
+        elif key == "counters":
+            check_counters(value, path)
         elif key not in LAYOUT_KEYS:
             raise _corrupt(path, f"unknown header key {_show(key)}")
     names = header.get("column_names", ["w"])

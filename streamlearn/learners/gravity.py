@@ -174,10 +174,9 @@ LEARNER = LearnerSpec(
     settings=_settings,
     end_pass=end_pass,
     options=("l1", "l2"),
-    # a bare --l1, or --l1 --l2, as VW users run them: VW's own regularizer, VW's numbers (ftrl, tg,
-    # fobos are one --algo away; the run prints ``hint``)
-    default_for=("l1",),
-    default_unless=("learning_rate", "power_t", "initial_t", "decay_learning_rate", "sgd", "adaptive",
-                    "normalized", "invariant"),
+    # --l1 and/or --l2 as VW users run them, with any update rule and rate options (--sgd, -l,
+    # --power_t, --adaptive, ...): VW's own regularizer, VW's numbers (ftrl, tg, fobos are one --algo
+    # away, and an option of theirs, such as --threshold or --reg, selects them; the run prints ``hint``)
+    default_for=("l1", "l2"),
     hint=hint,
 )

@@ -24,13 +24,18 @@ install_kernel_loader()
 def train(cfg: TrainConfig, model=None) -> dict:
     """Train as configured (the online session, or the batch flow of a batch learner). Returns a small
     dict of results (for tests and the Python API)."""
+    batch = learners.get(cfg.algo).batch and not cfg.testonly
+    if cfg.extra_metrics and (cfg.audit_regressor or batch):
+        from streamlearn.errors import OptionError
+        raise OptionError(f"--extra_metrics is not available with "
+                          f"{'--audit_regressor' if cfg.audit_regressor else '--algo ' + cfg.algo} "
+                          f"(VW's learn and predict calls are those of an online run)")
     if cfg.audit_regressor:
         from streamlearn.run import audit_regressor   # imported by the runs that use it
         return audit_regressor.run(cfg, model)
-    spec = learners.get(cfg.algo)
-    if spec.batch and not cfg.testonly:   # -t learns nothing: the online session predicts
+    if batch:   # -t learns nothing: the online session predicts
         import importlib    # the batch flow (scd_run, bfgs_run): imported by the runs that use it
-        module, function = spec.flow.split(":")
+        module, function = learners.get(cfg.algo).flow.split(":")
         return getattr(importlib.import_module(module), function)(cfg, model)
     observer = None
     if cfg.trace:

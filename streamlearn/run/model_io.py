@@ -18,6 +18,7 @@ from streamlearn.io.writers import write_readable_model
 from streamlearn.core.state import N_ST
 from streamlearn.core.table import count_nonzero, nonzero_rows
 from streamlearn.io.vw_text import header_lines, header_pieces, resume_lines, vw_float_option
+from streamlearn.run.counters import for_model as counters_for_model, quiet_schedule
 from streamlearn.run.views import CounterView, StateView
 
 
@@ -149,10 +150,12 @@ def restore_model(cfg: TrainConfig, table, model, prm) -> np.ndarray:
     return learners.make_state(cfg, prm, saved)
 
 
-def _model_header(cfg: TrainConfig, st: np.ndarray, names: list[str]) -> dict:
+def _model_header(cfg: TrainConfig, st: np.ndarray, names: list[str], counters: dict | None = None) -> dict:
     header = cfg.model_options()
     header["state"] = learners.saved_state(cfg, st)
     header["column_names"] = names
+    if counters is not None:        # the performance counters (``run/counters.py``)
+        header["counters"] = counters
     return header
 
 
@@ -245,12 +248,14 @@ def _vw_initial_t(cfg: TrainConfig) -> float:
     return 0.0
 
 
-def _resume_values(cfg: TrainConfig, st: np.ndarray, ctr: np.ndarray, passes: int) -> dict:
-    """The save_resume block's values (VW's names) from the run's counters and state."""
+def _resume_values(cfg: TrainConfig, st: np.ndarray, ctr: np.ndarray, passes: int, loaded: dict | None) -> dict:
+    """The save_resume block's values (VW's names) from the run's counters and state (``loaded``: the
+    -i model's counters the run started from, --preserve_performance_counters)."""
     s, c = StateView(st, extra=learners.get(cfg.algo).slots), CounterView(ctr)
     t0 = _vw_initial_t(cfg)
     # --quiet (or no progress rows): VW's interval stays at its start and nothing resets the loss since
     quiet = cfg.quiet or not math.isfinite(c.dump)
+    since, old, dump = quiet_schedule(c.sum_loss, loaded) if quiet else (c.sum_loss_since, c.old_w_labeled, c.dump)
     # the normalizer's sums: VW keeps them for --normalized (and coin), 0 otherwise
     normalizer = cfg.normalized or cfg.algo == "coin"
     norm_sum, total_w = s.norm_sum, s.total_w
@@ -267,18 +272,19 @@ def _resume_values(cfg: TrainConfig, st: np.ndarray, ctr: np.ndarray, passes: in
         # VW's t: initial_t plus the weight of every example (labeled, unlabeled, held out), those a
         # -i model learned included
         "t": t0 + learned + c.w_unlabeled + c.ho_w + (c.w_labeled if cfg.testonly else 0.0),
-        "sum_loss": c.sum_loss, "sum_loss_since_last_dump": c.sum_loss if quiet else c.sum_loss_since,
-        "dump_interval": 1.0 if quiet else c.dump, "min_label": s.min_label, "max_label": s.max_label,
+        "sum_loss": c.sum_loss, "sum_loss_since_last_dump": since,
+        "dump_interval": dump, "min_label": s.min_label, "max_label": s.max_label,
         "weighted_labeled_examples": c.w_labeled, "weighted_labels": c.w_labels,
         "weighted_unlabeled_examples": c.w_unlabeled, "example_number": c.examples,
         "total_features": c.features, "total_weight": total_w if normalizer else 0.0,
-        "sd::oec.weighted_labeled_examples": 0.0 if quiet else c.old_w_labeled, "current_pass": passes,
+        "sd::oec.weighted_labeled_examples": old, "current_pass": passes,
         "l1_state": s.gravity_vw if "gravity_vw" in learners.get(cfg.algo).slots else 0.0,
         "l2_state": s.contraction_vw if "contraction_vw" in learners.get(cfg.algo).slots else 1.0,
     }
 
 
-def _readable_header(cfg: TrainConfig, st: np.ndarray, ctr: np.ndarray | None, passes: int) -> list[str]:
+def _readable_header(cfg: TrainConfig, st: np.ndarray, ctr: np.ndarray | None, passes: int,
+                     loaded: dict | None = None) -> list[str]:
     """VW's readable-model header (``streamlearn.io.vw_text``): Version .. Checksum, then ``:1`` and
     the save_resume block (with -t too, as VW writes it), or ``:0`` with --predict-only-model."""
     s = StateView(st)
@@ -287,7 +293,7 @@ def _readable_header(cfg: TrainConfig, st: np.ndarray, ctr: np.ndarray | None, p
     lines = header_lines(pieces)
     if cfg.predict_only_model or ctr is None:
         return lines + [":0"]
-    return lines + resume_lines(_resume_values(cfg, st, ctr, passes))
+    return lines + resume_lines(_resume_values(cfg, st, ctr, passes, loaded))
 
 
 def rows_in_use(slots: np.ndarray, width: int) -> int:
@@ -296,10 +302,11 @@ def rows_in_use(slots: np.ndarray, width: int) -> int:
     return int(np.unique(np.asarray(slots, np.int64) // width).shape[0])
 
 
-def model_content(cfg: TrainConfig, table, st, touched, in_force) -> tuple[dict, np.ndarray, np.ndarray]:
+def model_content(cfg: TrainConfig, table, st, touched, in_force,
+                  counters: dict | None = None) -> tuple[dict, np.ndarray, np.ndarray]:
     """(header, weight indices, rows) of the model file of a finalized table: the weights in force
     (``in_force``, of the ``touched`` rows), and the learner's state for -i unless
-    --predict-only-model."""
+    --predict-only-model; ``counters``: the performance counters it keeps (``run/counters.py``)."""
     keep = in_force != 0.0
     extra = learners.state_columns(cfg)
     if cfg.predict_only_model or not extra:
@@ -308,14 +315,15 @@ def model_content(cfg: TrainConfig, table, st, touched, in_force) -> tuple[dict,
         names = ["w"] + [name for name, _ in extra]
         rows = touched
         values = np.column_stack([in_force] + [table[touched, col] for _, col in extra])
-    return _model_header(cfg, st, names), rows, values
+    return _model_header(cfg, st, names, counters), rows, values
 
 
 def readable_content(cfg: TrainConfig, table, st, touched, in_force, ctr=None,
-                     passes: int = 1) -> tuple[list, np.ndarray, np.ndarray]:
+                     passes: int = 1, loaded: dict | None = None) -> tuple[list, np.ndarray, np.ndarray]:
     """(header lines, weight indices, rows) of the readable model of a finalized table. VW's weight
     lines: with the per-feature state (save_resume) every row with a weight or a G/N that is not 0,
-    as "slot:w G N"; weights only (--predict-only-model, -t) "slot:w", w != 0."""
+    as "slot:w G N"; weights only (--predict-only-model, -t) "slot:w", w != 0. ``loaded``: the -i
+    model's counters the run went on from (--preserve_performance_counters)."""
     keep = in_force != 0.0
     if cfg.predict_only_model or cfg.testonly:
         rows, values = touched[keep], in_force[keep][:, None]
@@ -323,7 +331,7 @@ def readable_content(cfg: TrainConfig, table, st, touched, in_force, ctr=None,
         rows = touched
         shown = table[touched, 0] if learners.get(cfg.algo).readable_raw else in_force
         values = np.column_stack([shown] + [table[touched, c] for c in learners.readable_columns(cfg)])
-    return _readable_header(cfg, st, ctr, passes), rows, values
+    return _readable_header(cfg, st, ctr, passes, loaded), rows, values
 
 
 def check_finite(cfg: TrainConfig, run) -> None:
@@ -390,14 +398,16 @@ def save_outputs(cfg: TrainConfig, run, snapshot: bool = False) -> int:
     if cfg.classes:
         run.progress.rows_in_use = rows_in_use(index, cfg.class_width)
     if cfg.final_model:
-        save_model(cfg.final_model, *model_content(cfg, table, st, touched, in_force))
+        save_model(cfg.final_model, *model_content(cfg, table, st, touched, in_force,
+                                                   counters_for_model(cfg, run, run.passes_done)))
     if cfg.vw_model_out:
         from streamlearn.io.model_file import write_atomic
         from streamlearn.run.vw_models import vw_model_bytes
-        write_atomic(cfg.vw_model_out, [vw_model_bytes(cfg, table, st, run.ctr, touched, in_force)], "VW model")
+        write_atomic(cfg.vw_model_out, [vw_model_bytes(cfg, table, st, run.ctr, touched, in_force,
+                                                               run.passes_before + max(1, run.passes_done))], "VW model")
     if cfg.readable_model or cfg.invert_hash:
         header, rows, values = readable_content(cfg, table, st, touched, in_force, run.ctr,
-                                                max(1, run.passes_done))
+                                                run.passes_before + max(1, run.passes_done), run.counters_loaded)
         if cfg.readable_model:
             write_readable_model(cfg.readable_model, header, rows, values)
         if cfg.invert_hash:

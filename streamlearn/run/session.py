@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from streamlearn import learners
-from streamlearn.run import classweight, feature_mask, objective
+from streamlearn.run import classweight, counters, feature_mask, objective
 from streamlearn.learners import allocate_table
 from streamlearn.run.history import ProgressHistory, nonzero_in_force
 from streamlearn.config import PredictConfig, TrainConfig, progress_schedule, train_config
@@ -212,6 +212,8 @@ class Faults:
     #: the loss whose labels VW warns about (hinge: any label but -1 and 1; logistic: one outside
     #: [-1, 1]), until the first such label: VW's warning once
     label_loss: str | None = None
+    #: the messages VW's logger writes too (--oaa's label index notes): --extra_metrics
+    vw_log_calls: int = 0
 
     def unexpected_labels(self, block: ParsedBlock) -> None:
         """VW's warning for the first label the loss does not expect (it learns from it as it is)."""
@@ -263,9 +265,11 @@ class Faults:
             where = f"{block.source} line {int(block.lines[e])}"
             if code == multiclass.ST_NOW_0:
                 self.reporter.line("label 0 found -- labels are now considered 0-indexed.")
+                self.vw_log_calls += 1
                 continue
             if code == multiclass.ST_NOW_1:
                 self.reporter.line(f"label {K} found -- labels are now considered 1-indexed.")
+                self.vw_log_calls += 1
                 continue
             if block.costs is not None:     # --csoaa: a cost's class outside the classes (VW's mapping)
                 reason = f"a cost's class is not in {first}..{first + K - 1}"
@@ -412,6 +416,13 @@ class Run:
     masked: bool = False        # --feature_mask: learn only the non-zero weights (``run/feature_mask.py``)
     #: passes over the data finished (VW's current_pass in a readable model's save_resume block)
     passes_done: int = 0
+    #: --extra_metrics: VW's learn and predict calls (``run/metrics.py``, imported when asked for)
+    metrics: object = None
+    #: the -i model's performance counters (``run/counters.py``): kept by a run that learns nothing;
+    #: those the run started from (--preserve_performance_counters) and their passes
+    counters_base: dict | None = None
+    counters_loaded: dict | None = None
+    passes_before: int = 0
 
     # the RunState's arrays (a run keeps them for its whole life; the kernel takes ``kernel_state``)
     table = property(lambda self: self.arrays.table)
@@ -454,6 +465,8 @@ class Run:
         preds = np.empty((n, K + 2)) if K else np.empty(n)
         ctr = self.ctr
         counters, training = self.arrays.counters, self.arrays.int_settings.train
+        if self.metrics is not None:
+            self.metrics.count(block, counters.pass_ex, int(self.arrays.int_settings.holdout), bool(training))
         pos = 0
         kernel = self.kernel
         counts = block.feature_counts()
@@ -813,7 +826,8 @@ class EarlyStop:
 def _check_paths(cfg: TrainConfig) -> None:
     """Inputs readable and outputs writable, before the training rather than after it."""
     check_readable(cfg.sources + tuple(p for p in (cfg.objective_data, cfg.trace_data) if p))
-    for path, what in ((cfg.final_model, "model"), (cfg.vw_model_out, "VW model"), (cfg.readable_model, "readable model"),
+    for path, what in ((cfg.final_model, "model"), (cfg.vw_model_out, "VW model"), (cfg.extra_metrics, "metrics file"),
+                       (cfg.readable_model, "readable model"),
                        (cfg.invert_hash, "readable model"), (cfg.trace, "trace"), (cfg.plot, "plot")):
         if path:
             check_target(path, what)
@@ -869,17 +883,21 @@ def train(cfg: TrainConfig, model=None, progress: bool = False, observer=None) -
     state.counters.dump = first_dump(additive, interval)
     if warning and not cfg.quiet:
         rep.warn(warning)
-    if cfg.quiet and history is None:   # the history keeps the rows' schedule (quiet prints none)
-        state.quiet()
     sources = SourcePlan(cfg, hashing, rep)
     preamble(cfg, rep, learners.get(cfg.algo), sources.note)
     hint = learners.get(cfg.algo).hint
     if hint is not None and hint(cfg) is not None:
         rep.line(hint(cfg))
     run = _open_run(cfg, state, hashing, rep, history)
+    counters.resume(cfg, run, None if noop else model)     # --preserve_performance_counters
+    if cfg.quiet and history is None:   # the history keeps the rows' schedule (quiet prints none)
+        state.quiet()
     run.progress.additive, run.progress.interval = additive, interval
     run.no_bases = noop
     run.confidence = (2 if cfg.confidence_after_training else 1) if cfg.confidence else 0
+    if cfg.extra_metrics:
+        from streamlearn.run.metrics import ExtraMetrics    # imported by the runs that ask for it
+        run.metrics = ExtraMetrics(cfg, _warned_loss(cfg))
     if cfg.print_examples and not cfg.quiet:
         constant = None if cfg.noconstant else CONSTANT_RAW_INDEX
         run.printer = lambda block, a, b: (rep.out.write(print_lines(block, a, b, constant)), rep.out.flush())
@@ -911,7 +929,11 @@ def train(cfg: TrainConfig, model=None, progress: bool = False, observer=None) -
         sources.remove_temporary()
     if state.counters.nonfinite and not run.faults.diverge_warned:
         rep.warn("some predictions were not finite (the weights diverged); try a smaller -l/--learning-rate")
-    rep.summary(_summary_lines(run, cfg.loss, cfg.quantile_tau, passes_done, holdout, stop.best, nonzero, cfg.bits,
+    if run.metrics is not None:
+        from streamlearn.run.metrics import write
+        write(cfg.extra_metrics, run.metrics.document(run.faults.vw_log_calls, state.st))
+    rep.summary(_summary_lines(run, cfg.loss, cfg.quantile_tau, run.passes_before + passes_done, holdout, stop.best,
+                               nonzero, cfg.bits,
                                best=not cfg.dont_output_best_constant))
     result = {"state": state.st, "counters": ctr, "table": state.table, "nonzero": nonzero,
               "malformed": run.faults.malformed, "passes": passes_done, "best_holdout": stop.best,

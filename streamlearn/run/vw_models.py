@@ -13,7 +13,7 @@ What VW keeps in a model and what it takes from the command line:
   and the rule gives the width of the weight records (w, then G and/or N);
 * the save_resume state: ``t``, the prediction bounds, the normalizer's sums (class 0's with
   ``--oaa``: VW saves one, the other classes start afresh), the per-weight G and N, ftrl's z and n;
-  VW's counters restart on -i, as streamlearn's do.
+  VW's counters, which restart on -i unless --preserve_performance_counters (``run/counters.py``).
 """
 
 from __future__ import annotations
@@ -146,7 +146,32 @@ def load_vw(data, path, explicit: dict, predicting: bool) -> tuple[dict, np.ndar
     header = cfg.model_options()
     header["column_names"] = names
     header["state"] = _state(cfg, model, path)
+    if model.resume:        # the counters, for --preserve_performance_counters (``run/counters.py``)
+        header["counters"] = _counters(model.online, path)
     return header, model.index, values
+
+
+#: VW's online state's counters (``streamlearn.io.vw_model.ONLINE``) by a model header's names
+_VW_COUNTERS = {"example_number": "example_number", "weighted_labeled_examples": "w_labeled",
+                "weighted_unlabeled_examples": "w_unlabeled", "weighted_labels": "w_labels",
+                "sum_loss": "sum_loss", "total_features": "total_features",
+                "sum_loss_since_last_dump": "sum_loss_since", "old_weighted_labeled_examples": "old_w_labeled",
+                "dump_interval": "dump_interval", "current_pass": "current_pass"}
+
+
+def _counters(online: dict, path) -> dict:
+    """A VW model's counters as a streamlearn model's header holds them, checked as its are."""
+    from streamlearn.io.model_file import check_counters
+    out = {name: online[vw] for name, vw in _VW_COUNTERS.items()}
+    for name in ("example_number", "total_features", "current_pass"):
+        out[name] = int(out[name])
+    out = {k: v if isinstance(v, int) else float(v) for k, v in out.items()}
+    try:
+        check_counters(out, path)
+    except ModelError as exc:
+        detail = str(exc).removeprefix(f"corrupt model {path}: ")
+        raise ModelError(f"VW model {path} is corrupt (its {detail})") from None
+    return out
 
 
 def _g0(cfg) -> float:
@@ -210,9 +235,10 @@ def keep_options(cfg) -> str:
     return " ".join(parts)
 
 
-def vw_model_bytes(cfg, table, st, ctr, touched, in_force) -> bytes:
+def vw_model_bytes(cfg, table, st, ctr, touched, in_force, passes: int = 1) -> bytes:
     """The VW model of a finalized run: the header, the save_resume state (unless
-    --predict-only-model) and a record for every slot with a value that is not 0."""
+    --predict-only-model; ``passes``: its current_pass) and a record for every slot with a value that
+    is not 0."""
     low, high = float(st[S.S_MIN_LABEL]), float(st[S.S_MAX_LABEL])
     model = vw_model.VWModel((9, 11, 9), "", low, high, cfg.bits, list(cfg.ngram), list(cfg.skips),
                              keep_options(cfg), resume=not cfg.predict_only_model)
@@ -239,7 +265,7 @@ def vw_model_bytes(cfg, table, st, ctr, touched, in_force) -> bytes:
         "min_label": low, "max_label": high, "w_labeled": float(c[S.C_W_LABELED]),
         "w_labels": float(c[S.C_W_LABELS]), "w_unlabeled": float(c[S.C_W_UNLABELED]),
         "example_number": int(c[S.C_EXAMPLES]), "total_features": int(c[S.C_FEATURES]),
-        "total_weight": total, "old_w_labeled": float(c[S.C_OLD_W_LABELED]), "current_pass": 0,
+        "total_weight": total, "old_w_labeled": float(c[S.C_OLD_W_LABELED]), "current_pass": int(passes),
         "l1_state": 0.0, "l2_state": 1.0,
     }
     return vw_model.dump(model)

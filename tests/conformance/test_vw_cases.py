@@ -8,9 +8,9 @@ readable-model cases, the same weights with the same per-feature G and N, each t
 (VW prints 6 significant decimals, 4 in the prediction column: the floor is half of the last digit).
 
 Out of scope, with the reason:
-  s03, s08                        VW's --l1 with -t -i of a predict-only model, and with --sgd (which
-                                  chooses tg); t030, t680, s01, s02, s06 (a bare --l1, --l1 --l2: VW's
-                                  own, gravity), t531 and t725 (labels as VW takes them) are in scope
+  s03                             VW's --l1 with -t -i of a predict-only model; t030, t680, s01, s02,
+                                  s06 (a bare --l1, --l1 --l2: VW's own, gravity), s08 (--sgd --l1:
+                                  gravity too), t531 and t725 (labels as VW takes them) are in scope
   t035                            --constant (initial constant weight) is not an option
   t575                            -t without a model (streamlearn predict needs a model)
   t130                            poisson loss is not provided
@@ -193,6 +193,25 @@ def test_case_l1_readable_model(vw, tmp_path, case, opts):
     if not predict_only:
         state = float(re.search(r"^l1_state (\S+)$", theirs_text, re.M).group(1))
         assert float(re.search(r"^l1_state (\S+)$", text, re.M).group(1)) == pytest.approx(state, rel=1e-4)
+
+
+def test_case_sgd_l1_is_vws_own(vw, tmp_path):
+    """s08: --sgd --l1 (a VW command line with an update rule) runs VW's own L1 (gravity): VW's progress
+    table, predictions and weights in force."""
+    pred, readable = tmp_path / "s08.predict", tmp_path / "s08.readable"
+    res = train(["-d", vw / "train-sets" / "0001_pm1.dat", "--loss_function", "logistic", "--sgd", "--l1",
+                 "0.001", "-p", pred, "--readable_model", readable, "--predict_only_model"])
+    assert "learner = gravity" in res.stderr
+    same_table(res.stderr, ref(vw, "s08_sgd_l1"))
+    same_predictions(pred.read_text(), ref(vw, "s08_sgd_l1", "s08.predict"))
+
+    def weights(t):
+        return {int(line.split(":")[0]): float(line.split(":")[1]) for line in t.splitlines()
+                if re.match(r"^\d+:", line)}
+    mine, theirs = weights(readable.read_text()), weights(ref(vw, "s08_sgd_l1", "s08.readable"))
+    assert set(mine) == set(theirs) and len(theirs) > 0
+    for i, w in theirs.items():
+        assert mine[i] == pytest.approx(w, rel=1e-4, abs=1e-6), i
 
 
 def test_case_continue_from_model(vw, tmp_path):

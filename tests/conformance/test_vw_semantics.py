@@ -1,5 +1,5 @@
-"""VW's semantics on VW command lines (issue 27): a bare ``--l1`` and ``--l1 --l2`` run VW's own
-regularizer (gd's global gravity and contraction, ``--algo gravity``), and hinge and logistic take
+"""VW's semantics on VW command lines (issue 27): ``--l1`` and/or ``--l2`` (bare, or with VW's update rule
+and rate options) run VW's own regularizer (gd's global gravity and contraction, ``--algo gravity``), and hinge and logistic take
 the labels as VW takes them (hinge any real label, logistic a label y as the mixture (y + 1) / 2 of its
 classes). Progressive predictions and the summary equal VW 9.11.9's (``python -m vowpalwabbit``;
 skipped without it) on generated streams; the hint and the label warning are one line each.
@@ -69,6 +69,20 @@ CASES = [
     (["--loss_function", "logistic"], "wide"),
     (["--loss_function", "logistic", "--sgd", "-l", "0.5"], "wide"),
     (["--l1", "1e-3", "--oaa", "3"], "classes"),
+    # VW's --l1/--l2 with its update rule and rate options: VW's own regularizer too (not tg or fobos)
+    (["--l1", "1e-3", "--sgd", "-l", "0.1"], "real"),
+    (["--l1", "1e-3", "-l", "0.3"], "real"),
+    (["--l1", "1e-3", "--power_t", "0.3"], "real"),
+    (["--l1", "1e-3", "--initial_t", "2"], "pm1"),
+    (["--l1", "1e-3", "--invariant"], "real"),
+    (["--l1", "1e-3", "--normalized"], "real"),
+    (["--l1", "1e-3", "--adaptive", "-l", "0.5"], "real"),
+    (["--l1", "1e-3", "--adaptive", "--normalized", "--power_t", "0.4"], "pm1"),
+    (["--l1", "1e-3", "--l2", "1e-4", "--sgd", "-l", "0.1", "--loss_function", "logistic"], "pm1"),
+    (["--l1", "1e-3", "--l2", "1e-4", "-l", "0.3"], "real"),
+    (["--l2", "1e-3"], "real"),
+    (["--l2", "1e-3", "--sgd", "-l", "0.1"], "real"),
+    (["--l2", "1e-4", "--invariant", "--power_t", "0.3"], "pm1"),
 ]
 
 
@@ -93,6 +107,28 @@ def test_vw_command_lines_give_vws_numbers(tmp_path, args, labels):
                                                                         rel=1e-4)
 
 
+READABLE_CASES = [["--l1", "1e-3", "--sgd", "-l", "0.1"], ["--l1", "1e-3", "--invariant", "-l", "0.3"],
+                  ["--l2", "1e-3"], ["--l1", "1e-4", "--l2", "1e-3", "--normalized"]]
+
+
+@pytest.mark.parametrize("args", READABLE_CASES, ids=" ".join)
+def test_vws_regularizer_with_rule_options_saves_vws_weights(tmp_path, args):
+    """The readable model's weights (VW's raw weights and their G/N, with save_resume) equal VW's."""
+    data = tmp_path / "d.vw"
+    data.write_text(stream(5, 300, "real"))
+    ours(data, args + ["--readable_model", str(tmp_path / "sl.txt")], tmp_path)
+    vw(data, args + ["--readable_model", str(tmp_path / "vw.txt")], tmp_path)
+
+    def weights(path):
+        text = path.read_text().splitlines()
+        start = next(j for j, line in enumerate(text) if line.startswith("l2_state ")) + 1   # the weights follow
+        return {int(line.split(":")[0]): [float(v) for v in line.split(":")[1].split()] for line in text[start:]}
+    mine, theirs = weights(tmp_path / "sl.txt"), weights(tmp_path / "vw.txt")
+    assert set(mine) == set(theirs) and len(theirs) > 10
+    for i, values in theirs.items():
+        np.testing.assert_allclose(mine[i], values, rtol=1e-3, atol=1e-5, err_msg=str(i))
+
+
 def test_l1_resolves_to_vws_own_and_ftrl_is_one_flag_away(tmp_path):
     """A bare --l1 and --l1 --l2 run gravity with a one-line hint on stderr; --algo picks another
     learner (and no hint); --l2 alone stays fobos's squared L2 norm."""
@@ -111,7 +147,9 @@ def test_l1_resolves_to_vws_own_and_ftrl_is_one_flag_away(tmp_path):
         assert len(hints) == 1 and "--algo ftrl" in hints[0]
     assert run("--l1", "1e-3", "--algo", "ftrl") == ("ftrl", [])
     assert run("--l1", "1e-3", "--algo", "gravity") == ("gravity", [])
-    assert run("--l2", "1e-3")[0] == "fobos"
+    assert run("--l2", "1e-3") == ("gravity", [])
+    assert run("--l1", "1e-3", "--sgd", "-l", "0.1")[0] == "gravity"
+    assert run("--l2", "1e-3", "--reg", "l2sq")[0] == "fobos"
 
 
 def test_unexpected_labels_are_warned_once_in_vws_words(tmp_path):

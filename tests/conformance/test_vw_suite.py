@@ -15,9 +15,6 @@ KNOWN_FAILURES = {
     # labels "1:1", "2:0": VW silently reads the numeric prefix (the rest is lost); streamlearn makes such an
     # example unlabeled with a warning. --audit over the cached pass is VW's (tests/conformance/test_vw_readable.py)
     204: "labels 1:1 are unlabeled (a deliberate deviation)",
-    # --preserve_performance_counters is taken; a streamlearn model does not keep the counters (a model
-    # that did broke -i's exact resave, and the Python API's and Dask's byte equality with the CLI)
-    96: "performance counters are not kept in streamlearn models",
 }
 
 

@@ -175,7 +175,7 @@ def test_fobos_preamble_and_summary():
     (["--reg", "linf", "--lambda", "1", "--adaptive"],
      "--adaptive does not apply to --algo fobos --reg linf: the prox of --reg linf with per-feature "
      "rates cannot be caught up lazily, so it takes the plain schedule (--sgd, or no rule flag)"),
-    (["--l1", "1", "--l2", "1", "--normalized"],
+    (["--algo", "fobos", "--l1", "1", "--l2", "1", "--normalized"],     # (without --algo: VW's own, gravity)
      "--normalized does not apply to --algo fobos --reg elastic: the prox of --reg elastic with "
      "per-feature rates cannot be caught up lazily, so it takes the plain schedule (--sgd, or no rule "
      "flag)"),

@@ -28,7 +28,7 @@ def test_a_fifo_as_data_is_read_once_as_a_stream(tmp_path):
         writer.wait()
     assert run.returncode == 0, run.stderr
     assert "number of examples = 200" in run.stderr, run.stderr
-    cli("train", "-d", data, "-f", tmp_path / "from_file", "--quiet")
+    cli("train", "-d", data, "-f", tmp_path / "from_file")      # printing rows, as the FIFO's run
     assert (tmp_path / "from_fifo").read_bytes() == (tmp_path / "from_file").read_bytes()
 
 
