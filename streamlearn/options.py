@@ -133,6 +133,8 @@ FROM_LEARNERS = "from the learners"
 LOSS_NAMES = ("squared", "logistic", "hinge", "quantile", "softmax", "poisson", "classic", "expectile")
 LINK_NAMES = ("identity", "logistic", "poisson")
 FORMAT_NAMES = ("auto", "vw", "libsvm", "csv", "json")
+#: --csoaa_ldf / --wap_ldf modes (VW's spellings): m/multiline regresses the costs, mc/multiline-classifier classifies
+LDF_MODES = ("m", "multiline", "mc", "multiline-classifier")
 #: the formats read through a converter to VW text (``streamlearn.io.textformats``, imported when used)
 TEXT_FORMATS = ("csv", "json")
 HASH_NAMES = ("strings", "all")
@@ -227,6 +229,17 @@ RUN_OPTIONS = INPUT_OPTIONS + TEXT_FORMAT_OPTIONS + (
     _o("csoaa", ("--csoaa",), "int", 0, metavar="K", stored="if_used", estimator=None,
        help="K classes, cost-sensitive labels 'class:cost ...': one regressor of each class's cost, the "
             "prediction the class of least predicted cost (VW's --csoaa; docs/multiclass.md).",
+       section=MULTICLASS),
+    _o("csoaa_ldf", ("--csoaa-ldf", "--csoaa_ldf"), "choice", None, choices=LDF_MODES, metavar="m|mc",
+       stored="if_used", estimator=None,
+       help="Label-dependent features: multi-line examples (an optional 'shared' line, one line per action "
+            "'class:cost | features', a blank line after), one regressor of the cost over the action's "
+            "features; m: of the cost, mc: classifiers of the least cost (VW's --csoaa_ldf; "
+            "docs/multiclass.md).", section=MULTICLASS),
+    _o("wap_ldf", ("--wap-ldf", "--wap_ldf"), "choice", None, choices=LDF_MODES, metavar="m|mc",
+       stored="if_used", estimator=None,
+       help="Label-dependent features learned by weighted all pairs: each pair of actions of a multi-line "
+            "example a classifier of their feature difference (VW's --wap_ldf; docs/multiclass.md).",
        section=MULTICLASS),
     _o("multilabel_oaa", ("--multilabel-oaa", "--multilabel_oaa"), "int", 0, metavar="K", stored="if_used",
        estimator=None,

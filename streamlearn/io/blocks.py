@@ -91,6 +91,8 @@ class ParsedBlock:
     #: cost-sensitive labels (--csoaa, ``streamlearn.io.costs``): (ptr, cls, cost), example e's costs at
     #: ptr[e]..ptr[e+1]-1 (ptr keeps absolute positions, as ``indptr``); None for plain labels
     costs: tuple | None = None
+    #: multi-line examples (--csoaa_ldf, ``streamlearn.io.ldf``): int64, the first row of each row's group
+    groups: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -100,6 +102,9 @@ class ParsedBlock:
         """The block as a learner kernel takes it, (indptr, idx, val, labels, weights, bases, nfeat,
         preds), with ``preds`` the array its predictions go to (``streamlearn.core.loop``); a block of
         cost-sensitive labels adds their (ptr, cls, cost) (``streamlearn.core.multiclass.csoaa_loop``)."""
+        if self.groups is not None:
+            return (self.indptr, self.idx, self.val, self.labels, self.weights, self.bases, self.feature_counts(),
+                    preds) + tuple(self.costs) + (self.groups,)
         if self.costs is not None:
             return (self.indptr, self.idx, self.val, self.labels, self.weights, self.bases, self.feature_counts(),
                     preds) + tuple(self.costs)
@@ -143,7 +148,8 @@ def sub_block(block: ParsedBlock, a: int, b: int) -> ParsedBlock:
                       block.tag_e[a:b], f, [t for t, k in zip(block.fault_text, keep) if k],
                       counts=None if block.counts is None else block.counts[a:b], ns=block.ns,
                       text_lines=None if block.text_lines is None else block.text_lines[a:b],
-                      costs=None if block.costs is None else (block.costs[0][a:b + 1],) + tuple(block.costs[1:]))
+                      costs=None if block.costs is None else (block.costs[0][a:b + 1],) + tuple(block.costs[1:]),
+                      groups=None if block.groups is None else np.maximum(block.groups[a:b] - a, 0))
     if block.counts is None:        # the reports count the example's own row length
         out.counts = np.diff(block.indptr[a:b + 1])
     return out
@@ -182,7 +188,8 @@ def detached(block: ParsedBlock) -> ParsedBlock:
                        copy(block.tag_s), copy(block.tag_e), copy(block.faults), list(block.fault_text),
                        counts=copy(block.counts), ns=None if block.ns is None else copy(block.ns[lo:hi]),
                        text_lines=None if block.text_lines is None else list(block.text_lines),
-                       costs=None if block.costs is None else _detached_costs(block.costs))
+                       costs=None if block.costs is None else _detached_costs(block.costs),
+                       groups=None if block.groups is None else block.groups.copy())
 
 
 def _detached_costs(costs: tuple) -> tuple:
@@ -257,7 +264,7 @@ def parse_block(source: str, data, first_line: int, fmt: int, mask: int, noconst
                 hash_seed: int, hash_mode: int, ends: np.ndarray | None = None,
                 out: Outputs | None = None, redefine: np.ndarray | None = None,
                 cost_names: tuple | None = None, class_names: tuple | None = None,
-                multilabels: bool = False) -> ParsedBlock:
+                multilabels: bool = False, shared: bool = False) -> ParsedBlock:
     """Parse one line-aligned block (bytes or a uint8 array) with the compiled parser for ``fmt``.
 
     ``ends`` (line end positions) and ``out`` (reusable arrays) are computed / allocated if not given;
@@ -269,7 +276,8 @@ def parse_block(source: str, data, first_line: int, fmt: int, mask: int, noconst
     ``costs``, its ``labels`` are 0 for an example with a cost and NaN for a test example, and the
     faults of the label part are theirs. With ``class_names`` ((hashes, ids) of --named_labels with
     --oaa) a label is a class name (``streamlearn.io.costs.named_class_labels``); with ``multilabels``
-    a set of classes ``0,3,4`` (--multilabel_oaa), carried as ``costs`` of cost 0."""
+    a set of classes ``0,3,4`` (--multilabel_oaa), carried as ``costs`` of cost 0; with ``shared`` (and
+    ``cost_names``) a ``shared`` label is a shared line's (--csoaa_ldf: ``streamlearn.io.ldf``)."""
     buf = np.frombuffer(data, dtype=np.uint8) if isinstance(data, (bytes, bytearray)) else data
     if ends is None:
         ends = line_ends(buf)
@@ -294,7 +302,7 @@ def parse_block(source: str, data, first_line: int, fmt: int, mask: int, noconst
                 out.ns[out.indptr[1:n + 1] - 1] = 128
     block = out.block(source, n, nf, nfault, buf, with_ns=want_ns)
     if cost_names is not None:
-        with_costs(block, buf, ends, first_line, *cost_names)
+        with_costs(block, buf, ends, first_line, *cost_names, shared=shared)
     elif multilabels:
         with_costs(block, buf, ends, first_line, None, None)
     elif class_names is not None:
@@ -311,13 +319,13 @@ _PLAIN_LABEL_FAULTS = (P.E_LABEL, P.E_WEIGHT, P.E_NEG_WEIGHT, P.E_BASE, P.E_LABE
 
 
 def with_costs(block: ParsedBlock, buf: np.ndarray, ends: np.ndarray, first_line: int, names: np.ndarray,
-               ids: np.ndarray) -> None:
+               ids: np.ndarray, shared: bool = False) -> None:
     """Read the block's labels as costs (``parse_block``'s ``cost_names``), in place."""
     if names is None:       # a multilabel set: every class given
         ptr, cls, cost, cfaults = parse_multilabels(buf, ends, first_line, block.lines, block.tag_s, block.tag_e)
     else:
         ptr, cls, cost, cfaults = parse_cost_labels(buf, ends, first_line, block.lines, block.tag_s, block.tag_e,
-                                                    names, ids)
+                                                    names, ids, shared)
     block.costs = (ptr, cls, cost)
     labeled = np.zeros(block.n, bool)
     has = np.flatnonzero(cost != NO_COST)

@@ -27,7 +27,7 @@ from streamlearn.io.cache import (CacheCorrupt, CacheWriter, cache_status, check
 from streamlearn.io.atomic import check_target
 from streamlearn.io.reader import check_readable
 from streamlearn.io.shuffle import ShuffledExamples
-from streamlearn.io.writers import PredictionWriter, class_probabilities, format_class_values
+from streamlearn.io.writers import PredictionWriter, class_probabilities, format_class_values, format_predictions
 from streamlearn.core import multiclass
 from streamlearn.core.losses import vw_label_warning
 from streamlearn.core.rules import gd_settings
@@ -57,11 +57,15 @@ class Outputs:
     names: tuple = ()        # --named_labels: the classes' names, class 1 first
     multilabel: bool = False  # label sets (--multilabel_oaa K)
     logloss: list = field(default_factory=lambda: [0.0, 0.0])   # --probabilities: sum -log p w, sum w
+    ldf: str | None = None   # multi-line examples (--csoaa_ldf, --wap_ldf): "m", "mc" or "wap"
 
     @classmethod
     def of(cls, cfg, learner, writer: PredictionWriter | None = None) -> "Outputs":
         """The outputs of a run of ``cfg`` (``learner``: the configured one, whose classes may be
         joint) writing -p lines to ``writer``; a multiclass run opens its -r writer here."""
+        if getattr(cfg, "ldf", None) is not None:
+            output = "rank" if cfg.csoaa_rank else "probabilities" if cfg.probabilities else "class"
+            return cls(writer=writer, output=output, ldf=cfg.ldf)
         if not cfg.classes:
             return cls(cfg.link, cfg.binary, writer)
         output = "probabilities" if cfg.probabilities else "scores" if cfg.scores else "class"
@@ -189,6 +193,33 @@ class Outputs:
                 offsets = cost_offsets(block, e, self.classes, mode) if ptr[e + 1] > ptr[e] else []
                 lines.append(" ".join(f"{c + first}:{preds[e, 1 + c]:g}" for c in offsets))
             self.raw_writer.write_lines(lines, block)
+
+    def ldf_predictions(self, block: ParsedBlock, preds: np.ndarray) -> list[str]:
+        """A multi-line block's -p lines as VW writes them, an empty line after each example: per action
+        its class when it is the predicted one, else 0 (each with its tag); with --probabilities each
+        action's probability (``ldf_probabilities``); with --csoaa_rank one line of the actions
+        ``class:score`` by increasing score (ties: the lower class)."""
+        ptr, cls, _ = block.costs
+        tags = block.tag_list()
+        lines = []
+        for g0, g1 in ldf_groups(block):
+            if self.output == "rank":
+                ranked = sorted((float(np.float32(preds[r, 1])), int(cls[ptr[r]])) for r in range(g0, g1)
+                                if ptr[r + 1] > ptr[r])
+                tag = tags[g0]
+                lines.append(",".join(f"{c}:{s:g}" for s, c in ranked) + (" " + tag.decode("utf-8", "replace")
+                                                                              if tag else ""))
+            else:
+                probs = ldf_probabilities(preds[g0:g1, 1]) if self.output == "probabilities" else None
+                best = int(preds[g0, 0])
+                for r in range(g0, g1):
+                    if probs is not None:
+                        text = format_predictions(probs[r - g0:r - g0 + 1])[0]
+                    else:
+                        text = str(best) if best in cls[ptr[r]:ptr[r + 1]].tolist() else "0"
+                    lines.append(text + (" " + tags[r].decode("utf-8", "replace") if tags[r] else ""))
+            lines.append("")
+        return lines
 
     def close(self) -> None:
         for out in (self.writer, self.raw_writer):
@@ -445,6 +476,8 @@ class Run:
     def process(self, block: ParsedBlock) -> np.ndarray:
         """Predict (and learn, training) the block's examples with the kernel, then the progress rows
         due, --audit's lines, the faults and the outputs. Returns the kernel's predictions."""
+        if self.outputs.ldf is not None:
+            return self.process_ldf(block)
         self.faults.report(block)
         if self.faults.label_loss is not None:
             self.faults.unexpected_labels(block)
@@ -531,6 +564,55 @@ class Run:
             self.outputs.write(block, preds)
         return preds
 
+    def process_ldf(self, block: ParsedBlock) -> np.ndarray:
+        """``process`` for a block of multi-line examples (``streamlearn.io.ldf``; the kernel is
+        ``multiclass.ldf_loop``'s): with --audit one action at a time, VW's lines of each example's
+        actions as predicted, then as learned (each with the weights before its own step)."""
+        self.faults.report(block)
+        n = block.n
+        self.progress.read(block)
+        preds = np.zeros((n, 3))
+        counters, training = self.arrays.counters, self.arrays.int_settings.train
+        arrays, state = block.arrays(preds), self.arrays.kernel_state
+        counts = block.feature_counts()
+        entries = self.audit.entries(block)
+        audit = self.audit.g_column is not None and entries is not None
+        tags = block.tag_list() if audit else None
+        bounds = self.arrays.state
+        shown, learned = [], []
+        pos = 0
+        while pos < n:
+            g0 = int(block.groups[pos])
+            if audit and pos == g0:
+                g1 = next((r for r in range(g0 + 1, n) if block.groups[r] != g0), n)
+                shown = [self.audit.features(entries[r], self.table, 0, 1) for r in range(g0, g1)]
+                lo, hi = bounds.min_label, bounds.max_label
+                learned = []
+            if audit:
+                before = self.audit.features(entries[pos], self.table, 0, 1)
+            first = pos
+            pos = self.kernel(arrays, state, pos, pos + 1 if audit else n)
+            self.faults.check_divergence(block, counters, first, pos, training)
+            if audit:
+                if preds[first, 2] == preds[first, 2]:
+                    learned.append((preds[first, 2], tags[first], before))
+                if pos >= n or block.groups[pos] != g0:     # the example's last action: its lines
+                    g1 = pos
+                    preds_shown = [min(max(preds[r, 1], lo), hi) for r in range(g0, g1)]
+                    from streamlearn.features.audit import audit_prediction, write as write_audit
+                    items = [(p, tags[r], f[0]) for p, r, f in zip(preds_shown, range(g0, g1), shown)]
+                    write_audit([text for p, tag, f in items + [(p, t, f[0]) for p, t, f in learned]
+                                 for text in (audit_prediction(p, tag), f)])
+            if self.progress.due(counters):
+                e = pos - 1
+                g = int(block.groups[e])
+                labeled = counters.w_labeled > 0 and block.labels[g] == block.labels[g]
+                self.progress.row(self.ctr, 0.0, preds[e, 0], int(counts[g:pos].sum()),
+                                  "known" if labeled else "unknown", str(int(preds[e, 0])))
+        if self.outputs.writer is not None:
+            self.outputs.writer.write_text(self.outputs.ldf_predictions(block, preds))
+        return preds
+
     def sensitivity(self, block: ParsedBlock, e: int, p: float) -> float:
         """--confidence: example e's sensitivity at prediction p (gd.cc; ``core.confidence``), for its
         label, or the label opposite to p's sign when it has none."""
@@ -567,6 +649,20 @@ class Run:
             self.outputs.write_costs(block, preds, self.arrays.state.index_mode)
         else:
             self.outputs.write_classes(block, preds, self.first_class())
+
+
+def ldf_groups(block: ParsedBlock) -> list[tuple[int, int]]:
+    """(first row, one past the last) of each multi-line example of a block (``block.groups``)."""
+    starts = np.flatnonzero(np.r_[True, block.groups[1:] != block.groups[:-1]]) if block.n else np.zeros(0, int)
+    bounds = starts.tolist() + [block.n]
+    return [(bounds[j], bounds[j + 1]) for j in range(len(starts))]
+
+
+def ldf_probabilities(raw: np.ndarray) -> np.ndarray:
+    """VW's --probabilities of a multi-line example's actions from their raw scores (a predicted cost:
+    lower is better): 1 / (1 + exp(score)) each, normalized to sum 1 (float32, as VW)."""
+    p = (np.float32(1.0) / (np.float32(1.0) + np.exp(raw.astype(np.float32)))).astype(np.float32)
+    return (p / p.sum(dtype=np.float32)).astype(np.float64)
 
 
 def cost_offsets(block: ParsedBlock, e: int, K: int, mode: float) -> list[int]:
