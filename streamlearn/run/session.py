@@ -569,6 +569,7 @@ class Run:
         ``multiclass.ldf_loop``'s): with --audit one action at a time, VW's lines of each example's
         actions as predicted, then as learned (each with the weights before its own step)."""
         self.faults.report(block)
+        self.ldf_label_notes(block)
         n = block.n
         self.progress.read(block)
         preds = np.zeros((n, 3))
@@ -612,6 +613,30 @@ class Run:
         if self.outputs.writer is not None:
             self.outputs.writer.write_text(self.outputs.ldf_predictions(block, preds))
         return preds
+
+    def ldf_label_notes(self, block: ParsedBlock) -> None:
+        """VW's warnings about a multi-line example it predicts only though it has costs (one-line
+        errors with --strict): an action without exactly one cost, or actions with and without."""
+        ptr, _, cost = block.costs
+        count = np.diff(ptr)
+        given = np.zeros(block.n, bool)
+        one = count == 1
+        given[one] = cost[ptr[:-1][one] - ptr[0]] != multiclass.NO_COST
+        for g0, g1 in ldf_groups(block):
+            reason = None
+            bad = np.flatnonzero(count[g0:g1] != 1)
+            if bad.size and given[g0:g1].any():
+                r = g0 + int(bad[0])
+                reason = f"an action has {int(count[r])} costs (a multi-line example's have one each)"
+            elif given[g0:g1].any() and not given[g0:g1].all():
+                r = g0 + int(np.flatnonzero(~given[g0:g1])[0])
+                reason = "a multi-line example mixes actions with and without a cost"
+            if reason is None:
+                continue
+            where = f"{block.source} line {int(block.lines[r])}"
+            if self.faults.strict:
+                raise InputError(f"{where}: {reason}")
+            self.faults.reporter.warn(f"{where}: {reason}; the example is predicted, not learned")
 
     def sensitivity(self, block: ParsedBlock, e: int, p: float) -> float:
         """--confidence: example e's sensitivity at prediction p (gd.cc; ``core.confidence``), for its
@@ -855,8 +880,10 @@ class SourcePlan:
         cfg = self.cfg
         if (p == 0 or self.reread) and not self.reuse:
             writer = CacheWriter(self.path, self.options) if self.use_cache else None
+            # multi-line examples read again after the first pass have no names, as VW's from its cache
+            names = run.audit.names is not None and not (p > 0 and self.hashing.ldf)
             blocks = text_blocks(cfg.sources, cfg.format, self.hashing, cfg.block_size, writer, run.faults.read_error,
-                                 with_text=run.audit.names is not None, byte_range=cfg.shard_range)
+                                 with_text=names, byte_range=cfg.shard_range)
             if cfg.shard_window is not None:    # a cache is written whole: the window reads on to the end
                 blocks = examples_window(blocks, *self.window, drain=writer is not None)
             return blocks, writer
