@@ -524,6 +524,8 @@ def _check_ldf(cfg: TrainConfig) -> None:
         raise OptionError(f"{flag} with --passes reads its input again on every pass: give files, not stdin")
     if cfg.loss == "softmax":
         raise OptionError(f"--loss softmax does not apply to {flag}")
+    if cfg.shard_range is not None or cfg.shard_window is not None:
+        raise OptionError(f"{flag} does not train on a part of its input (a multi-line example may span parts)")
 
 
 def _check_multiclass(cfg: TrainConfig) -> None:

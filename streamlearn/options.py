@@ -250,13 +250,14 @@ RUN_OPTIONS = INPUT_OPTIONS + TEXT_FORMAT_OPTIONS + (
        help="--oaa/--csoaa: the classes' names, class 1 first: labels are names, -p writes names (VW's "
             "--named_labels; a model keeps them).", section=MULTICLASS),
     _o("csoaa_rank", ("--csoaa-rank", "--csoaa_rank"), "flag", False, estimator=None,
-       help="VW's --csoaa_rank (a ranking of the actions, with --csoaa_ldf): with --csoaa it changes "
-            "nothing, as in VW.", section=MULTICLASS),
+       help="With --csoaa_ldf/--wap_ldf: -p writes the actions ranked by score ('2:0.1,1:0.7'; VW's "
+            "--csoaa_rank); with --csoaa it changes nothing, as in VW.", section=MULTICLASS),
     _o("indexing", ("--indexing",), "int", None, stored="always", legacy=None,
        help="--oaa labels are 0..K-1 (0) or 1..K (1); default: detected while learning, as VW does.",
        section=MULTICLASS),
     _o("probabilities", ("--probabilities",), "flag", False,
-       help="--oaa: write each class's probability (k:p ...) instead of the class.", section=MULTICLASS),
+       help="--oaa: write each class's probability (k:p ...) instead of the class; --csoaa_ldf: each "
+            "action's, one a line.", section=MULTICLASS),
     _o("scores", ("--scores",), "flag", False,
        help="--oaa: write each class's score (k:s ...) instead of the class.", section=MULTICLASS),
     _o("raw_predictions", ("-r", "--raw-predictions", "--raw_predictions"), "text", None, metavar="PATH",

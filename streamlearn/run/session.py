@@ -607,9 +607,9 @@ class Run:
             if self.progress.due(counters):
                 e = pos - 1
                 g = int(block.groups[e])
-                labeled = counters.w_labeled > 0 and block.labels[g] == block.labels[g]
+                known = bool((block.labels[g:pos] == block.labels[g:pos]).all())     # VW's cost-sensitive rows
                 self.progress.row(self.ctr, 0.0, preds[e, 0], int(counts[g:pos].sum()),
-                                  "known" if labeled else "unknown", str(int(preds[e, 0])))
+                                  "known" if known else "unknown", str(int(preds[e, 0])))
         if self.outputs.writer is not None:
             self.outputs.writer.write_text(self.outputs.ldf_predictions(block, preds))
         return preds
