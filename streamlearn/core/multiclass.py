@@ -659,8 +659,9 @@ def ldf_loop(block, state, start, end, cfg, view, weight, learn, kind):
     every action (a dot product over its features, no base), the prediction the class of the least
     score (the first such action; an action without a cost is not scored), its loss the predicted
     action's cost, counted once for the group (importance 1) with the group's features. A group is
-    learned (training, not held out) when every action has one cost that is given; each row then
-    learns in turn (so a call may stop inside a group and the next go on):
+    learned (training) when every action has one cost that is given; each row then learns in turn (so
+    a call may stop inside a group and the next go on). Nothing is held out: VW's multi-line examples
+    are learned and counted whatever their holdout mark. A row learns:
 
     * ``LDF_M``: towards its cost, importance 1;
     * ``LDF_MC``: towards -1 with importance (max - min cost) when its cost is the least, else towards
@@ -692,7 +693,6 @@ def ldf_loop(block, state, start, end, cfg, view, weight, learn, kind):
         v = view(cfg, st)
         if e == g0:
             ctr[C_PASS_EX] += 1.0
-            holdout = train and held_out(ctr[C_PASS_EX], iprm[I_HOLDOUT])
             best = 0
             least = NO_COST
             feats = 0
@@ -723,11 +723,10 @@ def ldf_loop(block, state, start, end, cfg, view, weight, learn, kind):
                         break
             if ctr[C_NONFINITE] != 0.0:
                 diverged_at(ctr, e)
-            account(ctr, labeled, holdout, 1.0, 0.0, lval, feats)
+            account(ctr, labeled, False, 1.0, 0.0, lval, feats)
             if train and not labeled:
                 st[S_T] -= 1.0
-        holdout = train and held_out(ctr[C_PASS_EX], iprm[I_HOLDOUT])
-        if train and labeled and not holdout:
+        if train and labeled:
             t0 = st[S_T]
             s = indptr[e]
             f = indptr[e + 1]
