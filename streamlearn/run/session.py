@@ -992,6 +992,11 @@ def train(cfg: TrainConfig, model=None, progress: bool = False, observer=None) -
     state.counters.dump = first_dump(additive, interval)
     if warning and not cfg.quiet:
         rep.warn(warning)
+    if cfg.ldf is not None and cfg.probabilities:   # VW's two warnings (csoaa_ldf.cc)
+        if cfg.loss != "logistic":
+            rep.warn(f"--probabilities should be used only with --loss_function=logistic, currently using: {cfg.loss}")
+        if cfg.ldf != "mc":
+            rep.warn("--probabilities should be used with --csoaa_ldf=mc (or --oaa, --multilabel_oaa)")
     if cfg.quiet and history is None:   # the history keeps the rows' schedule (quiet prints none)
         state.quiet()
     sources = SourcePlan(cfg, hashing, rep)

@@ -82,7 +82,9 @@ def test_rank_and_probabilities_are_the_scores(tmp_path):
     lines, groups = ldf_dataset(40, seed=8)
     data = write_lines(tmp_path / "d.ldf", lines)
     cli("train", "-d", data, "--csoaa_ldf", "m", "--csoaa_rank", "-p", tmp_path / "r", "--quiet")
-    cli("train", "-d", data, "--csoaa_ldf", "m", "--probabilities", "-p", tmp_path / "q", "--quiet")
+    res = cli("train", "-d", data, "--csoaa_ldf", "m", "--probabilities", "-p", tmp_path / "q", "--quiet")
+    assert "--probabilities should be used only with --loss_function=logistic, currently using: squared" in res.stderr
+    assert "--probabilities should be used with --csoaa_ldf=mc" in res.stderr
     _, scores, _, _ = eager_ldf(groups, 1 << BITS, "m")
     for (line,), raw, actions in zip(prediction_groups(tmp_path / "r"), scores, groups):
         pairs = [t.split(":") for t in line.split(",")]
@@ -97,15 +99,15 @@ def test_rank_and_probabilities_are_the_scores(tmp_path):
 
 def test_groups_across_blocks_and_sources(tmp_path):
     """The reader's grouping does not depend on where the blocks end (a tiny --block-size cuts every
-    example), and a source's end ends its last example."""
+    example) nor on the parse threads, and a source's end ends its last example."""
     lines, _ = ldf_dataset(30, seed=2)
     a = write_lines(tmp_path / "a.ldf", lines)
     b = write_lines(tmp_path / "b.ldf", lines[:-1])     # no blank line at its end
-    whole = cli("train", "-d", a, "-d", b, "--csoaa_ldf", "m", "-p", tmp_path / "p1")
-    cut = cli("train", "-d", a, "-d", b, "--csoaa_ldf", "m", "-p", tmp_path / "p2", "--block-size", 64)
-    assert (tmp_path / "p1").read_text() == (tmp_path / "p2").read_text()
-    assert len(prediction_groups(tmp_path / "p1")) == 60
-    assert average_loss(whole.stderr) == average_loss(cut.stderr)
+    runs = [cli("train", "-d", a, "-d", b, "--csoaa_ldf", "m", "-q", "ua", "-p", tmp_path / f"p{k}", *extra)
+            for k, extra in enumerate([[], ["--block-size", 64], ["--block-size", 64, "--threads", 2]])]
+    assert (tmp_path / "p0").read_text() == (tmp_path / "p1").read_text() == (tmp_path / "p2").read_text()
+    assert len(prediction_groups(tmp_path / "p0")) == 60
+    assert len({average_loss(r.stderr) for r in runs}) == 1
 
 
 def test_shared_labels_parse_and_merge():
