@@ -15,7 +15,8 @@ import numpy as np
 from streamlearn.io import parsing as P
 from streamlearn.io.libsvm import parse_libsvm_block
 from streamlearn.io.costs import NO_COST, named_class_labels, parse_cost_labels, parse_multilabels
-from streamlearn.io.vw import parse_vw_block
+from streamlearn.features.hashing import default_namespace_hash
+from streamlearn.io.vw import _parse_features, parse_vw_block
 
 FMT_VW = 0
 FMT_LIBSVM = 1
@@ -93,6 +94,8 @@ class ParsedBlock:
     costs: tuple | None = None
     #: multi-line examples (--csoaa_ldf, ``streamlearn.io.ldf``): int64, the first row of each row's group
     groups: np.ndarray | None = None
+    #: the line of each fault when it is not its example's (a shared line's, merged into its actions); None: theirs
+    fault_line: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -129,9 +132,10 @@ class ParsedBlock:
     def fault_lines(self) -> list[tuple[int, str, str]]:
         """(line, reason, consequence) for each malformed line, in order."""
         out = []
-        for (ex, code, _s, _e), raw in zip(self.faults, self.fault_text):
+        for k, ((ex, code, _s, _e), raw) in enumerate(zip(self.faults, self.fault_text)):
             template, consequence = FAULTS[int(code)]
-            out.append((int(self.lines[ex]), template.format(text=quote_bytes(raw)), consequence))
+            line = self.lines[ex] if self.fault_line is None else self.fault_line[k]
+            out.append((int(line), template.format(text=quote_bytes(raw)), consequence))
         return out
 
 
@@ -149,7 +153,8 @@ def sub_block(block: ParsedBlock, a: int, b: int) -> ParsedBlock:
                       counts=None if block.counts is None else block.counts[a:b], ns=block.ns,
                       text_lines=None if block.text_lines is None else block.text_lines[a:b],
                       costs=None if block.costs is None else (block.costs[0][a:b + 1],) + tuple(block.costs[1:]),
-                      groups=None if block.groups is None else np.maximum(block.groups[a:b] - a, 0))
+                      groups=None if block.groups is None else np.maximum(block.groups[a:b] - a, 0),
+                      fault_line=None if block.fault_line is None else block.fault_line[keep])
     if block.counts is None:        # the reports count the example's own row length
         out.counts = np.diff(block.indptr[a:b + 1])
     return out
@@ -189,7 +194,8 @@ def detached(block: ParsedBlock) -> ParsedBlock:
                        counts=copy(block.counts), ns=None if block.ns is None else copy(block.ns[lo:hi]),
                        text_lines=None if block.text_lines is None else list(block.text_lines),
                        costs=None if block.costs is None else _detached_costs(block.costs),
-                       groups=None if block.groups is None else block.groups.copy())
+                       groups=None if block.groups is None else block.groups.copy(),
+                       fault_line=None if block.fault_line is None else block.fault_line.copy())
 
 
 def _detached_costs(costs: tuple) -> tuple:
@@ -302,7 +308,8 @@ def parse_block(source: str, data, first_line: int, fmt: int, mask: int, noconst
                 out.ns[out.indptr[1:n + 1] - 1] = 128
     block = out.block(source, n, nf, nfault, buf, with_ns=want_ns)
     if cost_names is not None:
-        with_costs(block, buf, ends, first_line, *cost_names, shared=shared)
+        with_costs(block, buf, ends, first_line, *cost_names, shared=shared,
+                   hashing=(mask, hash_seed, hash_mode, IDENTITY_REDEFINE if redefine is None else redefine))
     elif multilabels:
         with_costs(block, buf, ends, first_line, None, None)
     elif class_names is not None:
@@ -319,8 +326,15 @@ _PLAIN_LABEL_FAULTS = (P.E_LABEL, P.E_WEIGHT, P.E_NEG_WEIGHT, P.E_BASE, P.E_LABE
 
 
 def with_costs(block: ParsedBlock, buf: np.ndarray, ends: np.ndarray, first_line: int, names: np.ndarray,
-               ids: np.ndarray, shared: bool = False) -> None:
-    """Read the block's labels as costs (``parse_block``'s ``cost_names``), in place."""
+               ids: np.ndarray, shared: bool = False, hashing: tuple | None = None) -> None:
+    """Read the block's labels as costs (``parse_block``'s ``cost_names``), in place. The plain
+    parser kept one fault a line, its label's (which costs are not): with ``hashing`` (mask, seed,
+    mode, redefine) the feature part of those lines is read again for its own fault."""
+    if hashing is not None and block.faults.shape[0]:
+        plain = block.faults[np.isin(block.faults[:, 1], _PLAIN_LABEL_FAULTS), 0]
+        extra = _feature_faults(buf, ends, first_line, block.lines, plain, *hashing)
+        if extra.shape[0]:
+            block.faults = np.concatenate([block.faults, extra])
     if names is None:       # a multilabel set: every class given
         ptr, cls, cost, cfaults = parse_multilabels(buf, ends, first_line, block.lines, block.tag_s, block.tag_e)
     else:
@@ -335,6 +349,26 @@ def with_costs(block: ParsedBlock, buf: np.ndarray, ends: np.ndarray, first_line
     block.weights[:] = 1.0
     block.bases[:] = 0.0
     _label_faults(block, buf, cfaults)
+
+
+def _feature_faults(buf: np.ndarray, ends: np.ndarray, first_line: int, lines: np.ndarray, rows: np.ndarray,
+                    mask: int, seed: int, mode: int, redefine: np.ndarray) -> np.ndarray:
+    """(k, 4) faults of the feature parts of examples ``rows`` (their first only), read again."""
+    out = []
+    dflt = default_namespace_hash(seed)
+    for ex in rows.tolist():
+        s, e = P.line_span(buf, ends, int(lines[ex]) - first_line)
+        bar = s
+        while bar < e and buf[bar] != P.BAR:
+            bar += 1
+        if bar >= e:
+            continue
+        room = e - bar + 2
+        _, code, fs, fe = _parse_features(buf, bar, e, mask, seed, mode, dflt, np.empty(room, np.uint32),
+                                          np.empty(room, np.float32), 0, redefine, np.empty(room, np.uint8), False)
+        if code != 0:
+            out.append((ex, code, fs, fe))
+    return np.array(out, np.int64).reshape(-1, 4)
 
 
 def _label_faults(block: ParsedBlock, buf: np.ndarray, label_faults: np.ndarray) -> None:

@@ -16,7 +16,9 @@ the action's namespaces), so interactions of a shared namespace with an action's
 formed as in VW; the shared row itself is dropped. A block it gives holds whole groups only: the rows
 of a group that may go on in the next block are held back and lead that block. ``groups`` of the
 result is the first row of each row's group (``streamlearn.core.multiclass.ldf_loop``); with feature
-names wanted, each action's text is (its line, the shared line or None) for ``features.names``.
+names wanted, each action's text is (its line, the shared line or None) for ``features.names``. A
+shared line's faults are its group's first action's, reported with the shared line's number
+(``fault_line``).
 """
 
 from __future__ import annotations
@@ -106,11 +108,12 @@ def _select(block: ParsedBlock, rows: np.ndarray, shared_of: np.ndarray, drop_co
     take = np.concatenate([np.arange(cptr[r], cptr[r + 1]) - cptr[0] for r in rows.tolist()]) if rows.size \
         else np.zeros(0, np.int64)
     take = take.astype(np.int64)
-    faults, texts = [], []
-    for (ex, code, s, e), text in zip(block.faults.tolist(), block.fault_text):
+    faults, texts, at = [], [], []
+    for k, ((ex, code, s, e), text) in enumerate(zip(block.faults.tolist(), block.fault_text)):
         if fault_row[ex] >= 0:
             faults.append((int(fault_row[ex]), code, s, e))
             texts.append(text)
+            at.append(int(block.lines[ex] if block.fault_line is None else block.fault_line[k]))
     fault_arr = np.array(faults, np.int64).reshape(-1, 4)
     text_lines = None
     if block.text_lines is not None:
@@ -124,7 +127,8 @@ def _select(block: ParsedBlock, rows: np.ndarray, shared_of: np.ndarray, drop_co
     return ParsedBlock(block.source, block.labels[rows].copy(), block.weights[rows].copy(), block.bases[rows].copy(),
                        block.lines[rows].copy(), indptr, idx, val, tag_buf, tag_s, ends, fault_arr, texts,
                        ns=ns if want_ns else None, text_lines=text_lines,
-                       costs=(new_ptr, ccls[take].copy(), ccost[take].copy()), groups=groups)
+                       costs=(new_ptr, ccls[take].copy(), ccost[take].copy()), groups=groups,
+                       fault_line=np.array(at, np.int64))
 
 
 def _concat(a: ParsedBlock, b: ParsedBlock) -> ParsedBlock:
@@ -149,6 +153,8 @@ def _concat(a: ParsedBlock, b: ParsedBlock) -> ParsedBlock:
     bf = b.faults.copy()
     if bf.shape[0]:
         bf[:, 0] += n
+    at = [a.fault_line if a.fault_line is not None else a.lines[a.faults[:, 0]],
+          b.fault_line if b.fault_line is not None else b.lines[b.faults[:, 0]]]
     texts = None
     if a.text_lines is not None and b.text_lines is not None:
         texts = list(a.text_lines) + list(b.text_lines)
@@ -156,7 +162,7 @@ def _concat(a: ParsedBlock, b: ParsedBlock) -> ParsedBlock:
                        np.concatenate([a.bases, b.bases]), np.concatenate([a.lines, b.lines]), indptr, idx, val,
                        np.frombuffer(b"".join(tags), np.uint8).copy(), ends - lens, ends,
                        np.concatenate([a.faults, bf]), list(a.fault_text) + list(b.fault_text), ns=ns,
-                       text_lines=texts, costs=(cptr, cls, cost))
+                       text_lines=texts, costs=(cptr, cls, cost), fault_line=np.concatenate(at).astype(np.int64))
 
 
 class LdfGroups:

@@ -203,13 +203,13 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
         return block
 
     def grouped(block, k):
-        """A block of whole multi-line examples, expanded (its text and groups kept through expansion)."""
-        texts, groups = block.text_lines, block.groups
+        """A block of whole multi-line examples, expanded (its text, groups and faults' lines kept through it)."""
+        texts, groups, at = block.text_lines, block.groups, block.fault_line
         if hashing.interact is not None:
             block, _ = interact(block, hashing.interact, hashing.mask)
         if expander is not None:    # into arrays of its own: one read may give two blocks (a source's last group)
             block = expander.expand(block, ExpandedOutputs())
-        block.text_lines, block.groups = texts, groups
+        block.text_lines, block.groups, block.fault_line = texts, groups, at
         return block
 
     def emit(result):

@@ -161,7 +161,8 @@ def test_bad_input_is_one_line_and_the_run_goes_on(tmp_path):
     data = write_lines(tmp_path / "bad.ldf", ["1:1 | a\n", "2:x | b\n", "\n",
                                               "1:1 | a\n", "2 | b\n", "\n",
                                               "1:0 2:1 | a\n", "2:1 | b\n", "\n",
-                                              "1:0 | a\n", "2:1 | b\n", "\n"])
+                                              "1:0 | a\n", "2:1 | b\n", "\n",
+                                              "shared |u x:1e99\n", "1:0 | a\n", "2:1 | b\n", "\n"])
     res = cli("train", "-d", data, "--csoaa_ldf", "m", "-p", tmp_path / "p")
     err = res.stderr
     assert 'bad.ldf line 2: cost "2:x" is not class:cost' in err
@@ -169,7 +170,8 @@ def test_bad_input_is_one_line_and_the_run_goes_on(tmp_path):
            "predicted, not learned" in err
     assert "bad.ldf line 7: an action has 2 costs (a multi-line example's have one each); the example is " \
            "predicted, not learned" in err
-    assert len(prediction_groups(tmp_path / "p")) == 4
+    assert 'bad.ldf line 13: feature value in "x:1e99" is beyond float32' in err     # the shared line's own
+    assert len(prediction_groups(tmp_path / "p")) == 5
     strict = cli("train", "-d", data, "--csoaa_ldf", "m", "--strict", expect_ok=False)
     assert strict.exit_code == 1 and strict.stderr.splitlines()[-1].startswith(f"Error: {data} line 2")
 
