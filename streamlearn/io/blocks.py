@@ -307,9 +307,16 @@ def parse_block(source: str, data, first_line: int, fmt: int, mask: int, noconst
             if not noconstant and n:
                 out.ns[out.indptr[1:n + 1] - 1] = 128
     block = out.block(source, n, nf, nfault, buf, with_ns=want_ns)
+    if (cost_names is not None or multilabels or class_names is not None) and block.faults.shape[0]:
+        # the plain parser kept one fault a line, its label's, which these labels replace: the feature
+        # part of those lines is read again for its own
+        plain = block.faults[np.isin(block.faults[:, 1], _PLAIN_LABEL_FAULTS), 0]
+        extra = _feature_faults(buf, ends, first_line, block.lines, plain, mask, hash_seed, hash_mode,
+                                IDENTITY_REDEFINE if redefine is None else redefine)
+        if extra.shape[0]:
+            block.faults = np.concatenate([block.faults, extra])
     if cost_names is not None:
-        with_costs(block, buf, ends, first_line, *cost_names, shared=shared,
-                   hashing=(mask, hash_seed, hash_mode, IDENTITY_REDEFINE if redefine is None else redefine))
+        with_costs(block, buf, ends, first_line, *cost_names, shared=shared)
     elif multilabels:
         with_costs(block, buf, ends, first_line, None, None)
     elif class_names is not None:
@@ -326,15 +333,8 @@ _PLAIN_LABEL_FAULTS = (P.E_LABEL, P.E_WEIGHT, P.E_NEG_WEIGHT, P.E_BASE, P.E_LABE
 
 
 def with_costs(block: ParsedBlock, buf: np.ndarray, ends: np.ndarray, first_line: int, names: np.ndarray,
-               ids: np.ndarray, shared: bool = False, hashing: tuple | None = None) -> None:
-    """Read the block's labels as costs (``parse_block``'s ``cost_names``), in place. The plain
-    parser kept one fault a line, its label's (which costs are not): with ``hashing`` (mask, seed,
-    mode, redefine) the feature part of those lines is read again for its own fault."""
-    if hashing is not None and block.faults.shape[0]:
-        plain = block.faults[np.isin(block.faults[:, 1], _PLAIN_LABEL_FAULTS), 0]
-        extra = _feature_faults(buf, ends, first_line, block.lines, plain, *hashing)
-        if extra.shape[0]:
-            block.faults = np.concatenate([block.faults, extra])
+               ids: np.ndarray, shared: bool = False) -> None:
+    """Read the block's labels as costs (``parse_block``'s ``cost_names``), in place."""
     if names is None:       # a multilabel set: every class given
         ptr, cls, cost, cfaults = parse_multilabels(buf, ends, first_line, block.lines, block.tag_s, block.tag_e)
     else:
