@@ -96,6 +96,9 @@ class ParsedBlock:
     groups: np.ndarray | None = None
     #: the line of each fault when it is not its example's (a shared line's, merged into its actions); None: theirs
     fault_line: np.ndarray | None = None
+    #: multi-line examples: (buffer, starts, ends) of the tag of each row's group head (its shared line, or its
+    #: first action), which VW writes with --probabilities and --csoaa_rank
+    head_tags: tuple | None = None
 
     @property
     def n(self) -> int:
@@ -126,6 +129,13 @@ class ParsedBlock:
         buf = self.tag_buf
         return [buf[s:e].tobytes() for s, e in zip(self.tag_s.tolist(), self.tag_e.tolist())]
 
+    def head_tag(self, e: int) -> bytes:
+        """The tag of row e's group head (``head_tags``; its own without)."""
+        if self.head_tags is None:
+            return self.tag_buf[self.tag_s[e]:self.tag_e[e]].tobytes()
+        buf, s, t = self.head_tags
+        return buf[s[e]:t[e]].tobytes()
+
     def has_tags(self) -> bool:
         return bool(np.any(self.tag_e > self.tag_s))
 
@@ -154,7 +164,9 @@ def sub_block(block: ParsedBlock, a: int, b: int) -> ParsedBlock:
                       text_lines=None if block.text_lines is None else block.text_lines[a:b],
                       costs=None if block.costs is None else (block.costs[0][a:b + 1],) + tuple(block.costs[1:]),
                       groups=None if block.groups is None else np.maximum(block.groups[a:b] - a, 0),
-                      fault_line=None if block.fault_line is None else block.fault_line[keep])
+                      fault_line=None if block.fault_line is None else block.fault_line[keep],
+                      head_tags=None if block.head_tags is None else (block.head_tags[0], block.head_tags[1][a:b],
+                                                                      block.head_tags[2][a:b]))
     if block.counts is None:        # the reports count the example's own row length
         out.counts = np.diff(block.indptr[a:b + 1])
     return out
@@ -195,7 +207,8 @@ def detached(block: ParsedBlock) -> ParsedBlock:
                        text_lines=None if block.text_lines is None else list(block.text_lines),
                        costs=None if block.costs is None else _detached_costs(block.costs),
                        groups=None if block.groups is None else block.groups.copy(),
-                       fault_line=None if block.fault_line is None else block.fault_line.copy())
+                       fault_line=None if block.fault_line is None else block.fault_line.copy(),
+                       head_tags=None if block.head_tags is None else tuple(a.copy() for a in block.head_tags))
 
 
 def _detached_costs(costs: tuple) -> tuple:

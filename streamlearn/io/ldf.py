@@ -18,7 +18,8 @@ of a group that may go on in the next block are held back and lead that block. `
 result is the first row of each row's group (``streamlearn.core.multiclass.ldf_loop``); with feature
 names wanted, each action's text is (its line, the shared line or None) for ``features.names``. A
 shared line's faults are its group's first action's, reported with the shared line's number
-(``fault_line``).
+(``fault_line``); the tag of each row's group head, the shared line or the first action, is kept
+(``head_tags``: VW writes it with --probabilities and --csoaa_rank, and audits the first action with it).
 """
 
 from __future__ import annotations
@@ -86,28 +87,41 @@ def _is_shared(block: ParsedBlock) -> np.ndarray:
     return one & (first == SHARED_CLASS)
 
 
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The concatenation of arange(s, s + n) for each start s and length n."""
+    lengths = np.asarray(lengths, np.int64)
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, np.int64)
+    offsets = np.cumsum(lengths) - lengths
+    return np.repeat(np.asarray(starts, np.int64) - offsets, lengths) + np.arange(total, dtype=np.int64)
+
+
+def _tags(block: ParsedBlock, rows: np.ndarray) -> tuple:
+    """(tag buffer, starts, ends) of the tags of ``rows``, packed in a buffer of their own."""
+    s = block.tag_s[rows].astype(np.int64)
+    lengths = np.maximum(block.tag_e[rows] - s, 0)
+    ends = np.cumsum(lengths)
+    return block.tag_buf[_ranges(s, lengths)].copy(), ends - lengths, ends
+
+
 def _select(block: ParsedBlock, rows: np.ndarray, shared_of: np.ndarray, drop_constant: bool,
             groups: np.ndarray | None, fault_row: np.ndarray) -> ParsedBlock:
     """A new block (sharing no array with ``block``) of ``rows``, each with its shared row's features
     (``shared_of``), ``groups`` its group starts (None: none yet); ``fault_row`` maps each row of
     ``block`` to its row in the result (-1: its faults are dropped)."""
     rows = np.asarray(rows, np.int64)
+    shared_of = np.asarray(shared_of, np.int64)
     want_ns = block.ns is not None
     ptr0 = block.indptr[:block.n + 1]
     indptr, idx, val, ns = merge_shared(ptr0, block.idx, block.val, block.ns if want_ns else _EMPTY_NS, want_ns,
-                                        rows, np.asarray(shared_of, np.int64), drop_constant)
-    tags = block.tag_list()
-    kept = [tags[r] for r in rows.tolist()]
-    ends = np.cumsum([len(t) for t in kept], dtype=np.int64) if kept else np.zeros(0, np.int64)
-    tag_s = ends - np.array([len(t) for t in kept], np.int64) if kept else np.zeros(0, np.int64)
-    tag_buf = np.frombuffer(b"".join(kept), np.uint8).copy()
+                                        rows, shared_of, drop_constant)
+    tag_buf, tag_s, ends = _tags(block, rows)
     cptr, ccls, ccost = block.costs
     counts = np.diff(cptr)[rows]
     new_ptr = np.zeros(rows.size + 1, np.int64)
     np.cumsum(counts, out=new_ptr[1:])
-    take = np.concatenate([np.arange(cptr[r], cptr[r + 1]) - cptr[0] for r in rows.tolist()]) if rows.size \
-        else np.zeros(0, np.int64)
-    take = take.astype(np.int64)
+    take = _ranges(cptr[rows] - cptr[0], counts)
     faults, texts, at = [], [], []
     for k, ((ex, code, s, e), text) in enumerate(zip(block.faults.tolist(), block.fault_text)):
         if fault_row[ex] >= 0:
@@ -128,7 +142,9 @@ def _select(block: ParsedBlock, rows: np.ndarray, shared_of: np.ndarray, drop_co
                        block.lines[rows].copy(), indptr, idx, val, tag_buf, tag_s, ends, fault_arr, texts,
                        ns=ns if want_ns else None, text_lines=text_lines,
                        costs=(new_ptr, ccls[take].copy(), ccost[take].copy()), groups=groups,
-                       fault_line=np.array(at, np.int64))
+                       fault_line=np.array(at, np.int64),
+                       head_tags=None if groups is None else _tags(block, np.where(shared_of >= 0, shared_of,
+                                                                                   rows[groups])))
 
 
 def _concat(a: ParsedBlock, b: ParsedBlock) -> ParsedBlock:
@@ -142,9 +158,11 @@ def _concat(a: ParsedBlock, b: ParsedBlock) -> ParsedBlock:
     idx = np.concatenate([a.idx[int(a.indptr[0]):int(a.indptr[n])], b.idx[lo:hi]])
     val = np.concatenate([a.val[int(a.indptr[0]):int(a.indptr[n])], b.val[lo:hi]])
     ns = np.concatenate([a.ns[int(a.indptr[0]):int(a.indptr[n])], b.ns[lo:hi]]) if want_ns else None
-    tags = a.tag_list() + b.tag_list()
-    lens = np.array([len(t) for t in tags], np.int64)
-    ends = np.cumsum(lens)
+    abuf, a_s, a_e = _tags(a, np.arange(n))
+    bbuf, b_s, b_e = _tags(b, np.arange(b.n))
+    tag_buf = np.concatenate([abuf, bbuf])
+    tag_s = np.concatenate([a_s, b_s + abuf.size])
+    tag_e = np.concatenate([a_e, b_e + abuf.size])
     pa, ca, xa = a.costs
     pb, cb, xb = b.costs
     cptr = np.concatenate([pa - pa[0], pb[1:] - pb[0] + (pa[-1] - pa[0])])
@@ -160,7 +178,7 @@ def _concat(a: ParsedBlock, b: ParsedBlock) -> ParsedBlock:
         texts = list(a.text_lines) + list(b.text_lines)
     return ParsedBlock(a.source, np.concatenate([a.labels, b.labels]), np.concatenate([a.weights, b.weights]),
                        np.concatenate([a.bases, b.bases]), np.concatenate([a.lines, b.lines]), indptr, idx, val,
-                       np.frombuffer(b"".join(tags), np.uint8).copy(), ends - lens, ends,
+                       tag_buf, tag_s, tag_e,
                        np.concatenate([a.faults, bf]), list(a.fault_text) + list(b.fault_text), ns=ns,
                        text_lines=texts, costs=(cptr, cls, cost), fault_line=np.concatenate(at).astype(np.int64))
 
@@ -203,24 +221,19 @@ class LdfGroups:
             self.held.text_lines = None if block.text_lines is None else list(block.text_lines[last:])
             n = last
             first = first[:-1]
-        rows, shared_of, groups = [], [], []
-        fault_row = np.full(block.n, -1, np.int64)
-        bounds = list(first.tolist()) + [n]
-        for g in range(len(bounds) - 1):
-            a, b = bounds[g], bounds[g + 1]
-            sh = a if shared[a] else -1
-            actions = list(range(a + 1 if sh >= 0 else a, b))
-            if not actions:
-                continue
-            start = len(rows)
-            for r in actions:
-                fault_row[r] = len(rows)
-                rows.append(r)
-                shared_of.append(sh)
-                groups.append(start)
-            if sh >= 0:
-                fault_row[sh] = start
-        if not rows:
+        starts = starts[:n]
+        gid = np.cumsum(starts) - 1                         # each row's group
+        header = shared[first]                              # the group starts with a shared line
+        action = ~(starts & shared[:n])
+        has = np.add.reduceat(action, first) > 0 if first.size else np.zeros(0, bool)   # groups with actions
+        rows = np.flatnonzero(action & has[gid])
+        if rows.size == 0:
             return []
-        return [_select(block, np.array(rows, np.int64), np.array(shared_of, np.int64), self.drop_constant,
-                        np.array(groups, np.int64), fault_row)]
+        shared_of = np.where(header, first, -1)[gid[rows]]
+        out = np.arange(rows.size, dtype=np.int64)
+        lead = np.r_[True, gid[rows][1:] != gid[rows][:-1]]
+        groups = np.maximum.accumulate(np.where(lead, out, 0))
+        fault_row = np.full(block.n, -1, np.int64)
+        fault_row[rows] = out
+        fault_row[shared_of[lead][shared_of[lead] >= 0]] = groups[lead][shared_of[lead] >= 0]
+        return [_select(block, rows, shared_of, self.drop_constant, groups, fault_row)]

@@ -198,26 +198,31 @@ class Outputs:
         """A multi-line block's -p lines as VW writes them, an empty line after each example: per action
         its class when it is the predicted one, else 0 (each with its tag); with --probabilities each
         action's probability (``ldf_probabilities``); with --csoaa_rank one line of the actions
-        ``class:score`` by increasing score (ties: the lower class)."""
+        ``class:score`` by increasing score (ties: the lower class); these two with the group head's tag."""
         ptr, cls, _ = block.costs
-        tags = block.tag_list()
+        if self.output == "class":      # the common case, whole arrays at once
+            n = block.n
+            best = preds[:n, 0].astype(np.int64)
+            row_of = np.repeat(np.arange(n), np.diff(ptr))
+            hit = np.bincount(row_of, weights=cls[:ptr[n] - ptr[0]] == best[row_of], minlength=n) > 0
+            texts = np.where(hit, best.astype(str), "0").astype(object)
+            if block.has_tags():
+                tags = np.array([b" " + t if t else b"" for t in block.tag_list()], object)
+                texts = texts + np.array([t.decode("utf-8", "replace") for t in tags], object)
+            ends = [g1 for _, g1 in ldf_groups(block)]
+            return np.insert(texts, ends, "").tolist()
         lines = []
         for g0, g1 in ldf_groups(block):
             if self.output == "rank":
                 ranked = sorted((float(np.float32(preds[r, 1])), int(cls[ptr[r]])) for r in range(g0, g1)
                                 if ptr[r + 1] > ptr[r])
-                tag = tags[g0]
+                tag = block.head_tag(g0)
                 lines.append(",".join(f"{c}:{s:g}" for s, c in ranked) + (" " + tag.decode("utf-8", "replace")
                                                                               if tag else ""))
             else:
-                probs = ldf_probabilities(preds[g0:g1, 1]) if self.output == "probabilities" else None
-                best = int(preds[g0, 0])
-                for r in range(g0, g1):
-                    if probs is not None:
-                        text = format_predictions(probs[r - g0:r - g0 + 1])[0]
-                    else:
-                        text = str(best) if best in cls[ptr[r]:ptr[r + 1]].tolist() else "0"
-                    lines.append(text + (" " + tags[r].decode("utf-8", "replace") if tags[r] else ""))
+                tag = block.head_tag(g0)
+                lines += [p + (" " + tag.decode("utf-8", "replace") if tag else "")
+                          for p in format_predictions(ldf_probabilities(preds[g0:g1, 1]))]
             lines.append("")
         return lines
 
@@ -579,6 +584,9 @@ class Run:
         entries = self.audit.entries(block)
         audit = self.audit.g_column is not None and entries is not None
         tags = block.tag_list() if audit else None
+        if audit:       # VW's shared-line merge lends the head's tag to the first action while it runs
+            for g0, _ in ldf_groups(block):
+                tags[g0] = block.head_tag(g0)
         bounds = self.arrays.state
         shown, learned = [], []
         pos = 0
@@ -617,22 +625,26 @@ class Run:
     def ldf_label_notes(self, block: ParsedBlock) -> None:
         """VW's warnings about a multi-line example it predicts only though it has costs (one-line
         errors with --strict): an action without exactly one cost, or actions with and without."""
+        if block.n == 0:
+            return
         ptr, _, cost = block.costs
         count = np.diff(ptr)
         given = np.zeros(block.n, bool)
         one = count == 1
         given[one] = cost[ptr[:-1][one] - ptr[0]] != multiclass.NO_COST
-        for g0, g1 in ldf_groups(block):
-            reason = None
-            bad = np.flatnonzero(count[g0:g1] != 1)
-            if bad.size and given[g0:g1].any():
-                r = g0 + int(bad[0])
+        starts = np.flatnonzero(np.r_[True, block.groups[1:] != block.groups[:-1]])
+        any_given = np.logical_or.reduceat(given, starts)
+        odd = np.logical_or.reduceat(count != 1, starts) & any_given            # an action without one cost
+        mixed = ~np.logical_and.reduceat(given, starts) & any_given & ~odd     # with and without a cost
+        ends = np.r_[starts[1:], block.n]
+        for j in np.flatnonzero(odd | mixed).tolist():
+            g0, g1 = int(starts[j]), int(ends[j])
+            if odd[j]:
+                r = g0 + int(np.flatnonzero(count[g0:g1] != 1)[0])
                 reason = f"an action has {int(count[r])} costs (a multi-line example's have one each)"
-            elif given[g0:g1].any() and not given[g0:g1].all():
+            else:
                 r = g0 + int(np.flatnonzero(~given[g0:g1])[0])
                 reason = "a multi-line example mixes actions with and without a cost"
-            if reason is None:
-                continue
             where = f"{block.source} line {int(block.lines[r])}"
             if self.faults.strict:
                 raise InputError(f"{where}: {reason}")

@@ -204,12 +204,12 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
 
     def grouped(block, k):
         """A block of whole multi-line examples, expanded (its text, groups and faults' lines kept through it)."""
-        texts, groups, at = block.text_lines, block.groups, block.fault_line
+        texts, groups, at, heads = block.text_lines, block.groups, block.fault_line, block.head_tags
         if hashing.interact is not None:
             block, _ = interact(block, hashing.interact, hashing.mask)
         if expander is not None:    # into arrays of its own: one read may give two blocks (a source's last group)
             block = expander.expand(block, ExpandedOutputs())
-        block.text_lines, block.groups, block.fault_line = texts, groups, at
+        block.text_lines, block.groups, block.fault_line, block.head_tags = texts, groups, at, heads
         return block
 
     def emit(result):

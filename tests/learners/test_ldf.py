@@ -231,3 +231,18 @@ def test_vw_gives_the_same(tmp_path, extra):
             assert fuzzy_equal(a, b)
         else:
             assert float(b) > 1e30 > float(a)
+
+
+@pytest.mark.parametrize("extra", [[], ["--csoaa_rank"], ["--probabilities"], ["--audit"]],
+                         ids=["class", "rank", "probabilities", "audit"])
+def test_tags_as_vw(tmp_path, extra):
+    """Each action's -p line has its own tag; --csoaa_rank's and --probabilities' lines the group head's (the
+    shared line's, else the first action's); --audit shows the first action with the head's tag (VW lends it
+    while the example runs)."""
+    data = write_lines(tmp_path / "t.ldf", ["shared 'sh |u x\n", "1:0 'ta |a y\n", "2:1 'tb |a z\n", "\n",
+                                            "1:1 |a y\n", "2:0 'tc |a z\n", "\n", "shared |u x\n", "1:1 'td |a y\n",
+                                            "2:0 |a z\n", "\n"])
+    vw = vw_run(tmp_path, ["-d", data, "--csoaa_ldf", "m", "-p", "vw.p", "--quiet", *extra])
+    mine = cli("train", "-d", data, "--csoaa_ldf", "m", "-p", tmp_path / "sl.p", "--quiet", *extra)
+    assert (tmp_path / "sl.p").read_text() == (tmp_path / "vw.p").read_text()
+    assert mine.stdout == vw.stdout
