@@ -511,8 +511,7 @@ def _check_ldf(cfg: TrainConfig) -> None:
                           f"--algo {_one_of(takers)}")
     if cfg.format not in ("auto", "vw"):
         raise OptionError(f"{flag} reads VW's text format (multi-line examples), not {cfg.format}")
-    for name in ("batch_size", "binary", "scores", "shuffle", "trace", "raw_predictions", "indexing",
-                 "named_labels"):
+    for name in ("batch_size", "binary", "scores", "shuffle", "trace", "indexing", "named_labels"):
         value = getattr(cfg, name, None)
         if name in cfg.explicit and value is not None and value is not False \
                 and not (name == "batch_size" and value == 1):

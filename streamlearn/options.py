@@ -261,7 +261,8 @@ RUN_OPTIONS = INPUT_OPTIONS + TEXT_FORMAT_OPTIONS + (
     _o("scores", ("--scores",), "flag", False,
        help="--oaa: write each class's score (k:s ...) instead of the class.", section=MULTICLASS),
     _o("raw_predictions", ("-r", "--raw-predictions", "--raw_predictions"), "text", None, metavar="PATH",
-       dask=False, help="--oaa: write each class's raw score (' 1:s1 2:s2 ...', VW's -r).", section=MULTICLASS),
+       dask=False, help="--oaa: write each class's raw score (' 1:s1 2:s2 ...', VW's -r); --csoaa_ldf: each "
+                        "action's, one a line.", section=MULTICLASS),
     _o("quantile_tau", ("--quantile-tau", "--quantile_tau"), "float", 0.5, stored="always", estimator=None,
        help="Quantile of --loss quantile.", section=LOSS),
     _o("expectile_q", ("--expectile-q", "--expectile_q"), "float", None, stored="if_used", estimator=None,

@@ -97,7 +97,7 @@ class ParsedBlock:
     #: the line of each fault when it is not its example's (a shared line's, merged into its actions); None: theirs
     fault_line: np.ndarray | None = None
     #: multi-line examples: (buffer, starts, ends) of the tag of each row's group head (its shared line, or its
-    #: first action), which VW writes with --probabilities and --csoaa_rank
+    #: first action), which VW writes with --probabilities and --csoaa_rank, and whether the group has a shared line
     head_tags: tuple | None = None
 
     @property
@@ -133,7 +133,7 @@ class ParsedBlock:
         """The tag of row e's group head (``head_tags``; its own without)."""
         if self.head_tags is None:
             return self.tag_buf[self.tag_s[e]:self.tag_e[e]].tobytes()
-        buf, s, t = self.head_tags
+        buf, s, t, _ = self.head_tags
         return buf[s[e]:t[e]].tobytes()
 
     def has_tags(self) -> bool:
@@ -165,8 +165,8 @@ def sub_block(block: ParsedBlock, a: int, b: int) -> ParsedBlock:
                       costs=None if block.costs is None else (block.costs[0][a:b + 1],) + tuple(block.costs[1:]),
                       groups=None if block.groups is None else np.maximum(block.groups[a:b] - a, 0),
                       fault_line=None if block.fault_line is None else block.fault_line[keep],
-                      head_tags=None if block.head_tags is None else (block.head_tags[0], block.head_tags[1][a:b],
-                                                                      block.head_tags[2][a:b]))
+                      head_tags=None if block.head_tags is None else (block.head_tags[0],)
+                      + tuple(x[a:b] for x in block.head_tags[1:]))
     if block.counts is None:        # the reports count the example's own row length
         out.counts = np.diff(block.indptr[a:b + 1])
     return out

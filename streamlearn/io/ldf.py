@@ -144,7 +144,7 @@ def _select(block: ParsedBlock, rows: np.ndarray, shared_of: np.ndarray, drop_co
                        costs=(new_ptr, ccls[take].copy(), ccost[take].copy()), groups=groups,
                        fault_line=np.array(at, np.int64),
                        head_tags=None if groups is None else _tags(block, np.where(shared_of >= 0, shared_of,
-                                                                                   rows[groups])))
+                                                                                   rows[groups])) + (shared_of >= 0,))
 
 
 def _concat(a: ParsedBlock, b: ParsedBlock) -> ParsedBlock:

@@ -65,7 +65,8 @@ class Outputs:
         joint) writing -p lines to ``writer``; a multiclass run opens its -r writer here."""
         if getattr(cfg, "ldf", None) is not None:
             output = "rank" if cfg.csoaa_rank else "probabilities" if cfg.probabilities else "class"
-            return cls(writer=writer, output=output, ldf=cfg.ldf)
+            raw = getattr(cfg, "raw_predictions", None)
+            return cls(writer=writer, output=output, ldf=cfg.ldf, raw_writer=PredictionWriter(raw) if raw else None)
         if not cfg.classes:
             return cls(cfg.link, cfg.binary, writer)
         output = "probabilities" if cfg.probabilities else "scores" if cfg.scores else "class"
@@ -193,6 +194,26 @@ class Outputs:
                 offsets = cost_offsets(block, e, self.classes, mode) if ptr[e + 1] > ptr[e] else []
                 lines.append(" ".join(f"{c + first}:{preds[e, 1 + c]:g}" for c in offsets))
             self.raw_writer.write_lines(lines, block)
+
+    def ldf_raw(self, block: ParsedBlock, preds: np.ndarray) -> list[str]:
+        """A multi-line block's -r lines as VW writes them: a line ``0:0`` for an example's shared line, then
+        per action ``class:score`` of each of its costs (the first cost's score the action's raw score, the
+        others' 0), each line with its own tag; no empty lines."""
+        ptr, cls, _ = block.costs
+        tags = block.tag_list()
+        has_shared = block.head_tags[3]
+
+        def tagged(text, tag):
+            return text + (" " + tag.decode("utf-8", "replace") if tag else "")
+        lines = []
+        for g0, g1 in ldf_groups(block):
+            if has_shared[g0]:
+                lines.append(tagged("0:0", block.head_tag(g0)))
+            for r in range(g0, g1):
+                scores = [float(np.float32(preds[r, 1]))] + [0.0] * (int(ptr[r + 1] - ptr[r]) - 1)
+                lines.append(tagged(" ".join(f"{int(c)}:{x:g}" for c, x in zip(cls[ptr[r]:ptr[r + 1]], scores)),
+                                    tags[r]))
+        return lines
 
     def ldf_predictions(self, block: ParsedBlock, preds: np.ndarray) -> list[str]:
         """A multi-line block's -p lines as VW writes them, an empty line after each example: per action
@@ -620,6 +641,8 @@ class Run:
                                   "known" if known else "unknown", str(int(preds[e, 0])))
         if self.outputs.writer is not None:
             self.outputs.writer.write_text(self.outputs.ldf_predictions(block, preds))
+        if self.outputs.raw_writer is not None:
+            self.outputs.raw_writer.write_text(self.outputs.ldf_raw(block, preds))
         return preds
 
     def ldf_label_notes(self, block: ParsedBlock) -> None:

@@ -221,9 +221,10 @@ def test_vw_gives_the_same(tmp_path, extra):
     for tests in (False, True):
         lines, _ = ldf_dataset(100, seed=13, shared="--probabilities" not in extra, tests=tests)
         data = write_lines(tmp_path / f"d{tests}.ldf", lines)
-        vw = vw_run(tmp_path, ["-d", data, *extra, "-p", "vw.p"])
-        mine = cli("train", "-d", data, *extra, "-p", tmp_path / "sl.p")
+        vw = vw_run(tmp_path, ["-d", data, *extra, "-p", "vw.p", "-r", "vw.r"])
+        mine = cli("train", "-d", data, *extra, "-p", tmp_path / "sl.p", "-r", tmp_path / "sl.r")
         same_tokens((tmp_path / "sl.p").read_text(), (tmp_path / "vw.p").read_text())
+        same_tokens((tmp_path / "sl.r").read_text(), (tmp_path / "vw.r").read_text())
         a, b = average_loss(mine.stderr), average_loss(vw.stderr)
         if "--passes" in extra and "--holdout_off" not in extra:
             assert a == b == "undefined"
@@ -238,11 +239,14 @@ def test_vw_gives_the_same(tmp_path, extra):
 def test_tags_as_vw(tmp_path, extra):
     """Each action's -p line has its own tag; --csoaa_rank's and --probabilities' lines the group head's (the
     shared line's, else the first action's); --audit shows the first action with the head's tag (VW lends it
-    while the example runs)."""
+    while the example runs); -r a line 0:0 for a shared line, then each action's costs (the first with its
+    score), each with its own tag."""
     data = write_lines(tmp_path / "t.ldf", ["shared 'sh |u x\n", "1:0 'ta |a y\n", "2:1 'tb |a z\n", "\n",
                                             "1:1 |a y\n", "2:0 'tc |a z\n", "\n", "shared |u x\n", "1:1 'td |a y\n",
-                                            "2:0 |a z\n", "\n"])
-    vw = vw_run(tmp_path, ["-d", data, "--csoaa_ldf", "m", "-p", "vw.p", "--quiet", *extra])
-    mine = cli("train", "-d", data, "--csoaa_ldf", "m", "-p", tmp_path / "sl.p", "--quiet", *extra)
+                                            "2:0 |a z\n", "\n", "1:1 3:0.5 |a y\n", "2 |a z\n", "\n"])
+    vw = vw_run(tmp_path, ["-d", data, "--csoaa_ldf", "m", "-p", "vw.p", "-r", "vw.r", "--quiet", *extra])
+    mine = cli("train", "-d", data, "--csoaa_ldf", "m", "-p", tmp_path / "sl.p", "-r", tmp_path / "sl.r", "--quiet",
+               *extra)
     assert (tmp_path / "sl.p").read_text() == (tmp_path / "vw.p").read_text()
+    same_tokens((tmp_path / "sl.r").read_text(), (tmp_path / "vw.r").read_text())     # tags exactly, scores fuzzy
     assert mine.stdout == vw.stdout
