@@ -195,6 +195,18 @@ class Outputs:
                 lines.append(" ".join(f"{c + first}:{preds[e, 1 + c]:g}" for c in offsets))
             self.raw_writer.write_lines(lines, block)
 
+    def ldf_logloss(self, block: ParsedBlock, preds: np.ndarray) -> None:
+        """--probabilities: each labeled multi-line example's -log of its least-cost action's probability
+        (999 for 0), VW's multiclass log loss, into ``logloss``."""
+        ptr, _, cost = block.costs
+        for g0, g1 in ldf_groups(block):
+            if not (block.labels[g0:g1] == block.labels[g0:g1]).all() or (np.diff(ptr[g0:g1 + 1]) != 1).any():
+                continue
+            k = int(np.argmin(cost[ptr[g0:g1] - ptr[0]]))
+            p = float(ldf_probabilities(preds[g0:g1, 1])[k])
+            self.logloss[0] += -math.log(p) if p > 0 else 999.0
+            self.logloss[1] += 1.0
+
     def ldf_raw(self, block: ParsedBlock, preds: np.ndarray) -> list[str]:
         """A multi-line block's -r lines as VW writes them: a line ``0:0`` for an example's shared line, then
         per action ``class:score`` of each of its costs (the first cost's score the action's raw score, the
@@ -639,6 +651,8 @@ class Run:
                 known = bool((block.labels[g:pos] == block.labels[g:pos]).all())     # VW's cost-sensitive rows
                 self.progress.row(self.ctr, 0.0, preds[e, 0], int(counts[g:pos].sum()),
                                   "known" if known else "unknown", str(int(preds[e, 0])))
+        if self.outputs.output == "probabilities":
+            self.outputs.ldf_logloss(block, preds)
         if self.outputs.writer is not None:
             self.outputs.writer.write_text(self.outputs.ldf_predictions(block, preds))
         if self.outputs.raw_writer is not None:

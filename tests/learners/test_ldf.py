@@ -230,6 +230,10 @@ def test_vw_gives_the_same(tmp_path, extra):
             assert a == b == "undefined"
         elif not tests:
             assert fuzzy_equal(a, b)
+            if "--probabilities" in extra:
+                a, b = (next(line for line in r.stderr.splitlines() if line.startswith("average multiclass log loss"))
+                        .split("=")[1].strip() for r in (mine, vw))
+                assert fuzzy_equal(a, b)
         else:
             assert float(b) > 1e30 > float(a)
 
