@@ -175,6 +175,15 @@ class _TrainConfigMethods:
         return self.oaa or self.csoaa or self.multilabel_oaa
 
     @property
+    def ldf(self) -> str | None:
+        """The label-dependent-features reduction (docs/multiclass.md): "m" or "mc" (--csoaa_ldf), "wap"
+        (--wap_ldf, either mode), None without."""
+        mode = getattr(self, "csoaa_ldf", None)
+        if mode is not None:
+            return "mc" if mode in ("mc", "multiline-classifier") else "m"
+        return "wap" if getattr(self, "wap_ldf", None) is not None else None
+
+    @property
     def class_width(self) -> int:
         """W: class k of feature h is slot (h*W + k) mod 2^b (1 without classes)."""
         from streamlearn.core.multiclass import class_width
@@ -489,10 +498,43 @@ def _check_csoaa(cfg: TrainConfig) -> None:
         raise OptionError("--loss softmax does not apply to --csoaa (each class's cost is a regression)")
 
 
+def _check_ldf(cfg: TrainConfig) -> None:
+    """--csoaa_ldf / --wap_ldf: multi-line examples of label-dependent features (the learner's ldf kernels)."""
+    flag = "--csoaa_ldf" if cfg.csoaa_ldf is not None else "--wap_ldf"
+    if cfg.csoaa_ldf is not None and cfg.wap_ldf is not None:
+        raise OptionError("--csoaa_ldf and --wap_ldf cannot be used together")
+    if cfg.classes:
+        raise OptionError(f"{flag} cannot be used with --oaa, --csoaa or --multilabel_oaa")
+    spec = _spec(cfg.algo)
+    if spec.ldf_kernels is None:
+        takers = [s.name for s in _registry.SPECS if s.ldf_kernels is not None]
+        raise OptionError(f"{flag} does not apply to --algo {cfg.algo}; label-dependent features run "
+                          f"--algo {_one_of(takers)}")
+    if cfg.format not in ("auto", "vw"):
+        raise OptionError(f"{flag} reads VW's text format (multi-line examples), not {cfg.format}")
+    for name in ("batch_size", "binary", "scores", "shuffle", "trace", "indexing", "named_labels"):
+        value = getattr(cfg, name, None)
+        if name in cfg.explicit and value is not None and value is not False \
+                and not (name == "batch_size" and value == 1):
+            raise OptionError(f"{FLAG[name]} does not apply to {flag}")
+    if cfg.link != "identity" and not cfg.probabilities:
+        # VW replaces the link by identity with --probabilities (the probabilities are its own logistic)
+        raise OptionError(f"--link does not apply to {flag} (use --probabilities)")
+    if cfg.passes > 1 and "-" in cfg.sources:
+        raise OptionError(f"{flag} with --passes reads its input again on every pass: give files, not stdin")
+    if cfg.loss == "softmax":
+        raise OptionError(f"--loss softmax does not apply to {flag}")
+    if cfg.shard_range is not None or cfg.shard_window is not None:
+        raise OptionError(f"{flag} does not train on a part of its input (a multi-line example may span parts)")
+
+
 def _check_multiclass(cfg: TrainConfig) -> None:
     """--oaa K (one-against-all over a binary learner, or the softmax learner's classes) and the
     options that go with it."""
     spec = _spec(cfg.algo)
+    if cfg.ldf is not None:
+        _check_ldf(cfg)
+        return
     if cfg.multilabel_oaa or "multilabel_oaa" in cfg.explicit:
         _check_multilabel(cfg)
     elif cfg.csoaa or "csoaa" in cfg.explicit:

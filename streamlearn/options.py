@@ -133,6 +133,8 @@ FROM_LEARNERS = "from the learners"
 LOSS_NAMES = ("squared", "logistic", "hinge", "quantile", "softmax", "poisson", "classic", "expectile")
 LINK_NAMES = ("identity", "logistic", "poisson")
 FORMAT_NAMES = ("auto", "vw", "libsvm", "csv", "json")
+#: --csoaa_ldf / --wap_ldf modes (VW's spellings): m/multiline regresses the costs, mc/multiline-classifier classifies
+LDF_MODES = ("m", "multiline", "mc", "multiline-classifier")
 #: the formats read through a converter to VW text (``streamlearn.io.textformats``, imported when used)
 TEXT_FORMATS = ("csv", "json")
 HASH_NAMES = ("strings", "all")
@@ -228,6 +230,17 @@ RUN_OPTIONS = INPUT_OPTIONS + TEXT_FORMAT_OPTIONS + (
        help="K classes, cost-sensitive labels 'class:cost ...': one regressor of each class's cost, the "
             "prediction the class of least predicted cost (VW's --csoaa; docs/multiclass.md).",
        section=MULTICLASS),
+    _o("csoaa_ldf", ("--csoaa-ldf", "--csoaa_ldf"), "choice", None, choices=LDF_MODES, metavar="m|mc",
+       stored="if_used", estimator=None,
+       help="Label-dependent features: multi-line examples (an optional 'shared' line, one line per action "
+            "'class:cost | features', a blank line after), one regressor of the cost over the action's "
+            "features; m: of the cost, mc: classifiers of the least cost (VW's --csoaa_ldf; "
+            "docs/multiclass.md).", section=MULTICLASS),
+    _o("wap_ldf", ("--wap-ldf", "--wap_ldf"), "choice", None, choices=LDF_MODES, metavar="m|mc",
+       stored="if_used", estimator=None,
+       help="Label-dependent features learned by weighted all pairs: each pair of actions of a multi-line "
+            "example a classifier of their feature difference (VW's --wap_ldf; docs/multiclass.md).",
+       section=MULTICLASS),
     _o("multilabel_oaa", ("--multilabel-oaa", "--multilabel_oaa"), "int", 0, metavar="K", stored="if_used",
        estimator=None,
        help="K classes 0..K-1, labels sets of them ('0,3'): one-against-all of each class, the prediction the "
@@ -237,17 +250,19 @@ RUN_OPTIONS = INPUT_OPTIONS + TEXT_FORMAT_OPTIONS + (
        help="--oaa/--csoaa: the classes' names, class 1 first: labels are names, -p writes names (VW's "
             "--named_labels; a model keeps them).", section=MULTICLASS),
     _o("csoaa_rank", ("--csoaa-rank", "--csoaa_rank"), "flag", False, estimator=None,
-       help="VW's --csoaa_rank (a ranking of the actions, with --csoaa_ldf): with --csoaa it changes "
-            "nothing, as in VW.", section=MULTICLASS),
+       help="With --csoaa_ldf/--wap_ldf: -p writes the actions ranked by score ('2:0.1,1:0.7'; VW's "
+            "--csoaa_rank); with --csoaa it changes nothing, as in VW.", section=MULTICLASS),
     _o("indexing", ("--indexing",), "int", None, stored="always", legacy=None,
        help="--oaa labels are 0..K-1 (0) or 1..K (1); default: detected while learning, as VW does.",
        section=MULTICLASS),
     _o("probabilities", ("--probabilities",), "flag", False,
-       help="--oaa: write each class's probability (k:p ...) instead of the class.", section=MULTICLASS),
+       help="--oaa: write each class's probability (k:p ...) instead of the class; --csoaa_ldf: each "
+            "action's, one a line.", section=MULTICLASS),
     _o("scores", ("--scores",), "flag", False,
        help="--oaa: write each class's score (k:s ...) instead of the class.", section=MULTICLASS),
     _o("raw_predictions", ("-r", "--raw-predictions", "--raw_predictions"), "text", None, metavar="PATH",
-       dask=False, help="--oaa: write each class's raw score (' 1:s1 2:s2 ...', VW's -r).", section=MULTICLASS),
+       dask=False, help="--oaa: write each class's raw score (' 1:s1 2:s2 ...', VW's -r); --csoaa_ldf: each "
+                        "action's, one a line.", section=MULTICLASS),
     _o("quantile_tau", ("--quantile-tau", "--quantile_tau"), "float", 0.5, stored="always", estimator=None,
        help="Quantile of --loss quantile.", section=LOSS),
     _o("expectile_q", ("--expectile-q", "--expectile_q"), "float", None, stored="if_used", estimator=None,

@@ -583,3 +583,191 @@ def multilabel_loop(block, state, start, end, cfg, view, weight, learn):
         if at_progress_row(ctr):
             return e + 1
     return end
+
+
+# ----------------------------------------------------------------------------- label-dependent features
+# (--csoaa_ldf m|mc, --wap_ldf)
+
+LDF_M = 0       # --csoaa_ldf m: each action's cost regressed
+LDF_MC = 1      # --csoaa_ldf mc: each action classified: -1 for a least cost, else +1, weighted by the gap
+LDF_WAP = 2     # --wap_ldf: weighted all pairs of actions
+SHARED_CLASS = -1   # the class of a 'shared' line (streamlearn.io.costs; the reader merges it into its actions)
+WAP_MIN_GAP = 1e-6  # VW's wap learns a pair only when their values differ by this much
+
+
+@njit(cache=True, nogil=True, inline="always")
+def group_end(grp, e):
+    """One past the last row of row e's group (``grp``: the first row of each row's group)."""
+    g = e + 1
+    n = grp.shape[0]
+    while g < n and grp[g] == grp[e]:
+        g += 1
+    return g
+
+
+@njit(cache=True, nogil=True)
+def group_labeled(cs_ptr, cs_cost, g0, g1):
+    """VW's test of a multi-line example: labeled when every action has exactly one cost and none is
+    a test cost (a class without a cost, FLT_MAX); otherwise it is predicted only."""
+    for r in range(g0, g1):
+        if cs_ptr[r + 1] - cs_ptr[r] != 1 or cs_cost[cs_ptr[r]] == NO_COST:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def wap_values(cs_ptr, cs_cost, g0, g1):
+    """VW's weighted-all-pairs values of a group's actions: with the costs sorted c_(0) <= c_(1) <= ...,
+    v_(0) = 0 and v_(i) = v_(i-1) + (c_(i) - c_(i-1)) / i (float32, as VW)."""
+    m = g1 - g0
+    costs = np.empty(m, np.float32)
+    for r in range(m):
+        costs[r] = cs_cost[cs_ptr[g0 + r]]
+    order = np.argsort(costs, kind="mergesort")
+    out = np.zeros(m, np.float32)
+    for i in range(1, m):
+        a = order[i - 1]
+        b = order[i]
+        out[b] = np.float32(out[a] + np.float32(costs[b] - costs[a]) / np.float32(i))
+    return out
+
+
+@njit(nogil=True, inline="always")
+def pair_features(idx, val, s1, f1, s2, f2, slots, vals):
+    """The features of action 1 followed by those of action 2 negated (VW's wap subtracts them by
+    appending them with opposite values); returns their number."""
+    n = 0
+    for k in range(s1, f1):
+        slots[n] = idx[k]
+        vals[n] = val[k]
+        n += 1
+    for k in range(s2, f2):
+        slots[n] = idx[k]
+        vals[n] = -val[k]
+        n += 1
+    return n
+
+
+@njit(nogil=True, inline="always")
+def ldf_loop(block, state, start, end, cfg, view, weight, learn, kind):
+    """VW's cost-sensitive learning with label-dependent features (csoaa_ldf.cc) of rows start..end-1 over
+    a binary learner given by its ``view``, ``weight`` and ``learn`` (``csoaa_loop``'s arguments).
+
+    A row is one action of a multi-line example (the reader merged its 'shared' line's features into
+    each action and grouped the actions: ``grp``, the block's last array, holds the first row of each
+    row's group), its cost the one cost of its label. At the first row of a group: the raw score of
+    every action (a dot product over its features, no base), the prediction the class of the least
+    score (the first such action; an action without a cost is not scored), its loss the predicted
+    action's cost, counted once for the group (importance 1) with the group's features. A group is
+    learned (training) when every action has one cost that is given; each row then learns in turn (so
+    a call may stop inside a group and the next go on). Nothing is held out: VW's multi-line examples
+    are learned and counted whatever their holdout mark. A row learns:
+
+    * ``LDF_M``: towards its cost, importance 1;
+    * ``LDF_MC``: towards -1 with importance (max - min cost) when its cost is the least, else towards
+      +1 with importance (cost - min);
+    * ``LDF_WAP``: for each later action whose wap value (``wap_values``) differs by WAP_MIN_GAP or
+      more, towards -1 (its cost lower) or +1 on the two actions' feature difference, importance the
+      values' gap.
+
+    Each step first widens the prediction bounds by its label, takes its prediction clamped to them
+    (from the weights as they are then) and leaves the learning-rate clock where it was: VW's
+    multi-line examples do not advance it (its shared_data::update is not run for them), and a
+    group that is not learned while training moves it back by 1 (VW's weighted unlabeled examples).
+    ``preds`` columns: the group's predicted class, the action's raw score, its prediction while
+    learning (NaN when not learned)."""
+    indptr, idx, val, labels, weights, bases, nfeat, preds, cs_ptr, cs_cls, cs_cost, grp = block
+    table, prm, iprm, st, ctr = state
+    code = iprm[I_LOSS]
+    tau = prm[P_TAU]
+    bounds_follow = iprm[I_FIXED_BOUNDS] == 0
+    train = iprm[I_TRAIN] != 0
+    mask = np.int64(table.shape[0] - 1)
+    most = max_features(indptr, 0, labels.shape[0])
+    slots = np.empty(2 * most, np.int64)
+    vals = np.empty(2 * most, val.dtype)
+    for e in range(start, end):
+        g0 = grp[e]
+        g1 = group_end(grp, e)
+        labeled = group_labeled(cs_ptr, cs_cost, g0, g1)
+        v = view(cfg, st)
+        if e == g0:
+            ctr[C_PASS_EX] += 1.0
+            best = 0
+            least = NO_COST
+            feats = 0
+            for r in range(g0, g1):
+                feats += nfeat[r]
+                preds[r, 2] = np.nan
+                preds[r, 1] = 0.0
+                if cs_ptr[r + 1] == cs_ptr[r]:
+                    continue
+                raw = class_score(idx, val, indptr[r], indptr[r + 1], table, cfg, v, weight, 1, mask, 0)
+                if raw - raw != 0.0:
+                    ctr[C_NONFINITE] = 1.0
+                preds[r, 1] = raw
+                if raw < least:
+                    least = raw
+                    best = cs_cls[cs_ptr[r]]
+            lval = 0.0
+            for r in range(g0, g1):
+                preds[r, 0] = best
+            if labeled:
+                for r in range(g0, g1):
+                    hit = False
+                    for j in range(cs_ptr[r], cs_ptr[r + 1]):
+                        if cs_cls[j] == best:
+                            hit = True
+                    if hit:
+                        lval = cs_cost[cs_ptr[r]]
+                        break
+            if ctr[C_NONFINITE] != 0.0:
+                diverged_at(ctr, e)
+            account(ctr, labeled, False, 1.0, 0.0, lval, feats)
+            if train and not labeled:
+                st[S_T] -= 1.0
+        if train and labeled:
+            t0 = st[S_T]
+            s = indptr[e]
+            f = indptr[e + 1]
+            x = cs_cost[cs_ptr[e]]
+            if kind == LDF_WAP:
+                wap = wap_values(cs_ptr, cs_cost, g0, g1)
+                for r in range(e + 1, g1):
+                    gap = abs(wap[r - g0] - wap[e - g0])
+                    if gap < WAP_MIN_GAP:
+                        continue
+                    y = -1.0 if x < cs_cost[cs_ptr[r]] else 1.0
+                    n = pair_features(idx, val, s, f, indptr[r], indptr[r + 1], slots, vals)
+                    if bounds_follow:
+                        widen_bounds(st, y)
+                    raw = class_score(slots, vals, 0, n, table, cfg, v, weight, 1, mask, 0)
+                    learn(slots, vals, 0, n, table, prm, iprm, cfg, st, code, clamp_score(st, raw), y, tau,
+                          np.float64(gap))
+                    st[S_T] = t0
+                    v = view(cfg, st)
+            else:
+                y = x
+                h = weights[e]
+                if kind == LDF_MC:
+                    lo = NO_COST
+                    hi = -NO_COST
+                    for r in range(g0, g1):
+                        c = cs_cost[cs_ptr[r]]
+                        lo = min(lo, c)
+                        hi = max(hi, c)
+                    if x <= lo:
+                        y = -1.0
+                        h = h * (hi - lo)
+                    else:
+                        y = 1.0
+                        h = h * (x - lo)
+                if bounds_follow:
+                    widen_bounds(st, y)
+                p = clamp_score(st, class_score(idx, val, s, f, table, cfg, v, weight, 1, mask, 0))
+                preds[e, 2] = p
+                learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h)
+                st[S_T] = t0
+        if e == g1 - 1 and at_progress_row(ctr):
+            return e + 1
+    return end

@@ -34,7 +34,7 @@ from numba import njit
 
 from streamlearn.core.loop import base_start, example_loop, squared_norm, state_view, sum_end
 from streamlearn.core.losses import loss_dloss, loss_positive, loss_update
-from streamlearn.core.multiclass import csoaa_loop, multilabel_loop, oaa_loop
+from streamlearn.core.multiclass import LDF_M, LDF_MC, LDF_WAP, csoaa_loop, ldf_loop, multilabel_loop, oaa_loop
 from streamlearn.core.spec import Layout
 from streamlearn.core.state import (
     I_ADAPTIVE, I_COL_G, I_COL_LAST, I_COL_N, I_COL_PEN, I_COL_RATE, I_INVARIANT, I_NORMALIZED, I_PERIOD,
@@ -253,6 +253,28 @@ def multilabel_sgd_block(block, state, start, end):
     --multilabel_oaa K; also every --multilabel_oaa model's prediction-only kernel)."""
     table, prm, iprm, st, ctr = state
     return multilabel_loop(block, state, start, end, gd_settings(prm, iprm), state_view, sgd_weight, sgd_learn)
+
+
+@njit(cache=True, nogil=True)
+def ldf_m_sgd_block(block, state, start, end):
+    """``learn_sgd_block`` over label-dependent features, each action's cost regressed (``--csoaa_ldf m``;
+    ``streamlearn.core.multiclass.ldf_loop``; also its prediction-only kernel)."""
+    table, prm, iprm, st, ctr = state
+    return ldf_loop(block, state, start, end, gd_settings(prm, iprm), state_view, sgd_weight, sgd_learn, LDF_M)
+
+
+@njit(cache=True, nogil=True)
+def ldf_mc_sgd_block(block, state, start, end):
+    """``ldf_m_sgd_block`` with the actions classified against the least cost (``--csoaa_ldf mc``)."""
+    table, prm, iprm, st, ctr = state
+    return ldf_loop(block, state, start, end, gd_settings(prm, iprm), state_view, sgd_weight, sgd_learn, LDF_MC)
+
+
+@njit(cache=True, nogil=True)
+def ldf_wap_sgd_block(block, state, start, end):
+    """``ldf_m_sgd_block`` learned by weighted all pairs (``--wap_ldf``)."""
+    table, prm, iprm, st, ctr = state
+    return ldf_loop(block, state, start, end, gd_settings(prm, iprm), state_view, sgd_weight, sgd_learn, LDF_WAP)
 
 
 

@@ -193,6 +193,9 @@ class LearnerSpec:
     csoaa_kernel: Callable | None = None
     #: the block kernel of --multilabel_oaa K (``streamlearn.core.multiclass.multilabel_loop``); None: not run
     multilabel_kernel: Callable | None = None
+    #: the block kernels of --csoaa_ldf / --wap_ldf by kind ("m", "mc", "wap"; ``streamlearn.core.multiclass.ldf_loop``);
+    #: None: not run
+    ldf_kernels: dict | None = None
     #: the learner has a multiclass loss of its own (softmax): ``kernel`` runs the joint loop of
     #: ``streamlearn.core.multiclass`` and --oaa K gives its number of classes
     joint: bool = False

@@ -278,6 +278,9 @@ def expand_line(line: bytes | str, spec: FeatureSpec, bits: int = 18, noconstant
 
     ``seen`` is the cumulative set of namespace indices of the stream, used to expand wildcard
     terms; it is updated in place with this example's group indices (after --ignore/--keep)."""
+    shared = None
+    if isinstance(line, tuple):     # an action of a multi-line example and its shared line (streamlearn.io.ldf)
+        line, shared = line
     if isinstance(line, str):
         line = line.encode("utf-8")
     line = _strip(bytes(line))
@@ -290,6 +293,17 @@ def expand_line(line: bytes | str, spec: FeatureSpec, bits: int = 18, noconstant
         add_ngrams(i, fs, spec, bits)
     if not noconstant:
         groups.append((CONSTANT_NS, [Feature("", "Constant", CONSTANT_RAW_INDEX & mask, 1.0, constant=True)]))
+    if shared is not None:          # VW's merge: each shared namespace's features after the action's own
+        extra, _ = parse_features(_strip(bytes(shared)), spec, bits, hash_seed, hash_mode)
+        for i, fs in extra:
+            if spec.ignore_mask[i]:
+                continue
+            add_ngrams(i, fs, spec, bits)
+            mine = next((g for j, g in groups if j == i), None)
+            if mine is None:
+                groups.append((i, list(fs)))
+            else:
+                mine.extend(fs)
     if spec.feature_limit:      # VW limits the groups after the n-grams and the constant
         groups = [(i, spec.limited(i, fs)) for i, fs in groups]
     if seen is None:

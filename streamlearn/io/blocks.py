@@ -15,7 +15,8 @@ import numpy as np
 from streamlearn.io import parsing as P
 from streamlearn.io.libsvm import parse_libsvm_block
 from streamlearn.io.costs import NO_COST, named_class_labels, parse_cost_labels, parse_multilabels
-from streamlearn.io.vw import parse_vw_block
+from streamlearn.features.hashing import default_namespace_hash
+from streamlearn.io.vw import _parse_features, parse_vw_block
 
 FMT_VW = 0
 FMT_LIBSVM = 1
@@ -91,6 +92,13 @@ class ParsedBlock:
     #: cost-sensitive labels (--csoaa, ``streamlearn.io.costs``): (ptr, cls, cost), example e's costs at
     #: ptr[e]..ptr[e+1]-1 (ptr keeps absolute positions, as ``indptr``); None for plain labels
     costs: tuple | None = None
+    #: multi-line examples (--csoaa_ldf, ``streamlearn.io.ldf``): int64, the first row of each row's group
+    groups: np.ndarray | None = None
+    #: the line of each fault when it is not its example's (a shared line's, merged into its actions); None: theirs
+    fault_line: np.ndarray | None = None
+    #: multi-line examples: (buffer, starts, ends) of the tag of each row's group head (its shared line, or its
+    #: first action), which VW writes with --probabilities and --csoaa_rank, and whether the group has a shared line
+    head_tags: tuple | None = None
 
     @property
     def n(self) -> int:
@@ -100,6 +108,9 @@ class ParsedBlock:
         """The block as a learner kernel takes it, (indptr, idx, val, labels, weights, bases, nfeat,
         preds), with ``preds`` the array its predictions go to (``streamlearn.core.loop``); a block of
         cost-sensitive labels adds their (ptr, cls, cost) (``streamlearn.core.multiclass.csoaa_loop``)."""
+        if self.groups is not None:
+            return (self.indptr, self.idx, self.val, self.labels, self.weights, self.bases, self.feature_counts(),
+                    preds) + tuple(self.costs) + (self.groups,)
         if self.costs is not None:
             return (self.indptr, self.idx, self.val, self.labels, self.weights, self.bases, self.feature_counts(),
                     preds) + tuple(self.costs)
@@ -118,15 +129,23 @@ class ParsedBlock:
         buf = self.tag_buf
         return [buf[s:e].tobytes() for s, e in zip(self.tag_s.tolist(), self.tag_e.tolist())]
 
+    def head_tag(self, e: int) -> bytes:
+        """The tag of row e's group head (``head_tags``; its own without)."""
+        if self.head_tags is None:
+            return self.tag_buf[self.tag_s[e]:self.tag_e[e]].tobytes()
+        buf, s, t, _ = self.head_tags
+        return buf[s[e]:t[e]].tobytes()
+
     def has_tags(self) -> bool:
         return bool(np.any(self.tag_e > self.tag_s))
 
     def fault_lines(self) -> list[tuple[int, str, str]]:
         """(line, reason, consequence) for each malformed line, in order."""
         out = []
-        for (ex, code, _s, _e), raw in zip(self.faults, self.fault_text):
+        for k, ((ex, code, _s, _e), raw) in enumerate(zip(self.faults, self.fault_text)):
             template, consequence = FAULTS[int(code)]
-            out.append((int(self.lines[ex]), template.format(text=quote_bytes(raw)), consequence))
+            line = self.lines[ex] if self.fault_line is None else self.fault_line[k]
+            out.append((int(line), template.format(text=quote_bytes(raw)), consequence))
         return out
 
 
@@ -143,7 +162,11 @@ def sub_block(block: ParsedBlock, a: int, b: int) -> ParsedBlock:
                       block.tag_e[a:b], f, [t for t, k in zip(block.fault_text, keep) if k],
                       counts=None if block.counts is None else block.counts[a:b], ns=block.ns,
                       text_lines=None if block.text_lines is None else block.text_lines[a:b],
-                      costs=None if block.costs is None else (block.costs[0][a:b + 1],) + tuple(block.costs[1:]))
+                      costs=None if block.costs is None else (block.costs[0][a:b + 1],) + tuple(block.costs[1:]),
+                      groups=None if block.groups is None else np.maximum(block.groups[a:b] - a, 0),
+                      fault_line=None if block.fault_line is None else block.fault_line[keep],
+                      head_tags=None if block.head_tags is None else (block.head_tags[0],)
+                      + tuple(x[a:b] for x in block.head_tags[1:]))
     if block.counts is None:        # the reports count the example's own row length
         out.counts = np.diff(block.indptr[a:b + 1])
     return out
@@ -182,7 +205,10 @@ def detached(block: ParsedBlock) -> ParsedBlock:
                        copy(block.tag_s), copy(block.tag_e), copy(block.faults), list(block.fault_text),
                        counts=copy(block.counts), ns=None if block.ns is None else copy(block.ns[lo:hi]),
                        text_lines=None if block.text_lines is None else list(block.text_lines),
-                       costs=None if block.costs is None else _detached_costs(block.costs))
+                       costs=None if block.costs is None else _detached_costs(block.costs),
+                       groups=None if block.groups is None else block.groups.copy(),
+                       fault_line=None if block.fault_line is None else block.fault_line.copy(),
+                       head_tags=None if block.head_tags is None else tuple(a.copy() for a in block.head_tags))
 
 
 def _detached_costs(costs: tuple) -> tuple:
@@ -257,7 +283,7 @@ def parse_block(source: str, data, first_line: int, fmt: int, mask: int, noconst
                 hash_seed: int, hash_mode: int, ends: np.ndarray | None = None,
                 out: Outputs | None = None, redefine: np.ndarray | None = None,
                 cost_names: tuple | None = None, class_names: tuple | None = None,
-                multilabels: bool = False) -> ParsedBlock:
+                multilabels: bool = False, shared: bool = False) -> ParsedBlock:
     """Parse one line-aligned block (bytes or a uint8 array) with the compiled parser for ``fmt``.
 
     ``ends`` (line end positions) and ``out`` (reusable arrays) are computed / allocated if not given;
@@ -269,7 +295,8 @@ def parse_block(source: str, data, first_line: int, fmt: int, mask: int, noconst
     ``costs``, its ``labels`` are 0 for an example with a cost and NaN for a test example, and the
     faults of the label part are theirs. With ``class_names`` ((hashes, ids) of --named_labels with
     --oaa) a label is a class name (``streamlearn.io.costs.named_class_labels``); with ``multilabels``
-    a set of classes ``0,3,4`` (--multilabel_oaa), carried as ``costs`` of cost 0."""
+    a set of classes ``0,3,4`` (--multilabel_oaa), carried as ``costs`` of cost 0; with ``shared`` (and
+    ``cost_names``) a ``shared`` label is a shared line's (--csoaa_ldf: ``streamlearn.io.ldf``)."""
     buf = np.frombuffer(data, dtype=np.uint8) if isinstance(data, (bytes, bytearray)) else data
     if ends is None:
         ends = line_ends(buf)
@@ -293,8 +320,16 @@ def parse_block(source: str, data, first_line: int, fmt: int, mask: int, noconst
             if not noconstant and n:
                 out.ns[out.indptr[1:n + 1] - 1] = 128
     block = out.block(source, n, nf, nfault, buf, with_ns=want_ns)
+    if (cost_names is not None or multilabels or class_names is not None) and block.faults.shape[0]:
+        # the plain parser kept one fault a line, its label's, which these labels replace: the feature
+        # part of those lines is read again for its own
+        plain = block.faults[np.isin(block.faults[:, 1], _PLAIN_LABEL_FAULTS), 0]
+        extra = _feature_faults(buf, ends, first_line, block.lines, plain, mask, hash_seed, hash_mode,
+                                IDENTITY_REDEFINE if redefine is None else redefine)
+        if extra.shape[0]:
+            block.faults = np.concatenate([block.faults, extra])
     if cost_names is not None:
-        with_costs(block, buf, ends, first_line, *cost_names)
+        with_costs(block, buf, ends, first_line, *cost_names, shared=shared)
     elif multilabels:
         with_costs(block, buf, ends, first_line, None, None)
     elif class_names is not None:
@@ -311,13 +346,13 @@ _PLAIN_LABEL_FAULTS = (P.E_LABEL, P.E_WEIGHT, P.E_NEG_WEIGHT, P.E_BASE, P.E_LABE
 
 
 def with_costs(block: ParsedBlock, buf: np.ndarray, ends: np.ndarray, first_line: int, names: np.ndarray,
-               ids: np.ndarray) -> None:
+               ids: np.ndarray, shared: bool = False) -> None:
     """Read the block's labels as costs (``parse_block``'s ``cost_names``), in place."""
     if names is None:       # a multilabel set: every class given
         ptr, cls, cost, cfaults = parse_multilabels(buf, ends, first_line, block.lines, block.tag_s, block.tag_e)
     else:
         ptr, cls, cost, cfaults = parse_cost_labels(buf, ends, first_line, block.lines, block.tag_s, block.tag_e,
-                                                    names, ids)
+                                                    names, ids, shared)
     block.costs = (ptr, cls, cost)
     labeled = np.zeros(block.n, bool)
     has = np.flatnonzero(cost != NO_COST)
@@ -327,6 +362,26 @@ def with_costs(block: ParsedBlock, buf: np.ndarray, ends: np.ndarray, first_line
     block.weights[:] = 1.0
     block.bases[:] = 0.0
     _label_faults(block, buf, cfaults)
+
+
+def _feature_faults(buf: np.ndarray, ends: np.ndarray, first_line: int, lines: np.ndarray, rows: np.ndarray,
+                    mask: int, seed: int, mode: int, redefine: np.ndarray) -> np.ndarray:
+    """(k, 4) faults of the feature parts of examples ``rows`` (their first only), read again."""
+    out = []
+    dflt = default_namespace_hash(seed)
+    for ex in rows.tolist():
+        s, e = P.line_span(buf, ends, int(lines[ex]) - first_line)
+        bar = s
+        while bar < e and buf[bar] != P.BAR:
+            bar += 1
+        if bar >= e:
+            continue
+        room = e - bar + 2
+        _, code, fs, fe = _parse_features(buf, bar, e, mask, seed, mode, dflt, np.empty(room, np.uint32),
+                                          np.empty(room, np.float32), 0, redefine, np.empty(room, np.uint8), False)
+        if code != 0:
+            out.append((ex, code, fs, fe))
+    return np.array(out, np.int64).reshape(-1, 4)
 
 
 def _label_faults(block: ParsedBlock, buf: np.ndarray, label_faults: np.ndarray) -> None:

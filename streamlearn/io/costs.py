@@ -22,6 +22,17 @@ from streamlearn.io.parsing import BAR, COLON, E_LABEL_COST, E_LABEL_SET, E_NAME
 
 NO_COST = float(np.finfo(np.float32).max)   # VW's FLT_MAX: a class given without a cost
 MAX_CLASS = 2 ** 32 - 1                     # VW keeps a class index as uint32
+SHARED_CLASS = -1                           # the class of a 'shared' line (label-dependent features)
+
+
+@njit(cache=True, nogil=True)
+def _is_shared(buf, p):
+    """buf[p:p+6] is the word ``shared``."""
+    word = (115, 104, 97, 114, 101, 100)
+    for j in range(6):
+        if buf[p + j] != word[j]:
+            return False
+    return True
 
 
 @njit(cache=True, nogil=True)
@@ -75,10 +86,11 @@ def _label_capacity(buf, ends, first_line, lines, tag_s, tag_e):
 
 
 @njit(cache=True, nogil=True)
-def parse_cost_labels(buf, ends, first_line, lines, tag_s, tag_e, names, ids):
+def parse_cost_labels(buf, ends, first_line, lines, tag_s, tag_e, names, ids, shared=False):
     """The costs of every example of a block (``lines``: their line numbers; ``tag_s``/``tag_e``: their
     tags). Returns (ptr, cls, cost, faults): CSR costs, and (k, 4) faults (example, code, start, end)
-    of the first malformed token of a line (its costs before it are kept)."""
+    of the first malformed token of a line (its costs before it are kept). With ``shared``
+    (--csoaa_ldf, --wap_ldf) a first token ``shared`` is the one cost (SHARED_CLASS, 0) of a shared line."""
     n = lines.shape[0]
     cap = _label_capacity(buf, ends, first_line, lines, tag_s, tag_e)
     ptr = np.zeros(n + 1, np.int64)
@@ -98,6 +110,12 @@ def parse_cost_labels(buf, ends, first_line, lines, tag_s, tag_e, names, ids):
             q = p
             while q < e and buf[q] != SP and buf[q] != TAB:
                 q += 1
+            if shared and k == ptr[ex] and q - p == 6 and _is_shared(buf, p):
+                cls[k] = SHARED_CLASS
+                cost[k] = 0.0
+                k += 1
+                p = q
+                continue
             colon = p
             while colon < q and buf[colon] != COLON:
                 colon += 1

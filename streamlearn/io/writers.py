@@ -102,6 +102,17 @@ class PredictionWriter:
         except OSError as exc:
             raise self._error(exc) from None
 
+    def write_text(self, lines: list[str]) -> None:
+        """Lines as they are (their tags in them already), each followed by a newline."""
+        if not lines:
+            return
+        try:
+            self.f.write("".join(t + "\n" for t in lines).encode())
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise self._error(exc) from None
+
     def close(self) -> None:
         try:
             if self.f is sys.stdout.buffer:

@@ -276,6 +276,8 @@ def block_kernel(cfg, spec: LearnerSpec | None = None):
     softmax's regularizers: ``LearnerSpec.kernels``): its own, its one-against-all one with --oaa K, its
     cost-sensitive one with --csoaa K (a learner with a multiclass loss runs the joint loop in its own kernel)."""
     spec = spec or get(cfg.algo)
+    if cfg.ldf is not None:
+        return spec.ldf_kernels[cfg.ldf]
     if cfg.csoaa:
         return spec.csoaa_kernel
     if cfg.multilabel_oaa:

@@ -27,7 +27,7 @@ from streamlearn.io.cache import (CacheCorrupt, CacheWriter, cache_status, check
 from streamlearn.io.atomic import check_target
 from streamlearn.io.reader import check_readable
 from streamlearn.io.shuffle import ShuffledExamples
-from streamlearn.io.writers import PredictionWriter, class_probabilities, format_class_values
+from streamlearn.io.writers import PredictionWriter, class_probabilities, format_class_values, format_predictions
 from streamlearn.core import multiclass
 from streamlearn.core.losses import vw_label_warning
 from streamlearn.core.rules import gd_settings
@@ -57,11 +57,16 @@ class Outputs:
     names: tuple = ()        # --named_labels: the classes' names, class 1 first
     multilabel: bool = False  # label sets (--multilabel_oaa K)
     logloss: list = field(default_factory=lambda: [0.0, 0.0])   # --probabilities: sum -log p w, sum w
+    ldf: str | None = None   # multi-line examples (--csoaa_ldf, --wap_ldf): "m", "mc" or "wap"
 
     @classmethod
     def of(cls, cfg, learner, writer: PredictionWriter | None = None) -> "Outputs":
         """The outputs of a run of ``cfg`` (``learner``: the configured one, whose classes may be
         joint) writing -p lines to ``writer``; a multiclass run opens its -r writer here."""
+        if getattr(cfg, "ldf", None) is not None:
+            output = "rank" if cfg.csoaa_rank else "probabilities" if cfg.probabilities else "class"
+            raw = getattr(cfg, "raw_predictions", None)
+            return cls(writer=writer, output=output, ldf=cfg.ldf, raw_writer=PredictionWriter(raw) if raw else None)
         if not cfg.classes:
             return cls(cfg.link, cfg.binary, writer)
         output = "probabilities" if cfg.probabilities else "scores" if cfg.scores else "class"
@@ -189,6 +194,70 @@ class Outputs:
                 offsets = cost_offsets(block, e, self.classes, mode) if ptr[e + 1] > ptr[e] else []
                 lines.append(" ".join(f"{c + first}:{preds[e, 1 + c]:g}" for c in offsets))
             self.raw_writer.write_lines(lines, block)
+
+    def ldf_logloss(self, block: ParsedBlock, preds: np.ndarray) -> None:
+        """--probabilities: each labeled multi-line example's -log of its least-cost action's probability
+        (999 for 0), VW's multiclass log loss, into ``logloss``."""
+        ptr, _, cost = block.costs
+        for g0, g1 in ldf_groups(block):
+            if not (block.labels[g0:g1] == block.labels[g0:g1]).all() or (np.diff(ptr[g0:g1 + 1]) != 1).any():
+                continue
+            k = int(np.argmin(cost[ptr[g0:g1] - ptr[0]]))
+            p = float(ldf_probabilities(preds[g0:g1, 1])[k])
+            self.logloss[0] += -math.log(p) if p > 0 else 999.0
+            self.logloss[1] += 1.0
+
+    def ldf_raw(self, block: ParsedBlock, preds: np.ndarray) -> list[str]:
+        """A multi-line block's -r lines as VW writes them: a line ``0:0`` for an example's shared line, then
+        per action ``class:score`` of each of its costs (the first cost's score the action's raw score, the
+        others' 0), each line with its own tag; no empty lines."""
+        ptr, cls, _ = block.costs
+        tags = block.tag_list()
+        has_shared = block.head_tags[3]
+
+        def tagged(text, tag):
+            return text + (" " + tag.decode("utf-8", "replace") if tag else "")
+        lines = []
+        for g0, g1 in ldf_groups(block):
+            if has_shared[g0]:
+                lines.append(tagged("0:0", block.head_tag(g0)))
+            for r in range(g0, g1):
+                scores = [float(np.float32(preds[r, 1]))] + [0.0] * (int(ptr[r + 1] - ptr[r]) - 1)
+                lines.append(tagged(" ".join(f"{int(c)}:{x:g}" for c, x in zip(cls[ptr[r]:ptr[r + 1]], scores)),
+                                    tags[r]))
+        return lines
+
+    def ldf_predictions(self, block: ParsedBlock, preds: np.ndarray) -> list[str]:
+        """A multi-line block's -p lines as VW writes them, an empty line after each example: per action
+        its class when it is the predicted one, else 0 (each with its tag); with --probabilities each
+        action's probability (``ldf_probabilities``); with --csoaa_rank one line of the actions
+        ``class:score`` by increasing score (ties: the lower class); these two with the group head's tag."""
+        ptr, cls, _ = block.costs
+        if self.output == "class":      # the common case, whole arrays at once
+            n = block.n
+            best = preds[:n, 0].astype(np.int64)
+            row_of = np.repeat(np.arange(n), np.diff(ptr))
+            hit = np.bincount(row_of, weights=cls[:ptr[n] - ptr[0]] == best[row_of], minlength=n) > 0
+            texts = np.where(hit, best.astype(str), "0").astype(object)
+            if block.has_tags():
+                tags = np.array([b" " + t if t else b"" for t in block.tag_list()], object)
+                texts = texts + np.array([t.decode("utf-8", "replace") for t in tags], object)
+            ends = [g1 for _, g1 in ldf_groups(block)]
+            return np.insert(texts, ends, "").tolist()
+        lines = []
+        for g0, g1 in ldf_groups(block):
+            if self.output == "rank":
+                ranked = sorted((float(np.float32(preds[r, 1])), int(cls[ptr[r]])) for r in range(g0, g1)
+                                if ptr[r + 1] > ptr[r])
+                tag = block.head_tag(g0)
+                lines.append(",".join(f"{c}:{s:g}" for s, c in ranked) + (" " + tag.decode("utf-8", "replace")
+                                                                              if tag else ""))
+            else:
+                tag = block.head_tag(g0)
+                lines += [p + (" " + tag.decode("utf-8", "replace") if tag else "")
+                          for p in format_predictions(ldf_probabilities(preds[g0:g1, 1]))]
+            lines.append("")
+        return lines
 
     def close(self) -> None:
         for out in (self.writer, self.raw_writer):
@@ -456,6 +525,8 @@ class Run:
     def process(self, block: ParsedBlock) -> np.ndarray:
         """Predict (and learn, training) the block's examples with the kernel, then the progress rows
         due, --audit's lines, the faults and the outputs. Returns the kernel's predictions."""
+        if self.outputs.ldf is not None:
+            return self.process_ldf(block)
         self.faults.report(block)
         if self.faults.label_loss is not None:
             self.faults.unexpected_labels(block)
@@ -544,6 +615,91 @@ class Run:
             self.outputs.write(block, preds)
         return preds
 
+    def process_ldf(self, block: ParsedBlock) -> np.ndarray:
+        """``process`` for a block of multi-line examples (``streamlearn.io.ldf``; the kernel is
+        ``multiclass.ldf_loop``'s): with --audit one action at a time, VW's lines of each example's
+        actions as predicted, then as learned (each with the weights before its own step)."""
+        self.faults.report(block)
+        self.ldf_label_notes(block)
+        n = block.n
+        self.progress.read(block)
+        preds = np.zeros((n, 3))
+        counters, training = self.arrays.counters, self.arrays.int_settings.train
+        arrays, state = block.arrays(preds), self.arrays.kernel_state
+        counts = block.feature_counts()
+        entries = self.audit.entries(block)
+        audit = self.audit.g_column is not None and entries is not None
+        tags = block.tag_list() if audit else None
+        if audit:       # VW's shared-line merge lends the head's tag to the first action while it runs
+            for g0, _ in ldf_groups(block):
+                tags[g0] = block.head_tag(g0)
+        bounds = self.arrays.state
+        shown, learned = [], []
+        pos = 0
+        while pos < n:
+            g0 = int(block.groups[pos])
+            if audit and pos == g0:
+                g1 = next((r for r in range(g0 + 1, n) if block.groups[r] != g0), n)
+                shown = [self.audit.features(entries[r], self.table, 0, 1) for r in range(g0, g1)]
+                lo, hi = bounds.min_label, bounds.max_label
+                learned = []
+            if audit:
+                before = self.audit.features(entries[pos], self.table, 0, 1)
+            first = pos
+            pos = self.kernel(arrays, state, pos, pos + 1 if audit else n)
+            self.faults.check_divergence(block, counters, first, pos, training)
+            if audit:
+                if preds[first, 2] == preds[first, 2]:
+                    learned.append((preds[first, 2], tags[first], before))
+                if pos >= n or block.groups[pos] != g0:     # the example's last action: its lines
+                    g1 = pos
+                    preds_shown = [min(max(preds[r, 1], lo), hi) for r in range(g0, g1)]
+                    from streamlearn.features.audit import audit_prediction, write as write_audit
+                    items = [(p, tags[r], f[0]) for p, r, f in zip(preds_shown, range(g0, g1), shown)]
+                    write_audit([text for p, tag, f in items + [(p, t, f[0]) for p, t, f in learned]
+                                 for text in (audit_prediction(p, tag), f)])
+            if self.progress.due(counters):
+                e = pos - 1
+                g = int(block.groups[e])
+                known = bool((block.labels[g:pos] == block.labels[g:pos]).all())     # VW's cost-sensitive rows
+                self.progress.row(self.ctr, 0.0, preds[e, 0], int(counts[g:pos].sum()),
+                                  "known" if known else "unknown", str(int(preds[e, 0])))
+        if self.outputs.output == "probabilities":
+            self.outputs.ldf_logloss(block, preds)
+        if self.outputs.writer is not None:
+            self.outputs.writer.write_text(self.outputs.ldf_predictions(block, preds))
+        if self.outputs.raw_writer is not None:
+            self.outputs.raw_writer.write_text(self.outputs.ldf_raw(block, preds))
+        return preds
+
+    def ldf_label_notes(self, block: ParsedBlock) -> None:
+        """VW's warnings about a multi-line example it predicts only though it has costs (one-line
+        errors with --strict): an action without exactly one cost, or actions with and without."""
+        if block.n == 0:
+            return
+        ptr, _, cost = block.costs
+        count = np.diff(ptr)
+        given = np.zeros(block.n, bool)
+        one = count == 1
+        given[one] = cost[ptr[:-1][one] - ptr[0]] != multiclass.NO_COST
+        starts = np.flatnonzero(np.r_[True, block.groups[1:] != block.groups[:-1]])
+        any_given = np.logical_or.reduceat(given, starts)
+        odd = np.logical_or.reduceat(count != 1, starts) & any_given            # an action without one cost
+        mixed = ~np.logical_and.reduceat(given, starts) & any_given & ~odd     # with and without a cost
+        ends = np.r_[starts[1:], block.n]
+        for j in np.flatnonzero(odd | mixed).tolist():
+            g0, g1 = int(starts[j]), int(ends[j])
+            if odd[j]:
+                r = g0 + int(np.flatnonzero(count[g0:g1] != 1)[0])
+                reason = f"an action has {int(count[r])} costs (a multi-line example's have one each)"
+            else:
+                r = g0 + int(np.flatnonzero(~given[g0:g1])[0])
+                reason = "a multi-line example mixes actions with and without a cost"
+            where = f"{block.source} line {int(block.lines[r])}"
+            if self.faults.strict:
+                raise InputError(f"{where}: {reason}")
+            self.faults.reporter.warn(f"{where}: {reason}; the example is predicted, not learned")
+
     def sensitivity(self, block: ParsedBlock, e: int, p: float) -> float:
         """--confidence: example e's sensitivity at prediction p (gd.cc; ``core.confidence``), for its
         label, or the label opposite to p's sign when it has none."""
@@ -580,6 +736,20 @@ class Run:
             self.outputs.write_costs(block, preds, self.arrays.state.index_mode)
         else:
             self.outputs.write_classes(block, preds, self.first_class())
+
+
+def ldf_groups(block: ParsedBlock) -> list[tuple[int, int]]:
+    """(first row, one past the last) of each multi-line example of a block (``block.groups``)."""
+    starts = np.flatnonzero(np.r_[True, block.groups[1:] != block.groups[:-1]]) if block.n else np.zeros(0, int)
+    bounds = starts.tolist() + [block.n]
+    return [(bounds[j], bounds[j + 1]) for j in range(len(starts))]
+
+
+def ldf_probabilities(raw: np.ndarray) -> np.ndarray:
+    """VW's --probabilities of a multi-line example's actions from their raw scores (a predicted cost:
+    lower is better): 1 / (1 + exp(score)) each, normalized to sum 1 (float32, as VW)."""
+    p = (np.float32(1.0) / (np.float32(1.0) + np.exp(raw.astype(np.float32)))).astype(np.float32)
+    return (p / p.sum(dtype=np.float32)).astype(np.float64)
 
 
 def cost_offsets(block: ParsedBlock, e: int, K: int, mode: float) -> list[int]:
@@ -772,8 +942,10 @@ class SourcePlan:
         cfg = self.cfg
         if (p == 0 or self.reread) and not self.reuse:
             writer = CacheWriter(self.path, self.options) if self.use_cache else None
+            # multi-line examples read again after the first pass have no names, as VW's from its cache
+            names = run.audit.names is not None and not (p > 0 and self.hashing.ldf)
             blocks = text_blocks(cfg.sources, cfg.format, self.hashing, cfg.block_size, writer, run.faults.read_error,
-                                 with_text=run.audit.names is not None, byte_range=cfg.shard_range)
+                                 with_text=names, byte_range=cfg.shard_range)
             if cfg.shard_window is not None:    # a cache is written whole: the window reads on to the end
                 blocks = examples_window(blocks, *self.window, drain=writer is not None)
             return blocks, writer
@@ -883,6 +1055,11 @@ def train(cfg: TrainConfig, model=None, progress: bool = False, observer=None) -
     state.counters.dump = first_dump(additive, interval)
     if warning and not cfg.quiet:
         rep.warn(warning)
+    if cfg.ldf is not None and cfg.probabilities:   # VW's two warnings (csoaa_ldf.cc)
+        if cfg.loss != "logistic":
+            rep.warn(f"--probabilities should be used only with --loss_function=logistic, currently using: {cfg.loss}")
+        if cfg.ldf != "mc":
+            rep.warn("--probabilities should be used with --csoaa_ldf=mc (or --oaa, --multilabel_oaa)")
     sources = SourcePlan(cfg, hashing, rep)
     preamble(cfg, rep, learners.get(cfg.algo), sources.note)
     hint = learners.get(cfg.algo).hint

@@ -66,6 +66,8 @@ class Hashing:
     names: tuple = ()
     #: the labels are sets of classes (--multilabel_oaa)
     multilabels: bool = False
+    #: multi-line examples of label-dependent features (--csoaa_ldf, --wap_ldf: ``streamlearn.io.ldf``); costs too
+    ldf: bool = False
 
     @property
     def mask(self) -> int:
@@ -95,6 +97,8 @@ class Hashing:
             d["names"] = list(self.names)
         if self.multilabels:
             d["multilabels"] = True
+        if self.ldf:
+            d["ldf"] = True
         return d
 
     def name_table(self) -> tuple:
@@ -123,9 +127,9 @@ def hashing_of(cfg) -> Hashing:
                    getattr(cfg, "affix", None) or None, tuple(getattr(cfg, "dictionary", ()) or ()),
                    tuple(getattr(cfg, "dictionary_path", ()) or ()), getattr(cfg, "threads", 1),
                    None if pair is None else pair.encode("utf-8", "surrogateescape"),
-                   costs=bool(getattr(cfg, "csoaa", 0)),
+                   costs=bool(getattr(cfg, "csoaa", 0)) or getattr(cfg, "ldf", None) is not None,
                    names=tuple(cfg.named_labels.split(",")) if getattr(cfg, "named_labels", None) else (),
-                   multilabels=bool(getattr(cfg, "multilabel_oaa", 0)))
+                   multilabels=bool(getattr(cfg, "multilabel_oaa", 0)), ldf=getattr(cfg, "ldf", None) is not None)
 
 
 def text_format_of(cfg):
@@ -169,7 +173,8 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
         """Block k parsed into ring slot k (touches nothing else: safe on any thread)."""
         return parse_block(name, data, first_line, code, hashing.mask, hashing.noconstant,
                            hashing.hash_seed, mode, ends=ends, out=outputs[k % ring], redefine=redefine,
-                           cost_names=cost_names, class_names=class_names, multilabels=hashing.multilabels)
+                           cost_names=cost_names, class_names=class_names, multilabels=hashing.multilabels,
+                           shared=hashing.ldf)
 
     def finish(block, k, name, data, ends, first_line, code, error):
         """The order-dependent rest, in input order: a read error first (then the lines read before
@@ -180,6 +185,11 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
             on_error(error)
         if block is None:
             return None
+        if grouper is not None:     # multi-line examples: their lines' text first (the block's buffer is this one)
+            if with_text:
+                buf = np.frombuffer(data, np.uint8) if isinstance(data, (bytes, bytearray)) else data
+                block.text_lines = example_texts(buf, ends, first_line, block.lines)
+            return [grouped(b, k) for b in grouper.feed(block)]
         if hashing.interact is not None:
             block, _ = interact(block, hashing.interact, hashing.mask)
         if expander is not None:
@@ -192,6 +202,27 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
             cache.write(block)
         return block
 
+    def grouped(block, k):
+        """A block of whole multi-line examples, expanded (its text, groups and faults' lines kept through it)."""
+        texts, groups, at, heads = block.text_lines, block.groups, block.fault_line, block.head_tags
+        if hashing.interact is not None:
+            block, _ = interact(block, hashing.interact, hashing.mask)
+        if expander is not None:    # into arrays of its own: one read may give two blocks (a source's last group)
+            block = expander.expand(block, ExpandedOutputs())
+        block.text_lines, block.groups, block.fault_line, block.head_tags = texts, groups, at, heads
+        return block
+
+    def emit(result):
+        """The blocks ``finish`` made: none, one, or (multi-line examples) a list."""
+        if result is None:
+            return []
+        return result if isinstance(result, list) else [result]
+
+    grouper = None
+    if hashing.ldf:
+        from streamlearn.io.ldf import LdfGroups
+        grouper = LdfGroups(hashing.noconstant)
+
     text_format = None
     if fmt in TEXT_FORMATS:
         from streamlearn.io.textformats import TextFormat
@@ -199,11 +230,13 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
     items = _read_items(sources, fmt, block_size, ring, byte_range, text_format, hashing)
     if (hashing.affix or hashing.dictionaries) and text_format is None:
         items = _with_affixes(items, hashing)
+    last = 0
     if threads == 1:
         for item in items:
-            block = finish(parse(*item) if item[2] is not None else None, *item)
-            if block is not None:
-                yield block
+            last = item[0]
+            yield from emit(finish(parse(*item) if item[2] is not None else None, *item))
+        if grouper is not None:
+            yield from (grouped(b, last + 1) for b in grouper.flush())
         return
     pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="streamlearn-parse")
     window = deque()    # (future or None, item), oldest first: at most `threads` in flight
@@ -214,15 +247,14 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
 
     try:
         for item in items:
+            last = item[0]
             window.append((pool.submit(parse, *item) if item[2] is not None else None, item))
             if len(window) >= threads:
-                block = ready()
-                if block is not None:
-                    yield block
+                yield from emit(ready())
         while window:
-            block = ready()
-            if block is not None:
-                yield block
+            yield from emit(ready())
+        if grouper is not None:
+            yield from (grouped(b, last + 1) for b in grouper.flush())
     finally:
         for fut, _ in window:
             if fut is not None:

@@ -117,6 +117,20 @@ def test_option_errors(args, message):
     assert res.stderr.splitlines()[-1].startswith(f"Error: {message}"), res.stderr
 
 
+@pytest.mark.parametrize("args,lines", [
+    (["--csoaa", 2], ["1:1 2:0 |a x:1e99\n", "1:0 2:1 |a y\n"]),
+    (["--oaa", 2, "--named_labels", "p,q"], ["p |a x:1e99\n", "q |a y\n"]),
+    (["--multilabel_oaa", 2], ["0,1 |a x:1e99\n", "1 |a y\n"]),
+], ids=["csoaa", "named", "multilabel"])
+def test_feature_faults_of_cost_lines_are_reported(tmp_path, args, lines):
+    """A cost label (a name, a label set) is a fault to the plain label parser, which keeps one fault a
+    line: the feature part of such a line is read again for its own (issue 27)."""
+    f = write_lines(tmp_path / "f.vw", lines)
+    res = cli("train", "-d", f, *args)
+    assert 'f.vw line 1: feature value in "x:1e99" is beyond float32\'s range' in res.stderr
+    assert "malformed lines = 1" in res.stderr
+
+
 def test_out_of_range_classes_warn(tmp_path):
     """--indexing 0 with class K: VW takes it as class 0 (and warns); so does streamlearn, naming the line."""
     f = write_lines(tmp_path / "o.vw", ["1:0 2:1 3:1 |a x\n", "0:1 3:0 |a y\n"])

@@ -589,3 +589,75 @@ def eager_multilabel(examples, K, dim, eta=0.5):
         sets.append(predicted)
         scores.append(row)
     return sets, scores, w, total / max(labeled, 1)
+
+
+def eager_ldf(groups, dim, kind="m", eta=0.5):
+    """VW's cost-sensitive learning with label-dependent features (``--csoaa_ldf m|mc``, ``--wap_ldf``;
+    csoaa_ldf.cc) over its default rule (adaptive, normalized, invariant; squared loss), dense and
+    eager, written from csoaa_ldf.cc and vw-spec.md §1c: ONE weight vector (w, G, N, the normalizer
+    sums S, T), the prediction bounds widened by every label learned.
+
+    ``groups``: multi-line examples, each a list of actions (class, cost or None, feats [(i, v)]: the
+    action's features with its shared line's). An example is predicted first: each action's raw
+    score, the class of the least (the first such); its loss is the predicted action's cost. It is
+    learned when every action has a cost, action by action, each step predicting again with the
+    weights as they are: m towards the cost (importance 1); mc towards -1 with importance max - min
+    for a least cost, else +1 with importance cost - min; wap, for each later action whose wap value
+    differs (by 1e-6 or more), towards -1 (its cost lower) or +1 over the features of the first
+    followed by those of the second negated, importance the values' difference. Returns (predicted
+    classes, raw scores per example, w, average loss over the learned examples)."""
+    w, G, N = np.zeros(dim), np.zeros(dim), np.zeros(dim)
+    norm = {"S": 0.0, "T": 0.0}
+    bounds = [0.0, 0.0]
+
+    def step(feats, y, h):
+        bounds[0], bounds[1] = min(bounds[0], y), max(bounds[1], y)
+        p = min(max(sum(w[i] * v for i, v in feats), bounds[0]), bounds[1])
+        if h == 0.0 or loss_value("squared", p, y, 0.5, *bounds) <= 0:
+            return
+        d = dloss("squared", p, y, 0.5)
+        ppu = norm_x = 0.0
+        for i, v in feats:      # per entry, as VW: a repeated index adds twice, its rate as it is then
+            G[i] += h * d * d * v * v
+            if abs(v) > N[i]:
+                if N[i] > 0:
+                    w[i] *= N[i] / abs(v)
+                N[i] = abs(v)
+            norm_x += v * v / N[i] ** 2
+            ppu += v * v * feature_rate(G[i], N[i], True, True, 0.5)
+        norm["S"] += h * norm_x
+        norm["T"] += h
+        m = math.sqrt(norm["T"] / norm["S"])
+        u = invariant_update("squared", p, y, 0.5, eta * h, ppu * m)
+        for i, v in feats:
+            w[i] += u * m * v * feature_rate(G[i], N[i], True, True, 0.5)
+
+    classes, scores, total, weight = [], [], 0.0, 0.0
+    for actions in groups:
+        raw = [sum(w[i] * v for i, v in feats) for _, _, feats in actions]
+        best = actions[min(range(len(actions)), key=lambda k: (raw[k], k))][0]
+        classes.append(best)
+        scores.append(raw)
+        if any(x is None for _, x, _ in actions):
+            continue
+        weight += 1.0
+        total += next(x for c, x, _ in actions if c == best)
+        costs = [x for _, x, _ in actions]
+        lo, hi = min(costs), max(costs)
+        if kind == "wap":
+            order = sorted(range(len(costs)), key=lambda k: costs[k])
+            value = [0.0] * len(costs)
+            for j in range(1, len(order)):
+                value[order[j]] = value[order[j - 1]] + (costs[order[j]] - costs[order[j - 1]]) / j
+        for k, (_, x, feats) in enumerate(actions):
+            if kind == "m":
+                step(feats, x, 1.0)
+            elif kind == "mc":
+                step(feats, -1.0 if x <= lo else 1.0, hi - lo if x <= lo else x - lo)
+            else:
+                for k2 in range(k + 1, len(actions)):
+                    gap = abs(value[k2] - value[k])
+                    if gap >= 1e-6:
+                        pair = feats + [(i, -v) for i, v in actions[k2][2]]
+                        step(pair, -1.0 if x < costs[k2] else 1.0, gap)
+    return classes, scores, w, total / weight if weight else 0.0

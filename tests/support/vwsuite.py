@@ -322,7 +322,8 @@ def run_suite(test: Path, only=None) -> tuple[dict, dict]:
 
 #: the classes a test in scope is counted in (the first whose options it uses), for the report
 CLASSES = (
-    ("multiclass and cost-sensitive", ("--oaa", "--csoaa", "--multilabel_oaa", "--named_labels")),
+    ("multiclass and cost-sensitive", ("--oaa", "--csoaa", "--multilabel_oaa", "--named_labels", "--csoaa_ldf",
+                                       "--wap_ldf")),
     ("FTRL and parameter-free", ("--ftrl", "--coin", "--pistol", "--freegrad")),
     ("input formats", ("--csv", "--json", "--affix", "--dictionary", "--interact")),
     ("readable models, audit", ("--readable_model", "--invert_hash", "--audit", "--audit_regressor")),
