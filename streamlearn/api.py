@@ -77,7 +77,7 @@ class Engine:
         hashing = hashing_of(self.cfg)
         if hashing.expands and self.expander is None:
             from streamlearn.io.expand import make_expander
-            self.expander = make_expander(hashing.features, hashing.mask)
+            self.expander = make_expander(hashing.features, hashing.mask, hashing.lowrank)
         return text_block(lines, self.cfg, fmt, source, self.expander)
 
     # ------------------------------------------------------------------ learning
@@ -398,7 +398,8 @@ def text_block(lines, cfg: TrainConfig, fmt: str = "vw", source: str = "lines", 
     hashing = hashing_of(cfg)
     redefine = None
     if hashing.expands:
-        redefine = np.array(hashing.features.redefine_map, np.uint8)
+        redefine = (np.arange(256, dtype=np.uint8) if hashing.features is None
+                    else np.array(hashing.features.redefine_map, np.uint8))
     elif hashing.interact is not None:
         redefine = np.arange(256, dtype=np.uint8)
     buf = np.frombuffer(data, np.uint8).copy()
@@ -410,6 +411,6 @@ def text_block(lines, cfg: TrainConfig, fmt: str = "vw", source: str = "lines", 
     if hashing.expands:
         from streamlearn.io.expand import ExpandedOutputs, make_expander
         if expander is None:
-            expander = make_expander(hashing.features, hashing.mask)
+            expander = make_expander(hashing.features, hashing.mask, hashing.lowrank)
         block = expander.expand(block, ExpandedOutputs())
     return block

@@ -175,9 +175,18 @@ class _TrainConfigMethods:
 
     @property
     def class_width(self) -> int:
-        """W: class k of feature h is slot (h*W + k) mod 2^b (1 without classes)."""
+        """W: class k of feature h is slot (h*W + k) mod 2^b (1 without classes; with --lrq/--lrqfa the
+        width of a feature's row of latent weights, ``streamlearn.features.lowrank``)."""
         from streamlearn.core.multiclass import class_width
+        if not self.classes and self.lowrank is not None:
+            return self.lowrank.width
         return class_width(self.classes)
+
+    @property
+    def lowrank(self):
+        """--lrq/--lrqfa parsed (``streamlearn.features.lowrank.LowRank``), None without them."""
+        from streamlearn.features.lowrank import lowrank_of
+        return lowrank_of(self)
 
     @property
     def expands(self) -> bool:
@@ -318,6 +327,7 @@ def _check_train(cfg: TrainConfig) -> None:
         raise OptionError("--holdout-off and --holdout-period cannot be used together")
     _check_choice("projection", cfg.projection, _choices("projection"))
     _check_multiclass(cfg)
+    _check_lowrank(cfg)
     _check_named_labels(cfg)
     _check_choice("reg", cfg.reg, _reg_choices(cfg.algo))
     _check_learner_options(cfg)
@@ -536,6 +546,37 @@ def _check_multiclass(cfg: TrainConfig) -> None:
         raise OptionError("--probabilities and --scores cannot be used together")
 
 
+def _check_lowrank(cfg: TrainConfig) -> None:
+    """--lrq/--lrqfa: VW's low-rank quadratic features, over the sgd learner's binary or regression model."""
+    if not (cfg.lrq or cfg.lrqfa is not None):
+        return
+    if cfg.lrq and cfg.lrqfa is not None:
+        raise OptionError("--lrq and --lrqfa cannot be used together")
+    flag = "--lrq" if cfg.lrq else "--lrqfa"
+    low = cfg.lowrank           # raises OptionError for a malformed value
+    spec = _spec(cfg.algo)
+    if spec is None or spec.lowrank_kernel is None:
+        takers = [s.name for s in _registry.SPECS if s.lowrank_kernel is not None]
+        raise OptionError(f"{flag} does not apply to --algo {cfg.algo}; low-rank features run over --algo "
+                          f"{_one_of(takers)} (VW's gd)")
+    if cfg.classes:
+        raise OptionError(f"{flag} does not apply to --oaa, --csoaa or --multilabel_oaa")
+    if cfg.interact is not None:
+        raise OptionError(f"{flag} cannot be used with --interact")
+    if cfg.batch_size > 1:
+        raise OptionError(f"--batch-size does not apply to {flag}")
+    spec_f = cfg.feature_spec() if cfg.expands else None
+    if spec_f is not None:
+        mine = set(low.namespaces)
+        if spec_f.wildcards or any(mine & set(term) for term in spec_f.terms):
+            raise OptionError(f"{flag}'s namespaces cannot be in -q/--cubic/--interactions terms (VW would "
+                              f"interact the low-rank features too)")
+        if any(spec_f.ngram_table[b] > 1 or spec_f.limit_table[b] >= 0 for b in mine):
+            raise OptionError(f"{flag}'s namespaces cannot take --ngram or --feature_limit")
+    if (1 << cfg.bits) < low.width:
+        raise OptionError(f"{flag} needs {low.width} weights per feature, more than -b {cfg.bits} gives")
+
+
 def memory_limit(cfg) -> int:
     """--max-memory in bytes (a number with an optional K, M or G suffix); default 70% of RAM."""
     if cfg.max_memory is None:
@@ -732,7 +773,7 @@ def train_config(explicit: dict, model_options: dict | None = None) -> TrainConf
                 for k, v in explicit.items()}
     if model_options is not None:
         model_options = {k: tuple(v) if isinstance(v, list) else v for k, v in model_options.items()}
-        for name in HASHING_OPTIONS + FEATURE_OPTIONS + ("oaa", "interact", "csoaa", "multilabel_oaa"):   # they decide where weights are
+        for name in HASHING_OPTIONS + FEATURE_OPTIONS + ("oaa", "interact", "csoaa", "multilabel_oaa", "lrq", "lrqfa"):   # they decide where weights are
             theirs = model_options.get(name, OPTION[name].default_value())
             if name in explicit and explicit[name] != theirs:
                 raise OptionError(

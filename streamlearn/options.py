@@ -434,6 +434,18 @@ FEATURE_EXPANSION = (
             "--feature_limit, after n-grams and before interactions). Repeatable.", section=HASHING),
 )
 
+#: VW's low-rank quadratic features (--lrq, --lrqfa): generated while learning from the weights
+#: (``streamlearn.features.lowrank``, ``streamlearn.core.lowrank``); a model keeps them
+LOWRANK_OPTIONS = (
+    _o("lrq", ("--lrq",), "multi", (), metavar="ABK", stored="if_used",
+       help="VW's low-rank quadratic features of namespaces A and B of rank K (--lrq ab3; \\xNN a byte): "
+            "the A x B interactions through K latent weights per feature (needs --algo sgd). Repeatable.",
+       section=HASHING),
+    _o("lrqfa", ("--lrqfa",), "text", None, metavar="ABC..K", stored="if_used",
+       help="VW's field-aware low-rank quadratic features: every pair of the namespaces given, rank K, a "
+            "feature's latent weights for each field (--lrqfa abc2; needs --algo sgd).", section=HASHING),
+)
+
 #: the options of a training run after feature expansion
 FINAL_OPTIONS = (
     _o("testonly", ("-t", "--testonly"), "flag", False, dask=False,
@@ -497,7 +509,8 @@ def train_options(specs) -> tuple:
     """Every option of a training run in ``--help`` order: the run's, those learners share, each
     learner's own (``LearnerSpec.declares``, in registry order), then the rest of the run's."""
     own = tuple(o for spec in specs for o in spec.declares)
-    every = RUN_OPTIONS + SHARED_LEARNER_OPTIONS + own + LATE_OPTIONS + FEATURE_EXPANSION + FINAL_OPTIONS
+    every = (RUN_OPTIONS + SHARED_LEARNER_OPTIONS + own + LATE_OPTIONS + FEATURE_EXPANSION + LOWRANK_OPTIONS
+             + FINAL_OPTIONS)
     names = [o.name for o in every]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:

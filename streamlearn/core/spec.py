@@ -189,6 +189,8 @@ class LearnerSpec:
     #: the block kernel of --csoaa K: the learner cost-sensitive one-against-all
     #: (``streamlearn.core.multiclass.csoaa_loop``); None when the learner does not run it
     csoaa_kernel: Callable | None = None
+    #: the block kernel of --lrq/--lrqfa (``streamlearn.core.lowrank``); None when the learner does not run it
+    lowrank_kernel: Callable | None = None
     #: the block kernel of --multilabel_oaa K (``streamlearn.core.multiclass.multilabel_loop``); None: not run
     multilabel_kernel: Callable | None = None
     #: the learner has a multiclass loss of its own (softmax): ``kernel`` runs the joint loop of

@@ -10,9 +10,8 @@ shared machinery's scalars (named here), then the learner's own scalars, which i
 (``streamlearn.core.loop``) updates; no learner reads or writes them.
 
 All four live in plain arrays so compiled kernels take a fixed, short argument list: a learner's new
-state is a slot its module declares, not a new signature. (iprm[1], iprm[17] and iprm[21] are free: they
-held the learner's code, the regularizer's code and the label indexing, which no kernel reads: a learner
-and a regularizer are chosen with their kernel.)
+state is a slot its module declares, not a new signature. (iprm[1] is free: it held the learner's code,
+which no kernel reads: a learner is chosen with its kernel.)
 """
 
 # ----------------------------------------------------------------------------- prm: real settings
@@ -50,6 +49,7 @@ I_COL_LAST2 = 13      # fobos elastic: table column of the second cumulative at 
 I_PERIOD = 14         # K (tg, rounding)
 I_PROJECTION = 15     # l1ball: online projection method (PROJ_* codes)
 I_BATCH = 16          # mini-batch size B (1: a step per example)
+I_LRQ_SHIFT = 17      # --lrq/--lrqfa: VW's stride shift, which a latent weight's random start is seeded with
 I_SEED = 18           # --random-seed: mixed into every random choice (randomized pivots)
 I_CLASSES = 19        # multiclass: K, the number of classes (0: a binary or regression model)
 I_CLASS_W = 20        # multiclass: W, the smallest power of two >= K (class k of feature h is slot h*W+k)

@@ -91,6 +91,9 @@ class ParsedBlock:
     #: cost-sensitive labels (--csoaa, ``streamlearn.io.costs``): (ptr, cls, cost), example e's costs at
     #: ptr[e]..ptr[e+1]-1 (ptr keeps absolute positions, as ``indptr``); None for plain labels
     costs: tuple | None = None
+    #: --lrq/--lrqfa: (ptr, idx, val, pairs), example e's features of low-rank group j at
+    #: ptr[e*m + j]..ptr[e*m + j + 1]-1 (``streamlearn.io.expand.lowrank_groups``) and the pairs' table
+    lowrank: tuple | None = None
 
     @property
     def n(self) -> int:
@@ -103,6 +106,9 @@ class ParsedBlock:
         if self.costs is not None:
             return (self.indptr, self.idx, self.val, self.labels, self.weights, self.bases, self.feature_counts(),
                     preds) + tuple(self.costs)
+        if self.lowrank is not None:        # the low-rank loop (streamlearn.core.lowrank)
+            return (self.indptr, self.idx, self.val, self.labels, self.weights, self.bases, self.feature_counts(),
+                    preds) + tuple(self.lowrank)
         return (self.indptr, self.idx, self.val, self.labels, self.weights, self.bases, self.feature_counts(),
                 preds)
 
@@ -143,7 +149,8 @@ def sub_block(block: ParsedBlock, a: int, b: int) -> ParsedBlock:
                       block.tag_e[a:b], f, [t for t, k in zip(block.fault_text, keep) if k],
                       counts=None if block.counts is None else block.counts[a:b], ns=block.ns,
                       text_lines=None if block.text_lines is None else block.text_lines[a:b],
-                      costs=None if block.costs is None else (block.costs[0][a:b + 1],) + tuple(block.costs[1:]))
+                      costs=None if block.costs is None else (block.costs[0][a:b + 1],) + tuple(block.costs[1:]),
+                      lowrank=None if block.lowrank is None else _lowrank_part(block, a, b))
     if block.counts is None:        # the reports count the example's own row length
         out.counts = np.diff(block.indptr[a:b + 1])
     return out
@@ -182,7 +189,17 @@ def detached(block: ParsedBlock) -> ParsedBlock:
                        copy(block.tag_s), copy(block.tag_e), copy(block.faults), list(block.fault_text),
                        counts=copy(block.counts), ns=None if block.ns is None else copy(block.ns[lo:hi]),
                        text_lines=None if block.text_lines is None else list(block.text_lines),
-                       costs=None if block.costs is None else _detached_costs(block.costs))
+                       costs=None if block.costs is None else _detached_costs(block.costs),
+                       lowrank=None if block.lowrank is None else _lowrank_part(block, 0, block.n, True))
+
+
+def _lowrank_part(block: ParsedBlock, a: int, b: int, copy: bool = False) -> tuple:
+    """The low-rank groups of examples a..b-1 (positions made relative to their first one)."""
+    ptr, idx, val, pairs = block.lowrank
+    m = (ptr.shape[0] - 1) // max(block.n, 1) if block.n else 0
+    lo, hi = int(ptr[a * m]), int(ptr[b * m])
+    part = ptr[a * m:b * m + 1] - lo
+    return part, idx[lo:hi].copy() if copy else idx[lo:hi], val[lo:hi].copy() if copy else val[lo:hi], pairs
 
 
 def _detached_costs(costs: tuple) -> tuple:

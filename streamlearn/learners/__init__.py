@@ -197,6 +197,9 @@ def make_settings(cfg, train: bool, holdout: int = 0, algo: str | None = None) -
     iprm[S.I_SEED] = cfg.random_seed
     iprm[S.I_CLASSES] = cfg.classes
     iprm[S.I_CLASS_W] = cfg.class_width
+    if cfg.lowrank is not None:
+        from streamlearn.core.initial import vw_stride_shift
+        iprm[S.I_LRQ_SHIFT] = vw_stride_shift(cfg.adaptive, cfg.normalized, True)
     iprm[S.I_NO_SET] = 1 if (cfg.multilabel_oaa and cfg.probabilities) else 0
     iprm[S.I_CLASS_FIRST] = 1 if (cfg.oaa and not (cfg.probabilities or cfg.scores)) else 0
     if spec.settings is not None:
@@ -276,6 +279,8 @@ def block_kernel(cfg, spec: LearnerSpec | None = None):
     softmax's regularizers: ``LearnerSpec.kernels``): its own, its one-against-all one with --oaa K, its
     cost-sensitive one with --csoaa K (a learner with a multiclass loss runs the joint loop in its own kernel)."""
     spec = spec or get(cfg.algo)
+    if getattr(cfg, "lowrank", None) is not None:
+        return spec.lowrank_kernel
     if cfg.csoaa:
         return spec.csoaa_kernel
     if cfg.multilabel_oaa:

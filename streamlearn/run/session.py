@@ -730,7 +730,7 @@ class SourcePlan:
     def __init__(self, cfg: TrainConfig, hashing: Hashing, rep: Reporter):
         self.cfg, self.hashing = cfg, hashing
         #: cost-sensitive labels (--csoaa) are not in the cache's blocks: every pass reads the text
-        self.reread = hashing.costs or hashing.multilabels
+        self.reread = hashing.costs or hashing.multilabels or hashing.lowrank is not None
         self.use_cache = (cfg.passes > 1 or cfg.cache_file is not None
                           or (cfg.objective and cfg.objective_data is None)) and not self.reread
         self.path = cfg.cache_file
