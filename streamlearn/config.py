@@ -549,7 +549,11 @@ def _check_multiclass(cfg: TrainConfig) -> None:
 def _check_lowrank(cfg: TrainConfig) -> None:
     """--lrq/--lrqfa: VW's low-rank quadratic features, over the sgd learner's binary or regression model."""
     if not (cfg.lrq or cfg.lrqfa is not None):
+        if cfg.lrqdropout:
+            raise OptionError("--lrqdropout needs --lrq")
         return
+    if cfg.lrqdropout and not cfg.lrq:
+        raise OptionError("--lrqdropout applies to --lrq, not --lrqfa")
     if cfg.lrq and cfg.lrqfa is not None:
         raise OptionError("--lrq and --lrqfa cannot be used together")
     flag = "--lrq" if cfg.lrq else "--lrqfa"
@@ -773,7 +777,8 @@ def train_config(explicit: dict, model_options: dict | None = None) -> TrainConf
                 for k, v in explicit.items()}
     if model_options is not None:
         model_options = {k: tuple(v) if isinstance(v, list) else v for k, v in model_options.items()}
-        for name in HASHING_OPTIONS + FEATURE_OPTIONS + ("oaa", "interact", "csoaa", "multilabel_oaa", "lrq", "lrqfa"):   # they decide where weights are
+        for name in HASHING_OPTIONS + FEATURE_OPTIONS + ("oaa", "interact", "csoaa", "multilabel_oaa", "lrq", "lrqfa",
+                     "lrqdropout"):   # they decide where weights are
             theirs = model_options.get(name, OPTION[name].default_value())
             if name in explicit and explicit[name] != theirs:
                 raise OptionError(

@@ -444,6 +444,10 @@ LOWRANK_OPTIONS = (
     _o("lrqfa", ("--lrqfa",), "text", None, metavar="ABC..K", stored="if_used",
        help="VW's field-aware low-rank quadratic features: every pair of the namespaces given, rank K, a "
             "feature's latent weights for each field (--lrqfa abc2; needs --algo sgd).", section=HASHING),
+    _o("lrqdropout", ("--lrqdropout",), "flag", False, stored="if_used",
+       help="VW's dropout of --lrq's latent weights: while learning, each left feature's k-th latent weight "
+            "takes part with probability 1/2 (VW's generator from --random-seed); predicting, they count "
+            "half.", section=HASHING),
 )
 
 #: the options of a training run after feature expansion

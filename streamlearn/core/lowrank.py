@@ -22,6 +22,10 @@ hands each example's features of the low-rank namespaces, by group, beside its C
    is (the orientation of an even counter, no random starts: VW predicts it); one of weight 0 goes
    through both orientations (its latent weights start) without a step.
 
+With --lrqdropout (VW's, --lrq only) a learned example keeps each left feature's n-th latent weight (drawn
+anew in each round) when VW's generator, seeded with --random-seed | 8675309 and run on through the whole
+run, draws more than 1/2, and a predicted one halves every latent weight.
+
 The report counts the example's features as parsed (VW's num_features, set before the reduction).
 """
 
@@ -34,15 +38,20 @@ from streamlearn.core.initial import _advance, _draw
 from streamlearn.core.loop import begin_example, clamp_prediction, diverged_at, example_loss, finish_prediction, written_finite
 from streamlearn.core.rules import gd_settings, sgd_learn
 from streamlearn.core.state import (
-    C_DUMP, C_W_LABELED, C_W_UNLABELED, I_BINARY, I_CLASS_W, I_FIXED_BOUNDS, I_HOLDOUT, I_LOSS, I_LRQ_SHIFT,
-    I_TRAIN, P_TAU, S_NLEARN, S_T, own_slots,
+    C_DUMP, C_W_LABELED, C_W_UNLABELED, I_BINARY, I_CLASS_W, I_FIXED_BOUNDS, I_HOLDOUT, I_LOSS, I_LRQ_DROPOUT,
+    I_LRQ_SHIFT, I_SEED, I_TRAIN, P_TAU, S_NLEARN, S_T, own_slots,
 )
 from streamlearn.core.table import W as WCOL
 
 #: the state slot counting the run's examples (VW's example_counter), which decides each example's
 #: orientation; the learner running the loop (sgd) declares it as its own
-SLOTS = own_slots("example_counter")
+SLOTS = own_slots("example_counter", "dropout_seeded", "dropout_seed_lo", "dropout_seed_hi")
 S_COUNTER = SLOTS["example_counter"]
+#: --lrqdropout: VW's generator state (64 bits in two halves), seeded on first use with --random-seed | 8675309
+S_SEEDED = SLOTS["dropout_seeded"]
+S_SEED_LO = SLOTS["dropout_seed_lo"]
+S_SEED_HI = SLOTS["dropout_seed_hi"]
+DROPOUT_SALT = 8675309
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -63,10 +72,14 @@ def generated_count(e, lptr, pairs, m):
 
 
 @njit(cache=True, nogil=True)
-def lowrank_features(e, lptr, lidx, lval, pairs, m, which, init, table, W, mask, shift, out_i, out_v, out_t, pos):
+def lowrank_features(e, lptr, lidx, lval, pairs, m, which, init, table, W, mask, shift, out_i, out_v, out_t, pos,
+                     drop, scale, seed):
     """Append example e's low-rank features of orientation parity ``which`` (step 1 of the module
     docstring) to out_i/out_v from ``pos``, the group each goes to (its right namespace) to out_t; with
-    ``init`` a latent weight still 0 takes its random start first. Returns the new end."""
+    ``init`` a latent weight still 0 takes its random start first. With ``drop`` (--lrqdropout while
+    learning) each left feature's n-th latent weight takes part only when VW's generator (``seed[0]``,
+    advanced) draws more than 1/2; ``scale`` multiplies the latent weight (1/2 when --lrqdropout
+    predicts). Returns the new end."""
     for p in range(pairs.shape[0]):
         k = pairs[p, 2]
         o = (which + pairs[p, 7]) % 2
@@ -84,13 +97,17 @@ def lowrank_features(e, lptr, lidx, lval, pairs, m, which, init, table, W, mask,
             lx = lval[q]
             lh = np.int64(lidx[q]) * W
             for n in range(1, k + 1):
+                if drop:
+                    seed[0] = _advance(seed[0])
+                    if not _draw(seed[0]) > np.float32(0.5):
+                        continue
                 slot = (lh + wb + n) & mask
                 if init and table[slot, WCOL] == 0.0:
                     r = cheesyrand(np.uint64(lh + wb + n) << np.uint64(shift))
                     if fa:
                         r = np.float32(np.float32(r * np.float32(0.5)) / sqrtk)
                     table[slot, WCOL] = r
-                lw = np.float32(table[slot, WCOL])
+                lw = np.float32(scale * np.float32(table[slot, WCOL]))
                 lwx = np.float32(lw * lx)
                 for t in range(rs, re):
                     out_i[pos] = (np.int64(lidx[t]) * W + fb + n) & mask
@@ -129,7 +146,7 @@ def stale_indices(out_i, out_t, a, n, g0_i, g0_t, n0, m, tmp):
 
 @njit(cache=True, nogil=True, inline="always")
 def example_features(e, s, f, idx, val, lptr, lidx, lval, pairs, m, which, init, table, W, mask, shift,
-                     out_i, out_v, out_t):
+                     out_i, out_v, out_t, drop, scale, seed):
     """The features the base learner sees for example e (its own in their slots, then its low-rank
     ones of orientation ``which``); returns their number. (VW appends the low-rank features to their
     namespace, which changes only the order of the score's sum; see docs/vw.md for the float32 ties.)"""
@@ -139,7 +156,7 @@ def example_features(e, s, f, idx, val, lptr, lidx, lval, pairs, m, which, init,
         out_v[pos] = val[q]
         pos += 1
     return lowrank_features(e, lptr, lidx, lval, pairs, m, which, init, table, W, mask, shift, out_i, out_v, out_t,
-                            pos)
+                            pos, drop, scale, seed)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -176,6 +193,13 @@ def lowrank_loop(block, state, start, end, cfg, learn):
     tmp = np.empty(64, np.int64)
     field_aware = pairs.shape[0] > 0 and pairs[0, 8] != 0
     n0 = 0
+    dropout = iprm[I_LRQ_DROPOUT] != 0
+    seed = np.zeros(1, np.uint64)
+    if dropout:
+        if st[S_SEEDED] == 0.0:
+            seed[0] = np.uint64(iprm[I_SEED]) | np.uint64(DROPOUT_SALT)
+        else:
+            seed[0] = np.uint64(st[S_SEED_LO]) | (np.uint64(st[S_SEED_HI]) << np.uint64(32))
     for e in range(start, end):
         h = weights[e]
         y, labeled, holdout = begin_example(ctr, st, code, labels[e], train, holdout_period, bounds_follow)
@@ -194,11 +218,13 @@ def lowrank_loop(block, state, start, end, cfg, learn):
             g0_t = np.empty(2 * need, np.int64)
             tmp = np.empty(2 * need, np.int64)
         learn_it = learning and h > 0.0
+        drop = dropout and learning
+        scale = np.float32(0.5) if dropout and not learning else np.float32(1.0)
         t0 = st[S_T]
         nlearn = st[S_NLEARN]
         for it in range(2 if learning else 1):
             n = example_features(e, s, f, idx, val, lptr, lidx, lval, pairs, m, which + it, learning, table, W,
-                                 mask, shift, out_i, out_v, out_t)
+                                 mask, shift, out_i, out_v, out_t, drop, scale, seed)
             if field_aware:
                 if it == 0 and learning:
                     for j in range(f - s, n):
@@ -224,6 +250,10 @@ def lowrank_loop(block, state, start, end, cfg, learn):
                     diverged_at(ctr, e)
         if learn_it:
             st[S_NLEARN] = nlearn + 1.0
+        if dropout:
+            st[S_SEEDED] = 1.0
+            st[S_SEED_LO] = np.float64(seed[0] & np.uint64(0xFFFFFFFF))
+            st[S_SEED_HI] = np.float64(seed[0] >> np.uint64(32))
         if ctr[C_W_LABELED] + ctr[C_W_UNLABELED] >= ctr[C_DUMP]:
             return e + 1
     return end

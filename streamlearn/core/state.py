@@ -10,8 +10,7 @@ shared machinery's scalars (named here), then the learner's own scalars, which i
 (``streamlearn.core.loop``) updates; no learner reads or writes them.
 
 All four live in plain arrays so compiled kernels take a fixed, short argument list: a learner's new
-state is a slot its module declares, not a new signature. (iprm[1] is free: it held the learner's code,
-which no kernel reads: a learner is chosen with its kernel.)
+state is a slot its module declares, not a new signature.
 """
 
 # ----------------------------------------------------------------------------- prm: real settings
@@ -34,6 +33,7 @@ N_PRM = 16
 
 # ----------------------------------------------------------------------------- iprm: integer settings
 I_LOSS = 0            # loss code (streamlearn.core.losses)
+I_LRQ_DROPOUT = 1     # --lrqdropout: 1 = VW's dropout of the latent weights
 I_HOLDOUT = 2         # holdout period (0 = off; -N: the examples after the N-th, --holdout-after N)
 I_TRAIN = 3           # 1 = learn, 0 = predict only
 I_FIXED_BOUNDS = 4    # 1 = prediction bounds do not follow the labels

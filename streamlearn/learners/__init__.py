@@ -200,6 +200,7 @@ def make_settings(cfg, train: bool, holdout: int = 0, algo: str | None = None) -
     if cfg.lowrank is not None:
         from streamlearn.core.initial import vw_stride_shift
         iprm[S.I_LRQ_SHIFT] = vw_stride_shift(cfg.adaptive, cfg.normalized, True)
+        iprm[S.I_LRQ_DROPOUT] = 1 if cfg.lrqdropout else 0
     iprm[S.I_NO_SET] = 1 if (cfg.multilabel_oaa and cfg.probabilities) else 0
     iprm[S.I_CLASS_FIRST] = 1 if (cfg.oaa and not (cfg.probabilities or cfg.scores)) else 0
     if spec.settings is not None:
