@@ -567,6 +567,10 @@ def _check_lowrank(cfg: TrainConfig) -> None:
         raise OptionError(f"{flag} does not apply to --oaa, --csoaa or --multilabel_oaa")
     if cfg.interact is not None:
         raise OptionError(f"{flag} cannot be used with --interact")
+    for name in ("audit", "invert_hash", "audit_regressor", "confidence", "print_examples"):
+        if getattr(cfg, name):          # they name or score the parsed features only
+            raise OptionError(f"{FLAG[name]} does not apply to {flag} (it reads the examples' own features, "
+                              f"not the low-rank ones)")
     if cfg.batch_size > 1:
         raise OptionError(f"--batch-size does not apply to {flag}")
     spec_f = cfg.feature_spec() if cfg.expands else None

@@ -185,6 +185,10 @@ def test_parsed_pairs():
                                    "(VW would interact the low-rank features too)"),
     (("--lrqfa", "ab2", "--ngram", "a2"), "Error: --lrqfa's namespaces cannot take --ngram or --feature_limit"),
     (("--lrqdropout",), "Error: --lrqdropout needs --lrq"),
+    (("--lrq", "ab2", "--audit"), "Error: -a/--audit does not apply to --lrq (it reads the examples' own "
+                                  "features, not the low-rank ones)"),
+    (("--lrqfa", "ab2", "--invert_hash", "x"), "Error: --invert-hash does not apply to --lrqfa (it reads the "
+                                               "examples' own features, not the low-rank ones)"),
     (("--lrqfa", "ab2", "--lrqdropout"), "Error: --lrqdropout applies to --lrq, not --lrqfa"),
 ])
 def test_bad_values_are_one_line_errors(tmp_path, opts, message):
