@@ -352,6 +352,8 @@ def csr_block(X, y, sample_weight, cfg: TrainConfig, column_offset: int = 0, sou
     ValueError names what is wrong) unless ``checked`` says that a caller did it already. The
     examples' "lines" are their 1-based row numbers, counted from ``first_row`` (a chunk's first row
     in the whole matrix), as messages name them."""
+    if getattr(cfg, "lowrank", None) is not None:
+        raise ValueError("lrq/lrqfa need the namespaces of VW text input, which a matrix has not")
     if not checked:
         X = check_X(X)
         y = check_targets(y, X.shape[0])
