@@ -167,6 +167,7 @@ _VW_KEPT = {
     "noconstant": ("noconstant", "flag"), "normalized": ("normalized", "resume_flag"),
     "oaa": ("oaa", "value"), "power_t": ("power_t", "resume_float"), "quadratic": ("quadratic", "multi"),
     "redefine": ("redefine", "multi"), "sgd": ("sgd", "resume_flag"),
+    "lrq": ("lrq", "multi"), "lrqfa": ("lrqfa", "value"), "lrqdropout": ("lrqdropout", "flag"),
 }
 #: the learners VW has (by streamlearn's name) and the flag of VW's own options line that selects them:
 #: VW's gd (no flag) and each learner a VW flag of its own selects (its ``Option(..., selects=NAME)``)

@@ -194,6 +194,11 @@ def keep_options(cfg) -> str:
                        ("redefine", "--redefine"), ("ignore", "--ignore"), ("ignore_linear", "--ignore_linear"),
                        ("keep", "--keep")):
         parts += [f"{flag} {shlex.quote(v)}" for v in getattr(cfg, name)]
+    parts += [f"--lrq {shlex.quote(v)}" for v in cfg.lrq]
+    if cfg.lrqfa is not None:
+        parts.append(f"--lrqfa {shlex.quote(cfg.lrqfa)}")
+    if cfg.lrqdropout:
+        parts.append("--lrqdropout")
     for name, flag in (("noconstant", "--noconstant"), ("permutations", "--permutations"),
                        ("leave_duplicate_interactions", "--leave_duplicate_interactions")):
         if getattr(cfg, name):

@@ -270,3 +270,21 @@ def test_gathered_groups_match_a_plain_grouping():
             got = list(zip(out_i[ptr[e * m + j]:ptr[e * m + j + 1]].tolist(),
                            out_v[ptr[e * m + j]:ptr[e * m + j + 1]].tolist()))
             assert got == [(i, float(np.float32(v))) for i, v in want]
+
+
+def test_vw_model_files_keep_the_pairs(tmp_path):
+    """A VW model of an --lrq run predicts VW's numbers with -i, and --vw-model-out writes one that VW
+    9.11.9 reads back with the pairs (its options) and predicts identically; readable models name them."""
+    path, lines = _data(tmp_path, n=160)
+    train, test = write_lines(tmp_path / "a.vw", lines[:120]), write_lines(tmp_path / "b.vw", lines[120:])
+    opts = ("--lrq", "ab2", "--lrq", "cc1", "--lrqdropout")
+    vwsuite.vw_run(tmp_path, ["-d", train, *opts, "-f", "vw.m", "--readable_model", "vw.rm", "--quiet"])
+    vwsuite.vw_run(tmp_path, ["-d", test, "-t", "-i", "vw.m", "-p", "vw.t", "--quiet"])
+    cli("train", "-d", test, "-t", "-i", tmp_path / "vw.m", "-p", tmp_path / "t", "--quiet")
+    vwsuite.same_tokens((tmp_path / "t").read_text(), (tmp_path / "vw.t").read_text())
+    cli("train", "-d", train, *opts, "--vw-model-out", tmp_path / "mine.vwm", "--readable-model", tmp_path / "rm",
+        "--quiet")
+    vwsuite.vw_run(tmp_path, ["-d", test, "-t", "-i", "mine.vwm", "-p", "vw.mine", "--quiet"])
+    vwsuite.same_tokens((tmp_path / "vw.mine").read_text(), (tmp_path / "vw.t").read_text())
+    options = [line for line in (tmp_path / "rm").read_text().splitlines() if line.startswith("options:")]
+    assert options == [line for line in (tmp_path / "vw.rm").read_text().splitlines() if line.startswith("options:")]
