@@ -178,9 +178,18 @@ class _TrainConfigMethods:
         """W: class k of feature h is slot (h*W + k) mod 2^b (1 without classes; with --lrq/--lrqfa the
         width of a feature's row of latent weights, ``streamlearn.features.lowrank``)."""
         from streamlearn.core.multiclass import class_width
-        if not self.classes and self.lowrank is not None:
-            return self.lowrank.width
+        if not self.classes and (self.lowrank is not None or self.nn):
+            # VW's feature widths multiplied, then the power of two: --nn K's K + 1 (the hidden units and
+            # the output layer) and --lrq/--lrqfa's latent weights
+            low = self.lowrank
+            return class_width((self.nn + 1 if self.nn else 1) * (low.feature_width if low is not None else 1))
         return class_width(self.classes)
+
+    @property
+    def norm_states(self) -> int:
+        """The update rule's normalizer states beyond the shared one (VW's per-model states of gd): one
+        per class, or with --nn K one per hidden unit and one for the output layer."""
+        return self.classes or (self.nn + 1 if self.nn else 0)
 
     @property
     def lowrank(self):
@@ -328,6 +337,7 @@ def _check_train(cfg: TrainConfig) -> None:
     _check_choice("projection", cfg.projection, _choices("projection"))
     _check_multiclass(cfg)
     _check_lowrank(cfg)
+    _check_nn(cfg)
     _check_named_labels(cfg)
     _check_choice("reg", cfg.reg, _reg_choices(cfg.algo))
     _check_learner_options(cfg)
@@ -585,6 +595,29 @@ def _check_lowrank(cfg: TrainConfig) -> None:
         raise OptionError(f"{flag} needs {low.width} weights per feature, more than -b {cfg.bits} gives")
 
 
+def _check_nn(cfg: TrainConfig) -> None:
+    """--nn K: VW's neural network over the sgd learner's binary or regression model."""
+    if not cfg.nn and "nn" not in cfg.explicit:
+        return
+    if cfg.nn < 1:
+        raise OptionError(f"--nn needs at least 1 hidden unit (got {cfg.nn})")
+    spec = _spec(cfg.algo)
+    if spec is None or spec.nn_kernel is None:
+        takers = [s.name for s in _registry.SPECS if s.nn_kernel is not None]
+        raise OptionError(f"--nn does not apply to --algo {cfg.algo}; the network runs over --algo "
+                          f"{_one_of(takers)} (VW's gd)")
+    if cfg.classes:
+        raise OptionError("--nn does not apply to --oaa, --csoaa or --multilabel_oaa")
+    if cfg.interact is not None or cfg.batch_size > 1:
+        raise OptionError("--nn cannot be used with --interact or --batch-size")
+    for name in ("invert_hash", "audit_regressor", "confidence", "print_examples"):
+        if getattr(cfg, name):
+            raise OptionError(f"{FLAG[name]} does not apply to --nn")
+    if (1 << cfg.bits) < cfg.class_width:
+        raise OptionError(f"--nn {cfg.nn} needs {cfg.class_width} weights per feature, more than -b {cfg.bits} "
+                          f"gives")
+
+
 def memory_limit(cfg) -> int:
     """--max-memory in bytes (a number with an optional K, M or G suffix); default 70% of RAM."""
     if cfg.max_memory is None:
@@ -782,7 +815,7 @@ def train_config(explicit: dict, model_options: dict | None = None) -> TrainConf
     if model_options is not None:
         model_options = {k: tuple(v) if isinstance(v, list) else v for k, v in model_options.items()}
         for name in HASHING_OPTIONS + FEATURE_OPTIONS + ("oaa", "interact", "csoaa", "multilabel_oaa", "lrq", "lrqfa",
-                     "lrqdropout"):   # they decide where weights are
+                     "lrqdropout", "nn"):   # they decide where weights are
             theirs = model_options.get(name, OPTION[name].default_value())
             if name in explicit and explicit[name] != theirs:
                 raise OptionError(

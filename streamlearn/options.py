@@ -448,6 +448,9 @@ LOWRANK_OPTIONS = (
        help="VW's dropout of --lrq's latent weights: while learning, each left feature's k-th latent weight "
             "takes part with probability 1/2 (VW's generator from --random-seed); predicting, they count "
             "half.", section=HASHING),
+    _o("nn", ("--nn",), "int", 0, metavar="K", stored="if_used",
+       help="VW's neural network: one hidden layer of K units (VW's fast tanh) under the output, every "
+            "layer learned by the update rule (needs --algo sgd; VW's numbers).", section=RULE),
 )
 
 #: the options of a training run after feature expansion

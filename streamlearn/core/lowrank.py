@@ -35,17 +35,18 @@ import numpy as np
 from numba import njit
 
 from streamlearn.core.initial import _advance, _draw
-from streamlearn.core.loop import begin_example, clamp_prediction, diverged_at, example_loss, finish_prediction, written_finite
+from streamlearn.core.loop import begin_example, diverged_at, example_loss, finish_prediction, written_finite
 from streamlearn.core.rules import gd_settings, sgd_learn
 from streamlearn.core.state import (
     C_DUMP, C_W_LABELED, C_W_UNLABELED, I_BINARY, I_CLASS_W, I_FIXED_BOUNDS, I_HOLDOUT, I_LOSS, I_LRQ_DROPOUT,
-    I_LRQ_SHIFT, I_SEED, I_TRAIN, P_TAU, S_NLEARN, S_T, own_slots,
+    I_LRQ_SHIFT, I_SEED, I_TRAIN, P_TAU, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN, S_T, own_slots,
 )
 from streamlearn.core.table import W as WCOL
 
 #: the state slot counting the run's examples (VW's example_counter), which decides each example's
 #: orientation; the learner running the loop (sgd) declares it as its own
-SLOTS = own_slots("example_counter", "dropout_seeded", "dropout_seed_lo", "dropout_seed_hi")
+SLOTS = own_slots("example_counter", "dropout_seeded", "dropout_seed_lo", "dropout_seed_hi",
+                  "nn_seeded", "nn_seed_lo", "nn_seed_hi")       # the last three: --nn's (core/nn.py)
 S_COUNTER = SLOTS["example_counter"]
 #: --lrqdropout: VW's generator state (64 bits in two halves), seeded on first use with --random-seed | 8675309
 S_SEEDED = SLOTS["dropout_seeded"]
@@ -168,11 +169,30 @@ def raw_score(base, out_i, out_v, n, table):
     return acc
 
 
+@njit(cache=True, nogil=True, inline="always")
+def gd_base(rows, xs, n, base, table, prm, iprm, cfg, st, code, y, tau, h, learn_it, t0, aux):
+    """``lowrank_loop``'s base of the plain rule: the raw score of the features rows/xs[:n] (rows of the
+    weight column), then, when learned, one step of the rule (sgd) from the score clamped to the label
+    bounds, at the example's clock t0. Returns the raw score."""
+    raw = raw_score(base, rows, xs, n, table)
+    if learn_it:
+        p = raw if raw == raw else 0.0
+        if p < st[S_MIN_LABEL]:
+            p = st[S_MIN_LABEL]
+        if p > st[S_MAX_LABEL]:
+            p = st[S_MAX_LABEL]
+        st[S_T] = t0
+        sgd_learn(rows, xs, 0, n, table, prm, iprm, cfg, st, code, p, y, tau, h)
+    return raw
+
+
 @njit(nogil=True, inline="always")
-def lowrank_loop(block, state, start, end, cfg, learn):
+def lowrank_loop(block, state, start, end, cfg, base_step, aux):
     """Predict, score and (when training) learn examples start..end-1 with low-rank features over the
-    weights of ``table``'s weight column and the base learner's ``learn`` (module docstring; the
-    bookkeeping is ``streamlearn.core.loop``'s). Returns the next example (early at a progress row)."""
+    base ``base_step(rows, xs, n, base, table, prm, iprm, cfg, st, code, y, tau, h, learn_it, t0, aux)``,
+    which scores the features (rows of the weight column) and learns them when asked, returning the raw
+    score (``gd_base``; --nn's in ``streamlearn.core.nn``) (module docstring; the bookkeeping is
+    ``streamlearn.core.loop``'s). Returns the next example (early at a progress row)."""
     indptr, idx, val, labels, weights, bases, nfeat, preds, lptr, lidx, lval, pairs = block
     table, prm, iprm, st, ctr = state
     code = iprm[I_LOSS]
@@ -233,22 +253,16 @@ def lowrank_loop(block, state, start, end, cfg, learn):
                     n0 = n - (f - s)
                 elif it == 1:
                     stale_indices(out_i, out_t, f - s, n, g0_i, g0_t, n0, m, tmp)
-            # VW's score is a float: rounded so, an update that lands on the label leaves a loss of 0
-            raw = raw_score(bases[e], out_i, out_v, n, table)
+            raw = base_step(out_i, out_v, n, bases[e], table, prm, iprm, cfg, st, code, y, tau, h, learn_it, t0, aux)
             if it == 0:
                 if raw - raw != 0.0:
                     diverged_at(ctr, e)
-                p = finish_prediction(ctr, st, raw, code, y, tau, h, labeled, holdout, binary, nfeat[e],
-                                      example_loss)
-                preds[e] = p
-            else:
-                p = clamp_prediction(ctr, st, raw)
-            if learn_it:
-                st[S_T] = t0
-                learn(out_i, out_v, 0, n, table, prm, iprm, cfg, st, code, p, y, tau, h)
-                if not written_finite(table, out_i, 0, n):
-                    diverged_at(ctr, e)
+                preds[e] = finish_prediction(ctr, st, raw, code, y, tau, h, labeled, holdout, binary, nfeat[e],
+                                             example_loss)
+            if learn_it and not written_finite(table, out_i, 0, n):
+                diverged_at(ctr, e)
         if learn_it:
+            st[S_T] = t0 + h
             st[S_NLEARN] = nlearn + 1.0
         if dropout:
             st[S_SEEDED] = 1.0
@@ -264,7 +278,7 @@ def lowrank_sgd_block(block, state, start, end):
     """Examples start..end-1 with low-rank features over gradient descent under the update rule (sgd;
     also every low-rank model's prediction-only kernel)."""
     table, prm, iprm, st, ctr = state
-    return lowrank_loop(block, state, start, end, gd_settings(prm, iprm), sgd_learn)
+    return lowrank_loop(block, state, start, end, gd_settings(prm, iprm), gd_base, 0)
 
 
 def end_pass(cfg, table, st) -> None:

@@ -191,6 +191,10 @@ class LearnerSpec:
     csoaa_kernel: Callable | None = None
     #: the block kernel of --lrq/--lrqfa (``streamlearn.core.lowrank``); None when the learner does not run it
     lowrank_kernel: Callable | None = None
+    #: the block kernel of --nn K (``streamlearn.core.nn``); None when the learner does not run it
+    nn_kernel: Callable | None = None
+    #: the block kernel of --nn K with --lrq/--lrqfa (the low-rank features under the network)
+    lowrank_nn_kernel: Callable | None = None
     #: the block kernel of --multilabel_oaa K (``streamlearn.core.multiclass.multilabel_loop``); None: not run
     multilabel_kernel: Callable | None = None
     #: the learner has a multiclass loss of its own (softmax): ``kernel`` runs the joint loop of

@@ -49,14 +49,16 @@ I_COL_LAST2 = 13      # fobos elastic: table column of the second cumulative at 
 I_PERIOD = 14         # K (tg, rounding)
 I_PROJECTION = 15     # l1ball: online projection method (PROJ_* codes)
 I_BATCH = 16          # mini-batch size B (1: a step per example)
-I_LRQ_SHIFT = 17      # --lrq/--lrqfa: VW's stride shift, which a latent weight's random start is seeded with
+I_LRQ_SHIFT = 17      # --lrq/--lrqfa/--nn: VW's stride shift (a latent weight's random start is seeded with
+                      # its index shifted so; --nn's hidden biases sit at VW's constant index shifted back)
 I_SEED = 18           # --random-seed: mixed into every random choice (randomized pivots)
 I_CLASSES = 19        # multiclass: K, the number of classes (0: a binary or regression model)
 I_CLASS_W = 20        # multiclass: W, the smallest power of two >= K (class k of feature h is slot h*W+k)
 I_NO_SET = 21         # multilabel: 1 = no predicted set (VW's --probabilities: the probabilities only)
 I_COL_RATE = 22       # table column caching each weight's per-feature rate (-1: none; gd.rule_layout)
 I_CLASS_FIRST = 23    # oaa: 1 = the class is predicted before the example decides the indexing (VW's plain class output)
-N_IPRM = 24
+I_NN_UNITS = 24       # --nn K: the hidden units (0: none)
+N_IPRM = 25
 
 # ----------------------------------------------------------------------------- st: learner state
 # The slots every learner shares (the clock, the bounds, the normalizer, and the state of the shared

@@ -54,6 +54,9 @@ class LowRank:
     table: np.ndarray
     width: int
     field_aware: bool
+    #: VW's feature width of the reduction before the power of two (1 + max k, 1 + len(F) k): under --nn
+    #: the row is the power of two of its product with the network's
+    feature_width: int = 0
 
     @property
     def text(self) -> str:
@@ -92,7 +95,7 @@ def parse_lrq(args) -> LowRank:
                 spaces.append(b)
         rows.append((spaces.index(raw[0]), spaces.index(raw[1]), k, 0, 0, 0, 0, 0, 0))
         maxk = max(maxk, k)
-    return LowRank(bytes(spaces), np.array(rows, np.int64).reshape(-1, 9), _width(1 + maxk), False)
+    return LowRank(bytes(spaces), np.array(rows, np.int64).reshape(-1, 9), _width(1 + maxk), False, 1 + maxk)
 
 
 def parse_lrqfa(arg: str) -> LowRank:
@@ -117,7 +120,8 @@ def parse_lrqfa(arg: str) -> LowRank:
             a, b = fields[i], fields[j]
             # orientation 0: a left (its weights towards b's field), b's features carry a's field
             rows.append((spaces.index(a), spaces.index(b), k, fid[b] * k, fid[a] * k, fid[a] * k, fid[b] * k, 1, 1))
-    return LowRank(bytes(spaces), np.array(rows, np.int64).reshape(-1, 9), _width(1 + len(fields) * k), True)
+    return LowRank(bytes(spaces), np.array(rows, np.int64).reshape(-1, 9), _width(1 + len(fields) * k), True,
+                   1 + len(fields) * k)
 
 
 def lowrank_of(cfg) -> LowRank | None:

@@ -197,7 +197,8 @@ def make_settings(cfg, train: bool, holdout: int = 0, algo: str | None = None) -
     iprm[S.I_SEED] = cfg.random_seed
     iprm[S.I_CLASSES] = cfg.classes
     iprm[S.I_CLASS_W] = cfg.class_width
-    if cfg.lowrank is not None:
+    iprm[S.I_NN_UNITS] = cfg.nn
+    if cfg.lowrank is not None or cfg.nn:
         from streamlearn.core.initial import vw_stride_shift
         iprm[S.I_LRQ_SHIFT] = vw_stride_shift(cfg.adaptive, cfg.normalized, True)
         iprm[S.I_LRQ_DROPOUT] = 1 if cfg.lrqdropout else 0
@@ -211,7 +212,7 @@ def make_settings(cfg, train: bool, holdout: int = 0, algo: str | None = None) -
 def make_state(cfg, prm: np.ndarray, saved: dict | None = None) -> np.ndarray:
     """State array: fresh, or restored from a model's saved learner state."""
     spec = get(cfg.algo)
-    st = np.zeros(S.N_ST + 2 * cfg.classes)
+    st = np.zeros(S.N_ST + 2 * cfg.norm_states)
     for name, value in spec.slot_start.items():
         st[spec.slots[name]] = value
     st[S.S_T] = cfg.initial_t
@@ -227,8 +228,14 @@ def make_state(cfg, prm: np.ndarray, saved: dict | None = None) -> np.ndarray:
     for key, slot in _saved_slots(spec).items():
         if saved and key in saved and slot is not None:
             st[slot] = saved[key]
-    if saved and "class_norm" in saved and len(saved["class_norm"]) == 2 * cfg.classes:
+    if saved and "class_norm" in saved and len(saved["class_norm"]) == 2 * cfg.norm_states:
         st[S.N_ST:] = saved["class_norm"]
+    if cfg.nn and not cfg.classes:
+        # --nn: VW's gd keeps a normalizer state per unit but starts (and saves, and restores) the first
+        # one only (initial_t, or a model's): the others start at 0, also after -i
+        st[S.N_ST:] = 0.0
+        st[S.N_ST] = st[S.S_NORM_SUM]
+        st[S.N_ST + 1] = st[S.S_TOTAL_W]
     if cfg.indexing is not None:
         st[S.S_INDEX_MODE] = float(cfg.indexing)
     if LOSSES.get(cfg.loss, LOGISTIC) == LOGISTIC:      # fixed bounds, whatever the model was trained with
@@ -280,6 +287,8 @@ def block_kernel(cfg, spec: LearnerSpec | None = None):
     softmax's regularizers: ``LearnerSpec.kernels``): its own, its one-against-all one with --oaa K, its
     cost-sensitive one with --csoaa K (a learner with a multiclass loss runs the joint loop in its own kernel)."""
     spec = spec or get(cfg.algo)
+    if getattr(cfg, "nn", 0):
+        return spec.lowrank_nn_kernel if getattr(cfg, "lowrank", None) is not None else spec.nn_kernel
     if getattr(cfg, "lowrank", None) is not None:
         return spec.lowrank_kernel
     if cfg.csoaa:
