@@ -598,6 +598,9 @@ def _check_lowrank(cfg: TrainConfig) -> None:
 def _check_nn(cfg: TrainConfig) -> None:
     """--nn K: VW's neural network over the sgd learner's binary or regression model."""
     if not cfg.nn and "nn" not in cfg.explicit:
+        for name in ("nn_dropout", "inpass", "multitask", "meanfield"):
+            if getattr(cfg, name):
+                raise OptionError(f"{FLAG[name]} needs --nn K")
         return
     if cfg.nn < 1:
         raise OptionError(f"--nn needs at least 1 hidden unit (got {cfg.nn})")
@@ -815,7 +818,7 @@ def train_config(explicit: dict, model_options: dict | None = None) -> TrainConf
     if model_options is not None:
         model_options = {k: tuple(v) if isinstance(v, list) else v for k, v in model_options.items()}
         for name in HASHING_OPTIONS + FEATURE_OPTIONS + ("oaa", "interact", "csoaa", "multilabel_oaa", "lrq", "lrqfa",
-                     "lrqdropout", "nn"):   # they decide where weights are
+                     "lrqdropout", "nn", "nn_dropout", "inpass", "multitask"):   # they decide where weights are
             theirs = model_options.get(name, OPTION[name].default_value())
             if name in explicit and explicit[name] != theirs:
                 raise OptionError(

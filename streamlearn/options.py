@@ -451,6 +451,18 @@ LOWRANK_OPTIONS = (
     _o("nn", ("--nn",), "int", 0, metavar="K", stored="if_used",
        help="VW's neural network: one hidden layer of K units (VW's fast tanh) under the output, every "
             "layer learned by the update rule (needs --algo sgd; VW's numbers).", section=RULE),
+    _o("nn_dropout", ("--dropout",), "flag", False, stored="if_used",
+       help="--nn: VW's dropout: each hidden unit is left out with probability 1/2 (VW's generator from "
+            "--random-seed), the others doubled; the output layer then learns again with the units left out.",
+       section=RULE),
+    _o("inpass", ("--inpass",), "flag", False, stored="if_used",
+       help="--nn: VW's input passthrough: the output layer also takes the example's own features.",
+       section=RULE),
+    _o("multitask", ("--multitask",), "flag", False, stored="if_used",
+       help="--nn: VW's shared hidden layer across tasks (a binary or regression model has one task: no "
+            "change, as in VW).", section=RULE),
+    _o("meanfield", ("--meanfield",), "flag", False,
+       help="--nn: VW's mean field (no dropout).", section=RULE),
 )
 
 #: the options of a training run after feature expansion

@@ -46,7 +46,8 @@ from streamlearn.core.table import W as WCOL
 #: the state slot counting the run's examples (VW's example_counter), which decides each example's
 #: orientation; the learner running the loop (sgd) declares it as its own
 SLOTS = own_slots("example_counter", "dropout_seeded", "dropout_seed_lo", "dropout_seed_hi",
-                  "nn_seeded", "nn_seed_lo", "nn_seed_hi")       # the last three: --nn's (core/nn.py)
+                  "nn_seeded", "nn_seed_lo", "nn_seed_hi", "nn_dropout_seeded", "nn_dropout_seed_lo",
+                  "nn_dropout_seed_hi")       # the nn_ ones: --nn's (core/nn.py)
 S_COUNTER = SLOTS["example_counter"]
 #: --lrqdropout: VW's generator state (64 bits in two halves), seeded on first use with --random-seed | 8675309
 S_SEEDED = SLOTS["dropout_seeded"]

@@ -23,6 +23,12 @@ One example (VW's predict_or_learn_multi without dropout, input passthrough or m
    of squared loss from its score h_i towards clamp(h_i - g nu_i (1 - sigma_i^2) / 2, [-3, 3]) (nu_i the
    output weight, clamped to [-3, 3]), unless that target is h_i.
 
+--dropout (VW's, for a learned example): after step 2 each unit is left out (sigma 0) when VW's dropout
+generator (seeded with --random-seed, its own) draws below 1/2, the others' sigma doubled; steps 3-5 run
+for the units kept, then again for the units left out (VW's "converse"); the prediction is the first
+round's. --inpass: the output layer also takes the example's own features (their rows at offset K) and
+no constant. --multitask changes nothing for one task, as in VW; --meanfield turns dropout off.
+
 Steps 1 and 3 run for predicted examples too (VW's does). Every update is the update rule's, with the
 per-feature statistics of the run and the normalizer sums of its offset (VW's gd keeps one state per
 model: unit i's updates and bias use state i, the output layer's state K; ``st[N_ST + 2j]``, as --oaa's
@@ -41,16 +47,21 @@ from streamlearn.core.lowrank import SLOTS, lowrank_loop
 from streamlearn.core.rules import gd_settings, gd_step
 from streamlearn.core.state import (
     C_DUMP, C_W_LABELED, C_W_UNLABELED, I_BINARY, I_CLASS_W, I_COL_G, I_FIXED_BOUNDS, I_HOLDOUT, I_LOSS, I_LRQ_SHIFT,
-    I_NN_UNITS, I_SEED, I_TRAIN, N_ST, P_TAU, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN, S_NORM_SUM, S_T, S_TOTAL_W,
+    I_NN_FLAGS, I_NN_UNITS, I_SEED, I_TRAIN, N_ST, P_TAU, S_MAX_LABEL, S_MIN_LABEL, S_NLEARN, S_NORM_SUM, S_T, S_TOTAL_W,
 )
 from streamlearn.core.table import W as WCOL
 from streamlearn.features.hashing import CONSTANT_RAW_INDEX
 
 NN_CONSTANT = 533357803     # VW's index of the output layer
+NN_DROPOUT = 1              # iprm[I_NN_FLAGS]: --dropout
+NN_INPASS = 2               # --inpass
 HIDDEN_BOUND = 3.0          # hidden scores are clamped to [-3, 3]
 S_SEEDED = SLOTS["nn_seeded"]
 S_SEED_LO = SLOTS["nn_seed_lo"]
 S_SEED_HI = SLOTS["nn_seed_hi"]
+S_DROP_SEEDED = SLOTS["nn_dropout_seeded"]
+S_DROP_LO = SLOTS["nn_dropout_seed_lo"]
+S_DROP_HI = SLOTS["nn_dropout_seed_hi"]
 
 
 @njit(cache=True, nogil=True)
@@ -149,27 +160,45 @@ def _record(rec, kind, unit, pred, rows, xs, n, off, table, mask, cg):
     used[1] = j
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _load_rng(st, lo, hi, seeded, seed):
+    out = np.zeros(1, np.uint64)
+    if st[seeded] == 0.0:
+        out[0] = np.uint64(seed)
+    else:
+        out[0] = np.uint64(st[lo]) | (np.uint64(st[hi]) << np.uint64(32))
+    return out
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _save_rng(st, lo, hi, seeded, rng):
+    st[seeded] = 1.0
+    st[lo] = np.float64(rng[0] & np.uint64(0xFFFFFFFF))
+    st[hi] = np.float64(rng[0] >> np.uint64(32))
+
+
 @njit(cache=True, nogil=True)
 def nn_aux(K, st, iprm):
-    """The scratch arrays of ``nn_example`` and VW's generator (its state restored from ``st``, or seeded
-    with --random-seed): (rng, hidden, sig, slots, vals, one_i, one_v, bits)."""
-    rng = np.zeros(1, np.uint64)
-    if st[S_SEEDED] == 0.0:
-        rng[0] = np.uint64(iprm[I_SEED])
-    else:
-        rng[0] = np.uint64(st[S_SEED_LO]) | (np.uint64(st[S_SEED_HI]) << np.uint64(32))
+    """The scratch arrays of ``nn_example`` and VW's generators (their states restored from ``st``, or
+    seeded with --random-seed: the random starts' and --dropout's): (rng, hidden, sig, slots, vals, one_i,
+    one_v, bits, drop_rng, dropped)."""
+    rng = _load_rng(st, S_SEED_LO, S_SEED_HI, S_SEEDED, iprm[I_SEED])
+    drop_rng = _load_rng(st, S_DROP_LO, S_DROP_HI, S_DROP_SEEDED, iprm[I_SEED])
     return (rng, np.zeros(K), np.zeros(K, np.float32), np.empty(K + 1, np.int64), np.empty(K + 1, np.float32),
-            np.zeros(1, np.int64), np.ones(1, np.float32), np.zeros(1, np.uint32))
+            np.zeros(1, np.int64), np.ones(1, np.float32), np.zeros(1, np.uint32), drop_rng, np.zeros(K, np.bool_))
 
 
 @njit(cache=True, nogil=True)
-def nn_example(rows, xs, n, base, table, cfg, st, code, y, tau, h, learn_it, K, mask, hb0, out0, t0, aux, rec, cg):
+def nn_example(rows, xs, n, base, table, cfg, st, code, y, tau, h, learn_it, K, mask, hb0, out0, t0, aux, rec, cg,
+               dropout, inpass):
     """Steps 1-5 of the module docstring for an example's features: rows[q] (``(h*W) & mask``, unit i
     reads row ``(rows[q] + i) & mask``) and values xs[q], q < n; base: its initial score. Returns the raw
-    score of the output layer (before the label bounds); the clock is left at t0, VW's generator and the
+    score of the output layer (before the label bounds); the clock is left at t0, VW's generators and the
     first normalizer state saved in ``st``. With --audit (``rec`` sized, ``cg`` the G column or -1) every
-    prediction VW's gd prints is recorded (``_record``)."""
-    rng, hidden, sig, slots, vals, one_i, one_v, bits = aux
+    prediction VW's gd prints is recorded (``_record``). ``dropout``/``inpass``: VW's --dropout (for an
+    example it learns: a predicted one, held out or without a label, has every unit, as VW's) and --inpass
+    (module docstring)."""
+    rng, hidden, sig, slots, vals, one_i, one_v, bits, drop_rng, dropped = aux
     audit = rec[0].shape[0] > 0
     hb = HIDDEN_BOUND
     one_v[0] = 1.0
@@ -194,55 +223,82 @@ def nn_example(rows, xs, n, base, table, cfg, st, code, y, tau, h, learn_it, K, 
     if audit:
         for i in range(K):
             _record(rec, EV_UNIT, i, hidden[i], rows, xs, n, i, table, mask, cg)
+    for i in range(K):                                   # --dropout: each unit kept when a draw is >= 1/2
+        dropped[i] = False
+        if dropout:
+            drop_rng[0] = _advance(drop_rng[0])
+            dropped[i] = _draw(drop_rng[0]) < np.float32(0.5)
+    scale = np.float32(2.0) if dropout else np.float32(1.0)
     sqrtk = np.float32(math.sqrt(np.float32(K)))
-    for i in range(K):                                   # 3. the output weights
-        sig[i] = fasttanh(np.float32(hidden[i]), bits)
-        r = (out0 + i) & mask
+    m = K + (n if inpass else 1)                          # the output layer's features
+    if slots.shape[0] < m:
+        slots = np.empty(m, np.int64)
+        vals = np.empty(m, np.float32)
+    first_raw = 0.0
+    for rnd in range(2 if dropout else 1):               # --dropout: then the other units (VW's converse)
+        for i in range(K):                               # 3. the output weights
+            sig[i] = 0.0 if dropped[i] else np.float32(scale * fasttanh(np.float32(hidden[i]), bits))
+            r = (out0 + i) & mask
+            if audit:
+                one_i[0] = r
+                _record(rec, EV_OUTPUT_WEIGHT, i, _clamp(table[r, WCOL], -1.0, 1.0), one_i, one_v, 1, 0, table, mask,
+                        cg)
+            if _clamp(table[r, WCOL], -1.0, 1.0) == 0.0:
+                target = np.float32(_draw_half(rng) / sqrtk)
+                one_i[0] = r
+                _step(one_i, one_v, 1, table, cfg, st, 0.0, np.float64(target), 1.0, -1.0, 1.0, t0, K)
+        j = 0                                            # 4. the output layer
+        if inpass:                                       # the example's own features at offset K first
+            for q in range(n):
+                slots[j] = (rows[q] + K) & mask
+                vals[j] = xs[q]
+                j += 1
+        for i in range(K):
+            slots[j] = (out0 + i) & mask
+            vals[j] = sig[i]
+            j += 1
+        if not inpass:
+            slots[j] = (out0 + K) & mask
+            vals[j] = 1.0
+            j += 1
+        raw = base
+        for i in range(j):
+            raw += table[slots[i], WCOL] * vals[i]
+        if rnd == 0:
+            first_raw = raw
         if audit:
-            one_i[0] = r
-            _record(rec, EV_OUTPUT_WEIGHT, i, _clamp(table[r, WCOL], -1.0, 1.0), one_i, one_v, 1, 0, table, mask, cg)
-        if _clamp(table[r, WCOL], -1.0, 1.0) == 0.0:
-            target = np.float32(_draw_half(rng) / sqrtk)
-            one_i[0] = r
-            _step(one_i, one_v, 1, table, cfg, st, 0.0, np.float64(target), 1.0, -1.0, 1.0, t0, K)
-    for i in range(K):                                   # 4. the output layer
-        slots[i] = (out0 + i) & mask
-        vals[i] = sig[i]
-    slots[K] = (out0 + K) & mask
-    vals[K] = 1.0
-    raw = base
-    for i in range(K + 1):
-        raw += table[slots[i], WCOL] * vals[i]
-    if audit:
-        _record(rec, EV_OUTPUT, K, _clamp(raw, st[S_MIN_LABEL], st[S_MAX_LABEL]) if raw == raw else 0.0, slots, vals,
-                K + 1, 0, table, mask, cg)
-    if learn_it:
-        lo = st[S_MIN_LABEL]
-        hi = st[S_MAX_LABEL]
-        p = _clamp(raw, lo, hi) if raw == raw else 0.0
-        _update(slots, vals, K + 1, table, cfg, st, code, p, y, tau, h, t0, K)
-        g = loss_dloss(code, p, y, tau)                  # 5. the hidden units
-        if g != 0.0:
-            unit = np.empty(n, np.int64)
-            for i in range(K):
-                sh = np.float32(sig[i])
-                prime = np.float32(np.float32(1.0) - np.float32(sh * sh))
-                nu = np.float32(_clamp(table[(out0 + i) & mask, WCOL], -hb, hb))
-                if audit:
-                    one_i[0] = (out0 + i) & mask
-                    _record(rec, EV_OUTPUT_WEIGHT, i, np.float64(nu), one_i, one_v, 1, 0, table, mask, cg)
-                gradhw = np.float32(np.float32(np.float32(np.float32(0.5) * nu) * np.float32(g)) * prime)
-                target = _clamp(np.float64(np.float32(np.float32(hidden[i]) - gradhw)), -hb, hb)
-                if target != np.float64(np.float32(hidden[i])):
-                    for q in range(n):
-                        unit[q] = (rows[q] + i) & mask
-                    _step(unit, xs, n, table, cfg, st, hidden[i], target, h, -hb, hb, t0, i)
+            _record(rec, EV_OUTPUT, K, _clamp(raw, st[S_MIN_LABEL], st[S_MAX_LABEL]) if raw == raw else 0.0, slots,
+                    vals, j, 0, table, mask, cg)
+        if learn_it:
+            lo = st[S_MIN_LABEL]
+            hi = st[S_MAX_LABEL]
+            p = _clamp(raw, lo, hi) if raw == raw else 0.0
+            _update(slots, vals, j, table, cfg, st, code, p, y, tau, h, t0, K)
+            g = loss_dloss(code, p, y, tau)              # 5. the hidden units
+            if g != 0.0:
+                unit = np.empty(n, np.int64)
+                for i in range(K):
+                    if dropped[i]:
+                        continue
+                    sh = np.float32(sig[i] / scale)
+                    prime = np.float32(scale * np.float32(np.float32(1.0) - np.float32(sh * sh)))
+                    nu = np.float32(_clamp(table[(out0 + i) & mask, WCOL], -hb, hb))
+                    if audit:
+                        one_i[0] = (out0 + i) & mask
+                        _record(rec, EV_OUTPUT_WEIGHT, i, np.float64(nu), one_i, one_v, 1, 0, table, mask, cg)
+                    gradhw = np.float32(np.float32(np.float32(np.float32(0.5) * nu) * np.float32(g)) * prime)
+                    target = _clamp(np.float64(np.float32(np.float32(hidden[i]) - gradhw)), -hb, hb)
+                    if target != np.float64(np.float32(hidden[i])):
+                        for q in range(n):
+                            unit[q] = (rows[q] + i) & mask
+                        _step(unit, xs, n, table, cfg, st, hidden[i], target, h, -hb, hb, t0, i)
+        for i in range(K):
+            dropped[i] = not dropped[i]
     st[S_NORM_SUM] = st[N_ST]          # VW saves the first state's sums
     st[S_TOTAL_W] = st[N_ST + 1]
-    st[S_SEEDED] = 1.0
-    st[S_SEED_LO] = np.float64(rng[0] & np.uint64(0xFFFFFFFF))
-    st[S_SEED_HI] = np.float64(rng[0] >> np.uint64(32))
-    return raw
+    _save_rng(st, S_SEED_LO, S_SEED_HI, S_SEEDED, rng)
+    _save_rng(st, S_DROP_LO, S_DROP_HI, S_DROP_SEEDED, drop_rng)
+    return first_raw
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -270,6 +326,8 @@ def nn_loop(block, state, start, end, cfg, rec):
     K, mask, hb0, out0 = nn_places(iprm, table)
     aux = nn_aux(K, st, iprm)
     cg = iprm[I_COL_G]
+    dropout = (iprm[I_NN_FLAGS] & NN_DROPOUT) != 0
+    inpass = (iprm[I_NN_FLAGS] & NN_INPASS) != 0
     rows = np.empty(64, np.int64)
     for e in range(start, end):
         h = weights[e]
@@ -283,7 +341,7 @@ def nn_loop(block, state, start, end, cfg, rec):
         learn_it = train and labeled and not holdout and h > 0.0
         t0 = st[S_T]
         raw = nn_example(rows, val[s:f], f - s, bases[e], table, cfg, st, code, y, tau, h, learn_it, K, mask, hb0,
-                         out0, t0, aux, rec, cg)
+                         out0, t0, aux, rec, cg, dropout and train and labeled and not holdout, inpass)
         if raw - raw != 0.0:
             diverged_at(ctr, e)
         preds[e] = finish_prediction(ctr, st, raw, code, y, tau, h, labeled, holdout, binary, nfeat[e], example_loss)
@@ -316,7 +374,8 @@ def nn_base(rows, xs, n, base, table, prm, iprm, cfg, st, code, y, tau, h, learn
     the network's each round): ``nn_example`` of the features."""
     K, mask, hb0, out0 = nn_places(iprm, table)
     return nn_example(rows, xs, n, base, table, cfg, st, code, y, tau, h, learn_it, K, mask, hb0, out0, t0, aux,
-                      no_record(), -1)
+                      no_record(), -1, learn_it and (iprm[I_NN_FLAGS] & NN_DROPOUT) != 0,
+                      (iprm[I_NN_FLAGS] & NN_INPASS) != 0)
 
 
 @njit(cache=True, nogil=True)

@@ -58,7 +58,8 @@ I_NO_SET = 21         # multilabel: 1 = no predicted set (VW's --probabilities: 
 I_COL_RATE = 22       # table column caching each weight's per-feature rate (-1: none; gd.rule_layout)
 I_CLASS_FIRST = 23    # oaa: 1 = the class is predicted before the example decides the indexing (VW's plain class output)
 I_NN_UNITS = 24       # --nn K: the hidden units (0: none)
-N_IPRM = 25
+I_NN_FLAGS = 25       # --nn: 1 = --dropout, 2 = --inpass (streamlearn.core.nn)
+N_IPRM = 26
 
 # ----------------------------------------------------------------------------- st: learner state
 # The slots every learner shares (the clock, the bounds, the normalizer, and the state of the shared

@@ -85,7 +85,7 @@ LEARNER = LearnerSpec(
     name="sgd", order=0, summary="no regularization", paper="VW 9.11.9 (vw-spec §1c)",
     declares=OPTIONS,
     options=("initial_weight", "initial_constant", "feature_mask", "csoaa", "multilabel_oaa", "lrq", "lrqfa",
-             "lrqdropout", "nn")
+             "lrqdropout", "nn", "nn_dropout", "inpass", "multitask", "meanfield")
     + tuple(name for name, _ in RANDOM_STARTS),
     start=_start,
     check=_check,

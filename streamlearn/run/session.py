@@ -31,7 +31,7 @@ from streamlearn.io.writers import PredictionWriter, class_probabilities, format
 from streamlearn.core import multiclass
 from streamlearn.core.losses import vw_label_warning
 from streamlearn.core.rules import gd_settings
-from streamlearn.core.state import I_COL_G, I_LOSS, I_NN_UNITS, P_TAU
+from streamlearn.core.state import I_COL_G, I_LOSS, I_NN_FLAGS, I_NN_UNITS, P_TAU
 from streamlearn.run.model_io import model_options, save_outputs
 from streamlearn.run.runstate import RunState
 from streamlearn.features.hashing import CONSTANT_RAW_INDEX
@@ -447,12 +447,14 @@ class Run:
         from streamlearn.core.nn import nn_audit_block
         from streamlearn.features.audit import nn_audit_lines
         n = len(entries)
-        events = 5 * units + 2          # biases twice, units, output weights twice, the output layer
-        size = units * (n + 5) + 2
+        # biases twice, units, output weights twice and the output layer (twice with --dropout)
+        events = 10 * units + 4
+        size = 2 * units * (n + 5) + 2 * n + 4
         rec = (np.zeros((events, 3), np.int64), np.zeros(events), np.zeros(size, np.int64),
                *(np.zeros(size) for _ in range(3)), np.zeros(2, np.int64))
         nxt = nn_audit_block(arrays, rec, state, pos, pos + 1)
-        return nn_audit_lines(rec, entries, tag, units, int(self.arrays.iprm[I_COL_G])), nxt
+        inpass = bool(int(self.arrays.iprm[I_NN_FLAGS]) & 2)
+        return nn_audit_lines(rec, entries, tag, units, int(self.arrays.iprm[I_COL_G]), inpass), nxt
 
     # ------------------------------------------------------------------------- a block
     def process(self, block: ParsedBlock) -> np.ndarray:

@@ -61,17 +61,22 @@ class _Rand:
         return float(F32(float(draw) - 0.5))
 
 
-def reference(lines, bits: int, loss: str, K: int, eta: float, seed: int = 0):
+def reference(lines, bits: int, loss: str, K: int, eta: float, seed: int = 0, dropout: bool = False,
+              inpass: bool = False):
     """-p predictions of ``--sgd --nn K`` (plain steps: w -= eta h t^-1/2 dloss x with t = 1 + the
     importance weights so far, none when the loss is 0), written from VW's nn.cc: hidden biases at VW's
     constant index and output weights at NN_CONSTANT + K + i, each drawn by one squared-loss step towards
     a random target while 0; the hidden scores clamped to [-3, 3], VW's fast tanh, the output layer
     learned with the run's loss, then each unit's input weights one squared-loss step towards its score
-    less g nu (1 - sigma^2) / 2."""
+    less g nu (1 - sigma^2) / 2. With ``dropout`` each unit of a learned example is left out when a draw of
+    its own generator is below 1/2 (the others' sigma doubled), and the output layer and the units kept
+    learn, then the same with the units left out; with ``inpass`` the output layer takes the example's
+    features at offset K and no constant."""
     width = 1 << math.ceil(math.log2(K + 1))
     mask = (1 << bits) - 1
     w: dict[int, float] = {}
     rnd = _Rand(seed)
+    drop = _Rand(seed)
     lo, hi = (-50.0, 50.0) if loss == "logistic" else (0.0, 0.0)
     t0 = 1.0
     preds = []
@@ -103,25 +108,39 @@ def reference(lines, bits: int, loss: str, K: int, eta: float, seed: int = 0):
             if clamp(w.get(r, 0.0), -3, 3) == 0.0:
                 step([(r, 1.0)], 0.0, rnd.half(), 1.0, t0 + 1.0, "squared", -3, 3)
         hidden = [clamp(sum(w.get((s + i) & mask, 0.0) * v for s, v in feats), -3, 3) for i in range(K)]
-        sig = []
-        for i in range(K):
-            sig.append(_tanh(hidden[i]))
-            r = (NN_CONSTANT + K + i) & mask
-            if clamp(w.get(r, 0.0), -1, 1) == 0.0:
-                step([(r, 1.0)], 0.0, float(F32(F32(rnd.half()) / F32(math.sqrt(K)))), 1.0, t0 + 1.0, "squared",
-                     -1, 1)
-        out = [((NN_CONSTANT + K + i) & mask, sig[i]) for i in range(K)] + [((NN_CONSTANT + 2 * K) & mask, 1.0)]
-        p = clamp(sum(w.get(s, 0.0) * v for s, v in out), lo, hi)
-        preds.append(p)
-        step(out, p, y, h, t0 + h, loss, lo, hi)
-        g = dloss(loss, p, y, 0.5)
-        if g != 0.0:
+        if dropout:
+            dropped = [drop.half() + 0.5 < 0.5 for _ in range(K)]
+        else:
+            dropped = [False] * K
+        scale = 2.0 if dropout else 1.0
+        for rnd_no in range(2 if dropout else 1):
+            sig = []
             for i in range(K):
-                nu = F32(clamp(w[(NN_CONSTANT + K + i) & mask], -3, 3))
-                gradhw = F32(F32(F32(F32(0.5) * nu) * F32(g)) * F32(F32(1.0) - F32(F32(sig[i]) * F32(sig[i]))))
-                target = clamp(float(F32(F32(hidden[i]) - gradhw)), -3, 3)
-                if target != float(F32(hidden[i])):
-                    step([((s + i) & mask, v) for s, v in feats], hidden[i], target, h, t0 + h, "squared", -3, 3)
+                sig.append(0.0 if dropped[i] else float(F32(F32(scale) * F32(_tanh(hidden[i])))))
+                r = (NN_CONSTANT + K + i) & mask
+                if clamp(w.get(r, 0.0), -1, 1) == 0.0:
+                    step([(r, 1.0)], 0.0, float(F32(F32(rnd.half()) / F32(math.sqrt(K)))), 1.0, t0 + 1.0, "squared",
+                         -1, 1)
+            out = [((s_ + K) & mask, v) for s_, v in feats] if inpass else []
+            out += [((NN_CONSTANT + K + i) & mask, sig[i]) for i in range(K)]
+            out += [] if inpass else [((NN_CONSTANT + 2 * K) & mask, 1.0)]
+            p = clamp(sum(w.get(s_, 0.0) * v for s_, v in out), lo, hi)
+            if rnd_no == 0:
+                preds.append(p)
+            step(out, p, y, h, t0 + h, loss, lo, hi)
+            g = dloss(loss, p, y, 0.5)
+            if g != 0.0:
+                for i in range(K):
+                    if dropped[i]:
+                        continue
+                    sh = F32(F32(sig[i]) / F32(scale))
+                    nu = F32(clamp(w[(NN_CONSTANT + K + i) & mask], -3, 3))
+                    prime = F32(F32(scale) * F32(F32(1.0) - F32(sh * sh)))
+                    gradhw = F32(F32(F32(F32(0.5) * nu) * F32(g)) * prime)
+                    target = clamp(float(F32(F32(hidden[i]) - gradhw)), -3, 3)
+                    if target != float(F32(hidden[i])):
+                        step([((s_ + i) & mask, v) for s_, v in feats], hidden[i], target, h, t0 + h, "squared", -3, 3)
+            dropped = [not d for d in dropped]
         t0 += h
     return np.array(preds)
 
@@ -134,13 +153,15 @@ def _data(tmp_path, n=120, seed=4, real=False):
     return write_lines(tmp_path / "d.vw", lines), lines
 
 
-@pytest.mark.parametrize("loss, K, seed", [("squared", 1, 0), ("squared", 3, 7), ("logistic", 2, 0),
-                                           ("logistic", 4, 3)])
-def test_kernel_matches_reference(tmp_path, loss, K, seed):
+@pytest.mark.parametrize("loss, K, seed, flags", [("squared", 1, 0, ()), ("squared", 3, 7, ()),
+                                                  ("logistic", 2, 0, ()), ("logistic", 4, 3, ()),
+                                                  ("logistic", 3, 5, ("--dropout",)), ("squared", 2, 1, ("--inpass",)),
+                                                  ("squared", 2, 2, ("--inpass", "--dropout"))])
+def test_kernel_matches_reference(tmp_path, loss, K, seed, flags):
     path, lines = _data(tmp_path, real=loss == "squared")
-    cli("train", "-d", path, "--sgd", "-l", 0.05, "--loss", loss, "-b", 16, "--nn", K, "--random_seed", seed,
+    cli("train", "-d", path, "--sgd", "-l", 0.05, "--loss", loss, "-b", 16, "--nn", K, "--random_seed", seed, *flags,
         "-p", tmp_path / "p", "--quiet")
-    want = reference(lines, 16, loss, K, 0.05, seed)
+    want = reference(lines, 16, loss, K, 0.05, seed, dropout="--dropout" in flags, inpass="--inpass" in flags)
     assert np.abs(want).max() > 0.05
     np.testing.assert_allclose(read_predictions(tmp_path / "p"), want, rtol=0, atol=1e-6)   # -p: 6 decimals
 
@@ -153,6 +174,8 @@ def test_kernel_matches_reference(tmp_path, loss, K, seed):
                                       "(VW's gd)"),
     (("--nn", "2", "--oaa", "3"), "Error: --nn does not apply to --oaa, --csoaa or --multilabel_oaa"),
     (("--nn", "2", "--invert_hash", "x"), "Error: --invert-hash does not apply to --nn"),
+    (("--dropout",), "Error: --dropout needs --nn K"),
+    (("--inpass",), "Error: --inpass needs --nn K"),
 ])
 def test_bad_values_are_one_line_errors(tmp_path, opts, message):
     path, _ = _data(tmp_path, n=5)
@@ -172,6 +195,11 @@ def test_bad_values_are_one_line_errors(tmp_path, opts, message):
     ("--nn", "2", "-q", "ab"),
     ("--nn", "3", "--lrq", "ab2", "--loss_function", "logistic"),
     ("--nn", "2", "--lrqfa", "abc2", "--loss_function", "logistic", "--link", "logistic"),
+    ("--nn", "3", "--dropout", "--loss_function", "logistic"),
+    ("--nn", "2", "--dropout", "--passes", "2", "-c", "-k", "--loss_function", "logistic"),
+    ("--nn", "2", "--inpass", "--multitask"),
+    ("--nn", "2", "--inpass", "--dropout", "--random_seed", "4"),
+    ("--nn", "2", "--dropout", "--meanfield"),
 ])
 def test_against_vw(tmp_path, opts):
     path, _ = _data(tmp_path, n=200)
@@ -180,15 +208,16 @@ def test_against_vw(tmp_path, opts):
     vwsuite.same_tokens((tmp_path / "p").read_text(), (tmp_path / "vw.p").read_text())
 
 
-def test_model_keeps_the_network(tmp_path):
-    """-f keeps --nn (and the hidden units' normalizer states): -t -i and -i give VW's predictions, as
-    does ``streamlearn predict``."""
+@pytest.mark.parametrize("flags", [(), ("--dropout", "--inpass")])
+def test_model_keeps_the_network(tmp_path, flags):
+    """-f keeps --nn (and --dropout, --inpass): -t -i (a predicted example has all its units) and -i give
+    VW's predictions, as does ``streamlearn predict``."""
     path, lines = _data(tmp_path, n=200)
     train, test = write_lines(tmp_path / "a.vw", lines[:140]), write_lines(tmp_path / "b.vw", lines[140:])
-    vwsuite.vw_run(tmp_path, ["-d", train, "--nn", "3", "-f", "vw.m", "--quiet"])
+    vwsuite.vw_run(tmp_path, ["-d", train, "--nn", "3", *flags, "-f", "vw.m", "--quiet"])
     vwsuite.vw_run(tmp_path, ["-d", test, "-t", "-i", "vw.m", "-p", "vw.t", "--quiet"])
     vwsuite.vw_run(tmp_path, ["-d", test, "-i", "vw.m", "-p", "vw.r", "--quiet"])
-    cli("train", "-d", train, "--nn", "3", "-f", tmp_path / "m", "--quiet")
+    cli("train", "-d", train, "--nn", "3", *flags, "-f", tmp_path / "m", "--quiet")
     cli("train", "-d", test, "-t", "-i", tmp_path / "m", "-p", tmp_path / "t", "--quiet")
     cli("train", "-d", test, "-i", tmp_path / "m", "-p", tmp_path / "r", "--quiet")
     cli("predict", "-i", tmp_path / "m", "-d", test, "-p", tmp_path / "q")
