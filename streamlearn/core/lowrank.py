@@ -16,9 +16,10 @@ hands each example's features of the low-rank namespaces, by group, beside its C
 3. learns twice when training an example with a label (VW's two iterations): first with the
    orientation of its parity (VW's example counter: every example of the run, one more at each pass's
    end), the left namespace's latent weights held fixed, then with the other orientation, predicted
-   again with the updated weights (each score rounded to float32, as VW's prediction is a float: the
-   second one often lands on the label, and VW then makes no update). Both steps see the same learning-rate clock (VW's t counts examples);
-   the normalizer's sums take both, as VW's gd does. A held-out example is predicted as a test example
+   again with the updated weights (with --lrqfa the second orientation's features of a namespace take
+   the first's indices, as VW's do: ``stale_indices``). Both steps see the same learning-rate clock (VW's
+   t counts examples); the normalizer's sums take both, as VW's gd does. The base that scores and learns
+   is the update rule's (``gd_base``) or, with --nn, the network's (``streamlearn.core.nn``). A held-out example is predicted as a test example
    is (the orientation of an even counter, no random starts: VW predicts it); one of weight 0 goes
    through both orientations (its latent weights start) without a step.
 
