@@ -79,7 +79,7 @@ class Engine:
         hashing = hashing_of(self.cfg)
         if hashing.expands and self.expander is None:
             from streamlearn.io.expand import make_expander
-            self.expander = make_expander(hashing.features, hashing.mask)
+            self.expander = make_expander(hashing.features, hashing.mask, hashing.lowrank)
         return text_block(lines, self.cfg, fmt, source, self.expander)
 
     # ------------------------------------------------------------------ learning
@@ -367,6 +367,8 @@ def csr_block(X, y, sample_weight, cfg: TrainConfig, column_offset: int = 0, sou
     ValueError names what is wrong) unless ``checked`` says that a caller did it already. The
     examples' "lines" are their 1-based row numbers, counted from ``first_row`` (a chunk's first row
     in the whole matrix), as messages name them."""
+    if getattr(cfg, "lowrank", None) is not None:
+        raise ValueError("lrq/lrqfa need the namespaces of VW text input, which a matrix has not")
     if not checked:
         X = check_X(X)
         y = check_targets(y, X.shape[0])
@@ -413,7 +415,8 @@ def text_block(lines, cfg: TrainConfig, fmt: str = "vw", source: str = "lines", 
     hashing = hashing_of(cfg)
     redefine = None
     if hashing.expands:
-        redefine = np.array(hashing.features.redefine_map, np.uint8)
+        redefine = (np.arange(256, dtype=np.uint8) if hashing.features is None
+                    else np.array(hashing.features.redefine_map, np.uint8))
     elif hashing.interact is not None:
         redefine = np.arange(256, dtype=np.uint8)
     buf = np.frombuffer(data, np.uint8).copy()
@@ -425,6 +428,6 @@ def text_block(lines, cfg: TrainConfig, fmt: str = "vw", source: str = "lines", 
     if hashing.expands:
         from streamlearn.io.expand import ExpandedOutputs, make_expander
         if expander is None:
-            expander = make_expander(hashing.features, hashing.mask)
+            expander = make_expander(hashing.features, hashing.mask, hashing.lowrank)
         block = expander.expand(block, ExpandedOutputs())
     return block

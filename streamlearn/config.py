@@ -185,9 +185,27 @@ class _TrainConfigMethods:
 
     @property
     def class_width(self) -> int:
-        """W: class k of feature h is slot (h*W + k) mod 2^b (1 without classes)."""
+        """W: class k of feature h is slot (h*W + k) mod 2^b (1 without classes; with --lrq/--lrqfa the
+        width of a feature's row of latent weights, ``streamlearn.features.lowrank``)."""
         from streamlearn.core.multiclass import class_width
+        if not self.classes and (self.lowrank is not None or self.nn):
+            # VW's feature widths multiplied, then the power of two: --nn K's K + 1 (the hidden units and
+            # the output layer) and --lrq/--lrqfa's latent weights
+            low = self.lowrank
+            return class_width((self.nn + 1 if self.nn else 1) * (low.feature_width if low is not None else 1))
         return class_width(self.classes)
+
+    @property
+    def norm_states(self) -> int:
+        """The update rule's normalizer states beyond the shared one (VW's per-model states of gd): one
+        per class, or with --nn K one per hidden unit and one for the output layer."""
+        return self.classes or (self.nn + 1 if self.nn else 0)
+
+    @property
+    def lowrank(self):
+        """--lrq/--lrqfa parsed (``streamlearn.features.lowrank.LowRank``), None without them."""
+        from streamlearn.features.lowrank import lowrank_of
+        return lowrank_of(self)
 
     @property
     def expands(self) -> bool:
@@ -328,6 +346,8 @@ def _check_train(cfg: TrainConfig) -> None:
         raise OptionError("--holdout-off and --holdout-period cannot be used together")
     _check_choice("projection", cfg.projection, _choices("projection"))
     _check_multiclass(cfg)
+    _check_lowrank(cfg)
+    _check_nn(cfg)
     _check_named_labels(cfg)
     _check_choice("reg", cfg.reg, _reg_choices(cfg.algo))
     _check_learner_options(cfg)
@@ -520,6 +540,8 @@ def _check_ldf(cfg: TrainConfig) -> None:
     if cfg.link != "identity" and not cfg.probabilities:
         # VW replaces the link by identity with --probabilities (the probabilities are its own logistic)
         raise OptionError(f"--link does not apply to {flag} (use --probabilities)")
+    if cfg.lrq or cfg.lrqfa or cfg.nn:
+        raise OptionError(f"{flag} cannot be used with --lrq, --lrqfa or --nn")
     if cfg.passes > 1 and "-" in cfg.sources:
         raise OptionError(f"{flag} with --passes reads its input again on every pass: give files, not stdin")
     if cfg.loss == "softmax":
@@ -577,6 +599,71 @@ def _check_multiclass(cfg: TrainConfig) -> None:
         raise OptionError(f"--indexing must be 0 or 1 (got {cfg.indexing})")
     if cfg.probabilities and cfg.scores:
         raise OptionError("--probabilities and --scores cannot be used together")
+
+
+def _check_lowrank(cfg: TrainConfig) -> None:
+    """--lrq/--lrqfa: VW's low-rank quadratic features, over the sgd learner's binary or regression model."""
+    if not (cfg.lrq or cfg.lrqfa is not None):
+        if cfg.lrqdropout:
+            raise OptionError("--lrqdropout needs --lrq")
+        return
+    if cfg.lrqdropout and not cfg.lrq:
+        raise OptionError("--lrqdropout applies to --lrq, not --lrqfa")
+    if cfg.lrq and cfg.lrqfa is not None:
+        raise OptionError("--lrq and --lrqfa cannot be used together")
+    flag = "--lrq" if cfg.lrq else "--lrqfa"
+    low = cfg.lowrank           # raises OptionError for a malformed value
+    spec = _spec(cfg.algo)
+    if spec is None or spec.lowrank_kernel is None:
+        takers = [s.name for s in _registry.SPECS if s.lowrank_kernel is not None]
+        raise OptionError(f"{flag} does not apply to --algo {cfg.algo}; low-rank features run over --algo "
+                          f"{_one_of(takers)} (VW's gd)")
+    if cfg.classes:
+        raise OptionError(f"{flag} does not apply to --oaa, --csoaa or --multilabel_oaa")
+    if cfg.interact is not None:
+        raise OptionError(f"{flag} cannot be used with --interact")
+    for name in ("audit", "invert_hash", "audit_regressor", "confidence", "print_examples"):
+        if getattr(cfg, name):          # they name or score the parsed features only
+            raise OptionError(f"{FLAG[name]} does not apply to {flag} (it reads the examples' own features, "
+                              f"not the low-rank ones)")
+    if cfg.batch_size > 1:
+        raise OptionError(f"--batch-size does not apply to {flag}")
+    spec_f = cfg.feature_spec() if cfg.expands else None
+    if spec_f is not None:
+        mine = set(low.namespaces)
+        if spec_f.wildcards or any(mine & set(term) for term in spec_f.terms):
+            raise OptionError(f"{flag}'s namespaces cannot be in -q/--cubic/--interactions terms (VW would "
+                              f"interact the low-rank features too)")
+        if any(spec_f.ngram_table[b] > 1 or spec_f.limit_table[b] >= 0 for b in mine):
+            raise OptionError(f"{flag}'s namespaces cannot take --ngram or --feature_limit")
+    if (1 << cfg.bits) < low.width:
+        raise OptionError(f"{flag} needs {low.width} weights per feature, more than -b {cfg.bits} gives")
+
+
+def _check_nn(cfg: TrainConfig) -> None:
+    """--nn K: VW's neural network over the sgd learner's binary or regression model."""
+    if not cfg.nn and "nn" not in cfg.explicit:
+        for name in ("nn_dropout", "inpass", "multitask", "meanfield"):
+            if getattr(cfg, name):
+                raise OptionError(f"{FLAG[name]} needs --nn K")
+        return
+    if cfg.nn < 1:
+        raise OptionError(f"--nn needs at least 1 hidden unit (got {cfg.nn})")
+    spec = _spec(cfg.algo)
+    if spec is None or spec.nn_kernel is None:
+        takers = [s.name for s in _registry.SPECS if s.nn_kernel is not None]
+        raise OptionError(f"--nn does not apply to --algo {cfg.algo}; the network runs over --algo "
+                          f"{_one_of(takers)} (VW's gd)")
+    if cfg.classes:
+        raise OptionError("--nn does not apply to --oaa, --csoaa or --multilabel_oaa")
+    if cfg.interact is not None or cfg.batch_size > 1:
+        raise OptionError("--nn cannot be used with --interact or --batch-size")
+    for name in ("invert_hash", "audit_regressor", "confidence", "print_examples"):
+        if getattr(cfg, name):
+            raise OptionError(f"{FLAG[name]} does not apply to --nn")
+    if (1 << cfg.bits) < cfg.class_width:
+        raise OptionError(f"--nn {cfg.nn} needs {cfg.class_width} weights per feature, more than -b {cfg.bits} "
+                          f"gives")
 
 
 def memory_limit(cfg) -> int:
@@ -775,7 +862,8 @@ def train_config(explicit: dict, model_options: dict | None = None) -> TrainConf
                 for k, v in explicit.items()}
     if model_options is not None:
         model_options = {k: tuple(v) if isinstance(v, list) else v for k, v in model_options.items()}
-        for name in HASHING_OPTIONS + FEATURE_OPTIONS + ("oaa", "interact", "csoaa", "multilabel_oaa"):   # they decide where weights are
+        for name in HASHING_OPTIONS + FEATURE_OPTIONS + ("oaa", "interact", "csoaa", "multilabel_oaa", "lrq", "lrqfa",
+                     "lrqdropout", "nn", "nn_dropout", "inpass", "multitask"):   # they decide where weights are
             theirs = model_options.get(name, OPTION[name].default_value())
             if name in explicit and explicit[name] != theirs:
                 raise OptionError(

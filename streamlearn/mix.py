@@ -74,6 +74,7 @@ STATE_RULES = {
     "t": "additive", "n_learned": "additive", "norm_sum": "additive", "total_weight": "additive",
     "class_norm": "additive", "min_label": "min", "max_label": "max", "pending": "mean",
     "gravity_vw": "mean", "contraction_vw": "mean", "multiplier": "normalizer", "eta": "first", "index_mode": "detected",
+    "nn_seed_lo": "first", "nn_seed_hi": "first",      # --nn's generator: the first model's
 }
 
 #: header keys that may differ between the models merged (everything else is an option or layout)

@@ -449,6 +449,37 @@ FEATURE_EXPANSION = (
             "--feature_limit, after n-grams and before interactions). Repeatable.", section=HASHING),
 )
 
+#: VW's low-rank quadratic features (--lrq, --lrqfa): generated while learning from the weights
+#: (``streamlearn.features.lowrank``, ``streamlearn.core.lowrank``); a model keeps them
+LOWRANK_OPTIONS = (
+    _o("lrq", ("--lrq",), "multi", (), metavar="ABK", stored="if_used",
+       help="VW's low-rank quadratic features of namespaces A and B of rank K (--lrq ab3; \\xNN a byte): "
+            "the A x B interactions through K latent weights per feature (needs --algo sgd). Repeatable.",
+       section=HASHING),
+    _o("lrqfa", ("--lrqfa",), "text", None, metavar="ABC..K", stored="if_used",
+       help="VW's field-aware low-rank quadratic features: every pair of the namespaces given, rank K, a "
+            "feature's latent weights for each field (--lrqfa abc2; needs --algo sgd).", section=HASHING),
+    _o("lrqdropout", ("--lrqdropout",), "flag", False, stored="if_used",
+       help="VW's dropout of --lrq's latent weights: while learning, each left feature's k-th latent weight "
+            "takes part with probability 1/2 (VW's generator from --random-seed); predicting, they count "
+            "half.", section=HASHING),
+    _o("nn", ("--nn",), "int", 0, metavar="K", stored="if_used",
+       help="VW's neural network: one hidden layer of K units (VW's fast tanh) under the output, every "
+            "layer learned by the update rule (needs --algo sgd; VW's numbers).", section=RULE),
+    _o("nn_dropout", ("--dropout",), "flag", False, stored="if_used",
+       help="--nn: VW's dropout: each hidden unit is left out with probability 1/2 (VW's generator from "
+            "--random-seed), the others doubled; the output layer then learns again with the units left out.",
+       section=RULE),
+    _o("inpass", ("--inpass",), "flag", False, stored="if_used",
+       help="--nn: VW's input passthrough: the output layer also takes the example's own features.",
+       section=RULE),
+    _o("multitask", ("--multitask",), "flag", False, stored="if_used",
+       help="--nn: VW's shared hidden layer across tasks (a binary or regression model has one task: no "
+            "change, as in VW).", section=RULE),
+    _o("meanfield", ("--meanfield",), "flag", False,
+       help="--nn: VW's mean field (no dropout).", section=RULE),
+)
+
 #: the options of a training run after feature expansion
 FINAL_OPTIONS = (
     _o("testonly", ("-t", "--testonly"), "flag", False, dask=False,
@@ -515,7 +546,8 @@ def train_options(specs) -> tuple:
     """Every option of a training run in ``--help`` order: the run's, those learners share, each
     learner's own (``LearnerSpec.declares``, in registry order), then the rest of the run's."""
     own = tuple(o for spec in specs for o in spec.declares)
-    every = RUN_OPTIONS + SHARED_LEARNER_OPTIONS + own + LATE_OPTIONS + FEATURE_EXPANSION + FINAL_OPTIONS
+    every = (RUN_OPTIONS + SHARED_LEARNER_OPTIONS + own + LATE_OPTIONS + FEATURE_EXPANSION + LOWRANK_OPTIONS
+             + FINAL_OPTIONS)
     names = [o.name for o in every]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:

@@ -191,6 +191,12 @@ class LearnerSpec:
     #: the block kernel of --csoaa K: the learner cost-sensitive one-against-all
     #: (``streamlearn.core.multiclass.csoaa_loop``); None when the learner does not run it
     csoaa_kernel: Callable | None = None
+    #: the block kernel of --lrq/--lrqfa (``streamlearn.core.lowrank``); None when the learner does not run it
+    lowrank_kernel: Callable | None = None
+    #: the block kernel of --nn K (``streamlearn.core.nn``); None when the learner does not run it
+    nn_kernel: Callable | None = None
+    #: the block kernel of --nn K with --lrq/--lrqfa (the low-rank features under the network)
+    lowrank_nn_kernel: Callable | None = None
     #: the block kernel of --multilabel_oaa K (``streamlearn.core.multiclass.multilabel_loop``); None: not run
     multilabel_kernel: Callable | None = None
     #: the block kernels of --csoaa_ldf / --wap_ldf by kind ("m", "mc", "wap"; ``streamlearn.core.multiclass.ldf_loop``);

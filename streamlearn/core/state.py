@@ -10,9 +10,7 @@ shared machinery's scalars (named here), then the learner's own scalars, which i
 (``streamlearn.core.loop``) updates; no learner reads or writes them.
 
 All four live in plain arrays so compiled kernels take a fixed, short argument list: a learner's new
-state is a slot its module declares, not a new signature. (iprm[1], iprm[17] and iprm[21] are free: they
-held the learner's code, the regularizer's code and the label indexing, which no kernel reads: a learner
-and a regularizer are chosen with their kernel.)
+state is a slot its module declares, not a new signature.
 """
 
 # ----------------------------------------------------------------------------- prm: real settings
@@ -35,6 +33,7 @@ N_PRM = 16
 
 # ----------------------------------------------------------------------------- iprm: integer settings
 I_LOSS = 0            # loss code (streamlearn.core.losses)
+I_LRQ_DROPOUT = 1     # --lrqdropout: 1 = VW's dropout of the latent weights
 I_HOLDOUT = 2         # holdout period (0 = off; -N: the examples after the N-th, --holdout-after N)
 I_TRAIN = 3           # 1 = learn, 0 = predict only
 I_FIXED_BOUNDS = 4    # 1 = prediction bounds do not follow the labels
@@ -50,13 +49,17 @@ I_COL_LAST2 = 13      # fobos elastic: table column of the second cumulative at 
 I_PERIOD = 14         # K (tg, rounding)
 I_PROJECTION = 15     # l1ball: online projection method (PROJ_* codes)
 I_BATCH = 16          # mini-batch size B (1: a step per example)
+I_LRQ_SHIFT = 17      # --lrq/--lrqfa/--nn: VW's stride shift (a latent weight's random start is seeded with
+                      # its index shifted so; --nn's hidden biases sit at VW's constant index shifted back)
 I_SEED = 18           # --random-seed: mixed into every random choice (randomized pivots)
 I_CLASSES = 19        # multiclass: K, the number of classes (0: a binary or regression model)
 I_CLASS_W = 20        # multiclass: W, the smallest power of two >= K (class k of feature h is slot h*W+k)
 I_NO_SET = 21         # multilabel: 1 = no predicted set (VW's --probabilities: the probabilities only)
 I_COL_RATE = 22       # table column caching each weight's per-feature rate (-1: none; gd.rule_layout)
 I_CLASS_FIRST = 23    # oaa: 1 = the class is predicted before the example decides the indexing (VW's plain class output)
-N_IPRM = 24
+I_NN_UNITS = 24       # --nn K: the hidden units (0: none)
+I_NN_FLAGS = 25       # --nn: 1 = --dropout, 2 = --inpass (streamlearn.core.nn)
+N_IPRM = 26
 
 # ----------------------------------------------------------------------------- st: learner state
 # The slots every learner shares (the clock, the bounds, the normalizer, and the state of the shared

@@ -97,6 +97,41 @@ def audit_features(entries, table: np.ndarray, g_col: int) -> str:
     return "\t" + "\t".join(text for _, text in items)
 
 
+def nn_audit_lines(rec, entries, tag: bytes, K: int, g_col: int, inpass: bool = False) -> list[str]:
+    """The audit lines of one example through --nn (``streamlearn.core.nn.nn_audit_block``'s record):
+    for each prediction VW's gd printed, in order, the prediction (the example's tag with the hidden
+    units' scores over its features) and its features stable-sorted by |w x|, named as VW names them
+    (HiddenBias, OutputWeight, OutputLayer0.., OutputLayerConst; the example's own names; with --inpass
+    the output layer holds the example's features, then the units, without OutputLayerConst)."""
+    from streamlearn.core.nn import EV_BIAS, EV_OUTPUT, EV_OUTPUT_WEIGHT, EV_UNIT
+    ev, ev_p, f_row, f_val, f_w, f_g, used = rec
+    lines = []
+    for k in range(int(used[0])):
+        kind, unit, first = (int(v) for v in ev[k])
+        end = int(ev[k + 1, 2]) if k + 1 < int(used[0]) else int(used[1])
+        if kind == EV_BIAS:
+            names = ["HiddenBias"]
+        elif kind == EV_OUTPUT_WEIGHT:
+            names = ["OutputWeight"]
+        elif kind == EV_OUTPUT and inpass:
+            names = [entry.name for entry in entries] + [f"OutputLayer{j}" for j in range(K)]
+        elif kind == EV_OUTPUT:
+            names = [f"OutputLayer{j}" for j in range(K)] + ["OutputLayerConst"]
+        else:
+            names = [entry.name for entry in entries]
+        items = []
+        for j, name in zip(range(first, end), names):
+            text = f"{name}:{int(f_row[j])}:{_num(float(f_val[j]))}:{_num(float(f_w[j]))}"
+            if g_col >= 0:
+                text += f"@{_num(float(f_g[j]))}"
+            # VW sorts by |w x| in float32, where near values tie (then the features keep their order)
+            items.append((-abs(float(np.float32(np.float32(f_w[j]) * np.float32(f_val[j])))), text))
+        items.sort(key=lambda item: item[0])
+        lines.append(audit_prediction(float(ev_p[k]), tag if kind == EV_UNIT else b""))
+        lines.append("\t" + "\t".join(text for _, text in items))
+    return lines
+
+
 def audit_score(entries, table: np.ndarray) -> float:
     """sum_i w_i x_i over an example's features, with the weights before it is learned."""
     return float(sum(float(table[entry.index, 0]) * entry.value for entry in entries))

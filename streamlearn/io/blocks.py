@@ -99,6 +99,9 @@ class ParsedBlock:
     #: multi-line examples: (buffer, starts, ends) of the tag of each row's group head (its shared line, or its
     #: first action), which VW writes with --probabilities and --csoaa_rank, and whether the group has a shared line
     head_tags: tuple | None = None
+    #: --lrq/--lrqfa: (ptr, idx, val, pairs), example e's features of low-rank group j at
+    #: ptr[e*m + j]..ptr[e*m + j + 1]-1 (``streamlearn.io.expand.lowrank_groups``) and the pairs' table
+    lowrank: tuple | None = None
 
     @property
     def n(self) -> int:
@@ -114,6 +117,9 @@ class ParsedBlock:
         if self.costs is not None:
             return (self.indptr, self.idx, self.val, self.labels, self.weights, self.bases, self.feature_counts(),
                     preds) + tuple(self.costs)
+        if self.lowrank is not None:        # the low-rank loop (streamlearn.core.lowrank)
+            return (self.indptr, self.idx, self.val, self.labels, self.weights, self.bases, self.feature_counts(),
+                    preds) + tuple(self.lowrank)
         return (self.indptr, self.idx, self.val, self.labels, self.weights, self.bases, self.feature_counts(),
                 preds)
 
@@ -166,7 +172,8 @@ def sub_block(block: ParsedBlock, a: int, b: int) -> ParsedBlock:
                       groups=None if block.groups is None else np.maximum(block.groups[a:b] - a, 0),
                       fault_line=None if block.fault_line is None else block.fault_line[keep],
                       head_tags=None if block.head_tags is None else (block.head_tags[0],)
-                      + tuple(x[a:b] for x in block.head_tags[1:]))
+                      + tuple(x[a:b] for x in block.head_tags[1:]),
+                      lowrank=None if block.lowrank is None else _lowrank_part(block, a, b))
     if block.counts is None:        # the reports count the example's own row length
         out.counts = np.diff(block.indptr[a:b + 1])
     return out
@@ -208,7 +215,17 @@ def detached(block: ParsedBlock) -> ParsedBlock:
                        costs=None if block.costs is None else _detached_costs(block.costs),
                        groups=None if block.groups is None else block.groups.copy(),
                        fault_line=None if block.fault_line is None else block.fault_line.copy(),
-                       head_tags=None if block.head_tags is None else tuple(a.copy() for a in block.head_tags))
+                       head_tags=None if block.head_tags is None else tuple(a.copy() for a in block.head_tags),
+                       lowrank=None if block.lowrank is None else _lowrank_part(block, 0, block.n, True))
+
+
+def _lowrank_part(block: ParsedBlock, a: int, b: int, copy: bool = False) -> tuple:
+    """The low-rank groups of examples a..b-1 (positions made relative to their first one)."""
+    ptr, idx, val, pairs = block.lowrank
+    m = (ptr.shape[0] - 1) // max(block.n, 1) if block.n else 0
+    lo, hi = int(ptr[a * m]), int(ptr[b * m])
+    part = ptr[a * m:b * m + 1] - lo
+    return part, idx[lo:hi].copy() if copy else idx[lo:hi], val[lo:hi].copy() if copy else val[lo:hi], pairs
 
 
 def _detached_costs(costs: tuple) -> tuple:

@@ -312,6 +312,40 @@ def _emit(src_idx, src_val, gstart, gend, gorder, gid, ng, total, linear, terms,
     return ST_DONE, nf, total
 
 
+@njit(cache=True, nogil=True)
+def lowrank_groups(indptr, ns, idx, val, n, group, keep, m, out_ptr, out_idx, out_val):
+    """The features of the low-rank namespaces (``streamlearn.features.lowrank``) of examples 0..n-1 of a
+    parsed block, gathered by namespace: ``group`` (int64[256]) is the group of each namespace index (-1:
+    none), ``m`` the number of groups, ``keep`` the namespaces --ignore/--keep leave. Example e's features
+    of group j, in stored order, go to out_*[out_ptr[e*m + j]:out_ptr[e*m + j + 1]] (out_ptr: n*m + 1
+    entries, out_idx/out_val as large as the block's features). One pass over each example's features
+    counts them by group, a second places them. Returns the number placed."""
+    count = np.zeros(max(m, 1), np.int64)
+    pos = 0
+    out_ptr[0] = 0
+    for e in range(n):
+        s = indptr[e]
+        f = indptr[e + 1]
+        for j in range(m):
+            count[j] = 0
+        for q in range(s, f):
+            g = group[ns[q]]
+            if g >= 0 and keep[ns[q]] != 0:
+                count[g] += 1
+        for j in range(m):
+            out_ptr[e * m + j] = pos
+            pos += count[j]
+            count[j] = out_ptr[e * m + j]
+        out_ptr[(e + 1) * m] = pos
+        for q in range(s, f):
+            g = group[ns[q]]
+            if g >= 0 and keep[ns[q]] != 0:
+                out_idx[count[g]] = idx[q]
+                out_val[count[g]] = val[q]
+                count[g] += 1
+    return pos
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _reset(gid, gorder, ng):
     for j in range(ng):
@@ -329,8 +363,15 @@ class Expander:
     generate nothing, so an example must not use namespaces that only later examples bring."""
 
     def __init__(self, mask: int, keep, linear, ngram, skips, terms=(), permutations=False,
-                 wildcard=None, limit: int = MAX_EXAMPLE_FEATURES, limits=None):
+                 wildcard=None, limit: int = MAX_EXAMPLE_FEATURES, limits=None, lowrank=None):
         self.mask = np.uint64(mask)
+        #: --lrq/--lrqfa (``streamlearn.features.lowrank.LowRank``): each block also carries the features
+        #: of its namespaces by group (``lowrank_groups``), for the low-rank loop
+        self.lowrank = lowrank
+        if lowrank is not None:
+            self.lr_group = np.full(256, -1, np.int64)
+            for j, b in enumerate(lowrank.namespaces):
+                self.lr_group[b] = j
         self.keep = np.asarray(keep, np.uint8)
         self.linear = np.asarray(linear, np.uint8)
         self.ngram = np.asarray(ngram, np.int64)
@@ -397,6 +438,7 @@ class Expander:
             else:
                 raise ExpansionError(block.source, int(block.lines[e]), self.limit)
             start = e
+        lowrank = None if self.lowrank is None else self._lowrank(block)
         faults, fault_text = block.faults, block.fault_text
         if nf and _max_exponent(out.val[:nf]) == _EXP_MASK:     # an infinite product (rare)
             faults, fault_text = product_faults(out.indptr[:n + 1], out.val[:nf], block.labels, faults,
@@ -404,7 +446,19 @@ class Expander:
         return ParsedBlock(block.source, block.labels, block.weights, block.bases, block.lines,
                            out.indptr[:n + 1], out.idx[:nf], out.val[:nf], block.tag_buf,
                            block.tag_s, block.tag_e, faults, fault_text,
-                           counts=out.counts[:n], costs=block.costs)
+                           counts=out.counts[:n], costs=block.costs, lowrank=lowrank)
+
+    def _lowrank(self, block) -> tuple:
+        """(ptr, idx, val, pairs) of a block's low-rank groups (new arrays: they live as long as the block)."""
+        n = block.n
+        m = len(self.lowrank.namespaces)
+        total = int(block.indptr[n] - block.indptr[0])
+        ptr = np.empty(n * m + 1, np.int64)
+        idx = np.empty(total, np.uint32)
+        val = np.empty(total, np.float32)
+        used = lowrank_groups(block.indptr, block.ns, block.idx, block.val, n, self.lr_group, self.keep, m,
+                              ptr, idx, val)
+        return ptr, idx[:used], val[:used], self.lowrank.table
 
 
 _EXP_MASK = np.uint32(0x7F800000)     # float32 exponent bits: all set for inf and NaN
@@ -479,9 +533,13 @@ class ExpandedOutputs:
         self.idx, self.val = idx, val
 
 
-def make_expander(spec, mask: int) -> Expander:
-    """The Expander for a ``streamlearn.features.expansion.FeatureSpec``. The constant (index 128) is never
-    dropped (VW adds it after --ignore/--keep) and never n-grammed."""
+def make_expander(spec, mask: int, lowrank=None) -> Expander:
+    """The Expander for a ``streamlearn.features.expansion.FeatureSpec`` (None: no expansion, with
+    ``lowrank``'s groups only). The constant (index 128) is never dropped (VW adds it after --ignore/--keep)
+    and never n-grammed."""
+    if spec is None:
+        from streamlearn.features.expansion import FeatureSpec
+        spec = FeatureSpec.from_options()
     keep = 1 - np.array(spec.ignore_mask, np.uint8)
     keep[128] = 1
     linear = 1 - np.array(spec.ignore_linear_mask, np.uint8)
@@ -490,4 +548,4 @@ def make_expander(spec, mask: int) -> Expander:
     skips = np.array(spec.skip_table, np.int64)
     wildcard = spec.expand_terms if spec.wildcards else None
     return Expander(mask, keep, linear, ngram, skips, spec.terms, spec.permutations, wildcard,
-                    limits=np.array(spec.limit_table, np.int64))
+                    limits=np.array(spec.limit_table, np.int64), lowrank=lowrank)

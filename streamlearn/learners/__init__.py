@@ -197,6 +197,12 @@ def make_settings(cfg, train: bool, holdout: int = 0, algo: str | None = None) -
     iprm[S.I_SEED] = cfg.random_seed
     iprm[S.I_CLASSES] = cfg.classes
     iprm[S.I_CLASS_W] = cfg.class_width
+    iprm[S.I_NN_UNITS] = cfg.nn
+    iprm[S.I_NN_FLAGS] = (1 if cfg.nn_dropout and not cfg.meanfield else 0) | (2 if cfg.inpass else 0)
+    if cfg.lowrank is not None or cfg.nn:
+        from streamlearn.core.initial import vw_stride_shift
+        iprm[S.I_LRQ_SHIFT] = vw_stride_shift(cfg.adaptive, cfg.normalized, True)
+        iprm[S.I_LRQ_DROPOUT] = 1 if cfg.lrqdropout else 0
     iprm[S.I_NO_SET] = 1 if (cfg.multilabel_oaa and cfg.probabilities) else 0
     iprm[S.I_CLASS_FIRST] = 1 if (cfg.oaa and not (cfg.probabilities or cfg.scores)) else 0
     if spec.settings is not None:
@@ -207,7 +213,7 @@ def make_settings(cfg, train: bool, holdout: int = 0, algo: str | None = None) -
 def make_state(cfg, prm: np.ndarray, saved: dict | None = None) -> np.ndarray:
     """State array: fresh, or restored from a model's saved learner state."""
     spec = get(cfg.algo)
-    st = np.zeros(S.N_ST + 2 * cfg.classes)
+    st = np.zeros(S.N_ST + 2 * cfg.norm_states)
     for name, value in spec.slot_start.items():
         st[spec.slots[name]] = value
     st[S.S_T] = cfg.initial_t
@@ -223,8 +229,19 @@ def make_state(cfg, prm: np.ndarray, saved: dict | None = None) -> np.ndarray:
     for key, slot in _saved_slots(spec).items():
         if saved and key in saved and slot is not None:
             st[slot] = saved[key]
-    if saved and "class_norm" in saved and len(saved["class_norm"]) == 2 * cfg.classes:
+    if saved and "class_norm" in saved and len(saved["class_norm"]) == 2 * cfg.norm_states:
         st[S.N_ST:] = saved["class_norm"]
+    if cfg.nn and not cfg.classes:
+        # --nn: VW's gd keeps a normalizer state per unit but starts (and saves, and restores) the first
+        # one only (initial_t, or a model's): the others start at 0, also after -i
+        st[S.N_ST:] = 0.0
+        st[S.N_ST] = st[S.S_NORM_SUM]
+        st[S.N_ST + 1] = st[S.S_TOTAL_W]
+        if saved and all(key in saved for key in NN_STATE):     # VW's -i: both generators from the saved one
+            slots = spec.slots
+            st[slots["nn_seeded"]] = st[slots["nn_dropout_seeded"]] = 1.0
+            st[slots["nn_dropout_seed_lo"]] = st[slots["nn_seed_lo"]]
+            st[slots["nn_dropout_seed_hi"]] = st[slots["nn_seed_hi"]]
     if cfg.indexing is not None:
         st[S.S_INDEX_MODE] = float(cfg.indexing)
     if LOSSES.get(cfg.loss, LOGISTIC) == LOGISTIC:      # fixed bounds, whatever the model was trained with
@@ -253,7 +270,10 @@ SAVED_STATE = {
 
 #: learners' own slots a model file keeps only when its learner has them (gravity's VW contraction),
 #: so that no other model's bytes change; a model without one restores the slot's start value
-OWN_STATE = ("contraction_vw",)
+OWN_STATE = ("contraction_vw", "nn_seed_lo", "nn_seed_hi")
+#: the --nn generator's state (two 32-bit halves): saved only by --nn models (VW keeps it in its options
+#: as --random_seed; -i seeds both of the network's generators with it)
+NN_STATE = ("nn_seed_lo", "nn_seed_hi")
 
 
 def _saved_slots(spec: LearnerSpec) -> dict:
@@ -265,7 +285,8 @@ def _saved_slots(spec: LearnerSpec) -> dict:
 
 
 def saved_state(cfg, st: np.ndarray) -> dict:
-    out = {key: 0.0 if slot is None else float(st[slot]) for key, slot in _saved_slots(get(cfg.algo)).items()}
+    out = {key: 0.0 if slot is None else float(st[slot]) for key, slot in _saved_slots(get(cfg.algo)).items()
+           if key not in NN_STATE or getattr(cfg, "nn", 0)}
     if st.shape[0] > S.N_ST:
         out["class_norm"] = [float(v) for v in st[S.N_ST:]]
     return out
@@ -278,6 +299,10 @@ def block_kernel(cfg, spec: LearnerSpec | None = None):
     spec = spec or get(cfg.algo)
     if cfg.ldf is not None:
         return spec.ldf_kernels[cfg.ldf]
+    if getattr(cfg, "nn", 0):
+        return spec.lowrank_nn_kernel if getattr(cfg, "lowrank", None) is not None else spec.nn_kernel
+    if getattr(cfg, "lowrank", None) is not None:
+        return spec.lowrank_kernel
     if cfg.csoaa:
         return spec.csoaa_kernel
     if cfg.multilabel_oaa:

@@ -5,6 +5,8 @@ import math
 
 from streamlearn.core.rules import (csoaa_sgd_block, ldf_m_sgd_block, ldf_mc_sgd_block, ldf_wap_sgd_block,
                                     learn_sgd_block, multilabel_sgd_block, oaa_sgd_block, rule_layout, rule_saved)
+from streamlearn.core.lowrank import SLOTS as LOWRANK_SLOTS, end_pass as lowrank_end_pass, lowrank_sgd_block
+from streamlearn.core.nn import lowrank_nn_block, nn_sgd_block
 from streamlearn.core.spec import LearnerSpec
 from streamlearn.features.hashing import constant_index
 from streamlearn.core.state import I_TRAIN
@@ -82,13 +84,16 @@ def _check(cfg, flag) -> None:
 LEARNER = LearnerSpec(
     name="sgd", order=0, summary="no regularization", paper="VW 9.11.9 (vw-spec §1c)",
     declares=OPTIONS,
-    options=("initial_weight", "initial_constant", "feature_mask", "csoaa", "multilabel_oaa", "csoaa_ldf", "wap_ldf")
+    options=("initial_weight", "initial_constant", "feature_mask", "csoaa", "multilabel_oaa", "csoaa_ldf", "wap_ldf",
+             "lrq", "lrqfa", "lrqdropout", "nn", "nn_dropout", "inpass", "multitask", "meanfield")
     + tuple(name for name, _ in RANDOM_STARTS),
     start=_start,
     check=_check,
     kernel=learn_sgd_block, oaa_kernel=oaa_sgd_block, csoaa_kernel=csoaa_sgd_block,
     multilabel_kernel=multilabel_sgd_block,
     ldf_kernels={"m": ldf_m_sgd_block, "mc": ldf_mc_sgd_block, "wap": ldf_wap_sgd_block},
+    lowrank_kernel=lowrank_sgd_block, nn_kernel=nn_sgd_block, lowrank_nn_kernel=lowrank_nn_block,
+    slots=LOWRANK_SLOTS, end_pass=lambda cfg, table, st: lowrank_end_pass(cfg, table, st) if cfg.lowrank is not None else None,
     describe=lambda c: f"sgd (gradient descent, {c.rule()})",
     layout=lambda c: rule_layout(c, rate=True),
     saved=lambda c: rule_saved(c, rule_layout(c)),

@@ -75,9 +75,9 @@ def model_options(header: dict, path) -> dict:
         raise ModelError(f"corrupt model {path}: columns {', '.join(map(str, names))} are neither the "
                          f"weight alone nor all that --algo {cfg.algo} saves ({', '.join(mine)})")
     state = header.get("state", {})
-    if isinstance(state, dict) and "class_norm" in state and len(state["class_norm"]) != 2 * cfg.classes:
+    if isinstance(state, dict) and "class_norm" in state and len(state["class_norm"]) != 2 * cfg.norm_states:
         raise ModelError(f"corrupt model {path}: state class_norm has {len(state['class_norm'])} values, "
-                         f"not 2 per class ({2 * cfg.classes})")
+                         f"not 2 per class ({2 * cfg.norm_states})")
     return opts
 
 
@@ -170,6 +170,8 @@ _VW_KEPT = {
     "noconstant": ("noconstant", "flag"), "normalized": ("normalized", "resume_flag"),
     "oaa": ("oaa", "value"), "power_t": ("power_t", "resume_float"), "quadratic": ("quadratic", "multi"),
     "redefine": ("redefine", "multi"), "sgd": ("sgd", "resume_flag"),
+    "lrq": ("lrq", "multi"), "lrqfa": ("lrqfa", "value"), "lrqdropout": ("lrqdropout", "flag"),
+    "nn": ("nn", "value"),
 }
 #: the learners VW has (by streamlearn's name) and the flag of VW's own options line that selects them:
 #: VW's gd (no flag) and each learner a VW flag of its own selects (its ``Option(..., selects=NAME)``)

@@ -31,7 +31,7 @@ from streamlearn.io.writers import PredictionWriter, class_probabilities, format
 from streamlearn.core import multiclass
 from streamlearn.core.losses import vw_label_warning
 from streamlearn.core.rules import gd_settings
-from streamlearn.core.state import I_LOSS, P_TAU
+from streamlearn.core.state import I_COL_G, I_LOSS, I_NN_FLAGS, I_NN_UNITS, P_TAU
 from streamlearn.run.model_io import model_options, save_outputs
 from streamlearn.run.runstate import RunState
 from streamlearn.features.hashing import CONSTANT_RAW_INDEX
@@ -521,6 +521,21 @@ class Run:
                    Outputs.of(cfg, learners.get(cfg.algo), writer),
                    Faults(reporter, strict, label_loss=_warned_loss(cfg)), Progress(reporter))
 
+    def audit_nn(self, arrays, state, block, pos: int, units: int, entries, tag) -> tuple[list, int]:
+        """--audit of example ``pos`` through --nn K: its audit lines (``nn_audit_lines``) and the next
+        example."""
+        from streamlearn.core.nn import nn_audit_block
+        from streamlearn.features.audit import nn_audit_lines
+        n = len(entries)
+        # biases twice, units, output weights twice and the output layer (twice with --dropout)
+        events = 10 * units + 4
+        size = 2 * units * (n + 5) + 2 * n + 4
+        rec = (np.zeros((events, 3), np.int64), np.zeros(events), np.zeros(size, np.int64),
+               *(np.zeros(size) for _ in range(3)), np.zeros(2, np.int64))
+        nxt = nn_audit_block(arrays, rec, state, pos, pos + 1)
+        inpass = bool(int(self.arrays.iprm[I_NN_FLAGS]) & 2)
+        return nn_audit_lines(rec, entries, tag, units, int(self.arrays.iprm[I_COL_G]), inpass), nxt
+
     # ------------------------------------------------------------------------- a block
     def process(self, block: ParsedBlock) -> np.ndarray:
         """Predict (and learn, training) the block's examples with the kernel, then the progress rows
@@ -565,13 +580,21 @@ class Run:
                 # example's prediction not made yet (0)
                 sens = self.sensitivity(block, pos, 0.0)
             twice = audit and self.learner.predicts_twice and training
-            if audit:       # the features before learning (with --oaa one block per class, VW's oaa)
+            units = int(self.arrays.iprm[I_NN_UNITS]) if audit else 0
+            if units:       # --nn: the network's predictions as its kernel records them
+                first = pos
+                lines, pos = self.audit_nn(arrays, state, block, pos, units, entries[pos], tags[pos])
+                self.faults.check_divergence(block, counters, first, pos, training)
+                from streamlearn.features.audit import write as write_audit
+                write_audit(lines)
+            elif audit:       # the features before learning (with --oaa one block per class, VW's oaa)
                 features = self.audit.features(entries[pos], self.table, K, self.arrays.int_settings.class_w)
             if twice:       # the score before learning, for the second block
                 raw = self.audit.score(entries[pos], self.table) + block.bases[pos]
-            first = pos
-            pos = kernel(arrays, state, pos, end)
-            self.faults.check_divergence(block, counters, first, pos, training)
+            if not units:
+                first = pos
+                pos = kernel(arrays, state, pos, end)
+                self.faults.check_divergence(block, counters, first, pos, training)
             if self.confidence:
                 p = float(self.outputs.shown(preds[first:first + 1])[0])    # VW's ec.pred.scalar
                 if self.confidence == 2 or block.labels[first] != block.labels[first]:
@@ -591,7 +614,7 @@ class Run:
                 bounds = self.arrays.state
                 again = min(max(raw, bounds.min_label), bounds.max_label)
                 self.audit.write([preds[first], again], tags[first], features * 2)
-            elif audit:
+            elif audit and not units:
                 self.audit.write([preds[first]], tags[first], features)
             if self.progress.due(counters):
                 e = pos - 1
@@ -913,7 +936,7 @@ class SourcePlan:
     def __init__(self, cfg: TrainConfig, hashing: Hashing, rep: Reporter):
         self.cfg, self.hashing = cfg, hashing
         #: cost-sensitive labels (--csoaa) are not in the cache's blocks: every pass reads the text
-        self.reread = hashing.costs or hashing.multilabels
+        self.reread = hashing.costs or hashing.multilabels or hashing.lowrank is not None
         self.use_cache = (cfg.passes > 1 or cfg.cache_file is not None
                           or (cfg.objective and cfg.objective_data is None)) and not self.reread
         self.path = cfg.cache_file

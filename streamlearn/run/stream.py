@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from streamlearn.features.hashing import HASH_MODES
+from streamlearn.features.lowrank import lowrank_of
 from streamlearn.io.blocks import (
     FMT_VW, FORMATS, IDENTITY_REDEFINE, Outputs, detect_format, example_texts, parse_block,
 )
@@ -68,6 +69,9 @@ class Hashing:
     multilabels: bool = False
     #: multi-line examples of label-dependent features (--csoaa_ldf, --wap_ldf: ``streamlearn.io.ldf``); costs too
     ldf: bool = False
+    #: --lrq/--lrqfa (``streamlearn.features.lowrank.LowRank``): the blocks carry the features of its
+    #: namespaces by group; None: none
+    lowrank: object = field(default=None, compare=False)
 
     @property
     def mask(self) -> int:
@@ -75,12 +79,12 @@ class Hashing:
 
     @property
     def expands(self) -> bool:
-        return self.features is not None and not self.features.is_identity
+        return (self.features is not None and not self.features.is_identity) or self.lowrank is not None
 
     def as_dict(self) -> dict:
         d = {"bits": self.bits, "noconstant": self.noconstant, "hash": self.hash,
              "hash_seed": self.hash_seed}
-        if self.expands:
+        if self.features is not None and not self.features.is_identity:
             d["features"] = self.features.to_dict()
         if self.interact is not None:
             d["interact"] = list(self.interact)
@@ -99,6 +103,8 @@ class Hashing:
             d["multilabels"] = True
         if self.ldf:
             d["ldf"] = True
+        if self.lowrank is not None:
+            d["lowrank"] = self.lowrank.text
         return d
 
     def name_table(self) -> tuple:
@@ -129,7 +135,8 @@ def hashing_of(cfg) -> Hashing:
                    None if pair is None else pair.encode("utf-8", "surrogateescape"),
                    costs=bool(getattr(cfg, "csoaa", 0)) or getattr(cfg, "ldf", None) is not None,
                    names=tuple(cfg.named_labels.split(",")) if getattr(cfg, "named_labels", None) else (),
-                   multilabels=bool(getattr(cfg, "multilabel_oaa", 0)), ldf=getattr(cfg, "ldf", None) is not None)
+                   multilabels=bool(getattr(cfg, "multilabel_oaa", 0)), ldf=getattr(cfg, "ldf", None) is not None,
+                   lowrank=lowrank_of(cfg))
 
 
 def text_format_of(cfg):
@@ -163,8 +170,9 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
     class_names = hashing.class_names()
     expander = redefine = None
     if hashing.expands:
-        expander = make_expander(hashing.features, hashing.mask)
-        redefine = np.array(hashing.features.redefine_map, np.uint8)
+        expander = make_expander(hashing.features, hashing.mask, hashing.lowrank)
+        redefine = (IDENTITY_REDEFINE if hashing.features is None
+                    else np.array(hashing.features.redefine_map, np.uint8))
         expanded = [ExpandedOutputs() for _ in range(ring)]
     elif hashing.interact is not None:      # the namespace of every feature, for --interact
         redefine = IDENTITY_REDEFINE

@@ -193,9 +193,9 @@ def _state(cfg, model, path) -> dict:
         if online[name] < 0:
             raise ModelError(f"VW model {path} is corrupt (its {name} is {online[name]:g}, below 0)")
         state[key] = float(online[name])
-    if cfg.classes:     # VW saves class 0's normalizer; the others start as a new model's
+    if cfg.norm_states:     # VW saves class 0's normalizer; the others start as a new model's
         fresh = cfg.initial_t if cfg.initial_t > 0 else 0.0
-        state["class_norm"] = [state["norm_sum"], state["total_weight"]] + [fresh] * (2 * cfg.classes - 2)
+        state["class_norm"] = [state["norm_sum"], state["total_weight"]] + [fresh] * (2 * cfg.norm_states - 2)
     return state
 
 
@@ -219,6 +219,13 @@ def keep_options(cfg) -> str:
                        ("redefine", "--redefine"), ("ignore", "--ignore"), ("ignore_linear", "--ignore_linear"),
                        ("keep", "--keep")):
         parts += [f"{flag} {shlex.quote(v)}" for v in getattr(cfg, name)]
+    parts += [f"--lrq {shlex.quote(v)}" for v in cfg.lrq]
+    if cfg.lrqfa is not None:
+        parts.append(f"--lrqfa {shlex.quote(cfg.lrqfa)}")
+    if cfg.lrqdropout:
+        parts.append("--lrqdropout")
+    if cfg.nn:
+        parts.append(f"--nn {cfg.nn}")
     for name, flag in (("noconstant", "--noconstant"), ("permutations", "--permutations"),
                        ("leave_duplicate_interactions", "--leave_duplicate_interactions")):
         if getattr(cfg, name):
