@@ -179,6 +179,8 @@ def test_bad_input_is_one_line_and_the_run_goes_on(tmp_path):
 @pytest.mark.parametrize("args,message", [
     (["--csoaa_ldf", "m", "--wap_ldf", "m"], "--csoaa_ldf and --wap_ldf cannot be used together"),
     (["--csoaa_ldf", "m", "--oaa", "3"], "--csoaa_ldf cannot be used with --oaa, --csoaa or --multilabel_oaa"),
+    (["--wap_ldf", "m", "--nn", "2"], "--wap_ldf cannot be used with --lrq, --lrqfa or --nn"),
+    (["--csoaa_ldf", "m", "--lrq", "ab2"], "--csoaa_ldf cannot be used with --lrq, --lrqfa or --nn"),
     (["--csoaa_ldf", "m", "--algo", "ftrl"], "--csoaa_ldf does not apply to --algo ftrl"),
     (["--wap_ldf", "m", "--link", "logistic"], "--link does not apply to --wap_ldf (use --probabilities)"),
     (["--csoaa_ldf", "s"], "Invalid value for '--csoaa-ldf'"),
