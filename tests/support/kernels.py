@@ -31,10 +31,11 @@ def run_block(kernel, indptr, idx, val, labels, weights, bases, start, end, tabl
     return kernel((indptr, idx, val, labels, weights, bases, nfeat, preds), (table, prm, iprm, st, ctr), start, end)
 
 
-def run_kernel(examples, bits, splits=(), full=False, state=False, **opts):
+def run_kernel(examples, bits, splits=(), full=False, state=False, after=None, **opts):
     """Run the compiled learner over ``examples`` (optionally in several calls), finalize, return
     (predictions, weights in force), or with ``full`` (predictions, weights, G, N) (zeros where
-    absent), or with ``state`` (predictions, weights, state array)."""
+    absent), or with ``state`` (predictions, weights, state array). With ``after``, one call per
+    example, each followed by ``after(table, st)`` (an eager reference acting on the kernel's table)."""
     cfg = train_config(dict(opts, bits=bits, sources=("-",)))
     kernel = learners.block_kernel(cfg)
     prm, iprm, stt, ctr = kernel_arrays(cfg)
@@ -43,9 +44,11 @@ def run_kernel(examples, bits, splits=(), full=False, state=False, **opts):
     indptr, idx, val, labels, weights, bases = to_csr(examples)
     n = len(examples)
     preds = np.zeros(n)
-    bounds = sorted({0, n, *[s for s in splits if 0 < s < n]})
+    bounds = range(n + 1) if after is not None else sorted({0, n, *[s for s in splits if 0 < s < n]})
     for a, b in zip(bounds, bounds[1:]):
         assert run_block(kernel, indptr, idx, val, labels, weights, bases, a, b, table, prm, iprm, stt, ctr, preds) == b
+        if after is not None:
+            after(table, stt)
     learners.finalize(cfg, table, prm, iprm, stt)
     weights = learners.weights_in_force(cfg, table, stt, np.arange(1 << bits))
     if state:
