@@ -1,4 +1,4 @@
-"""Command line: ``streamlearn train`` and ``streamlearn predict``.
+"""Command line: ``streamlearn train``, ``streamlearn predict`` and ``streamlearn serve``.
 
 Thin by design: options -> a validated config (``streamlearn.config``) -> the driver. Library errors
 become one-line ``click.ClickException`` messages with exit status 1. VW's spellings of options are
@@ -256,6 +256,40 @@ def predict(sources, format, quiet, strict, block_size, threads, initial_model, 
         options["threads"] = threads
     cfg = _run(lambda: predict_config(**options))
     _run(driver.predict, cfg)
+
+
+@main.command(cls=_Sectioned, context_settings={"show_default": True})
+@_options(config.OPTIONS)
+@click.option("--port", type=INT, default=26542, help="TCP port to listen on (0: any free port).")
+@click.option("--host", default="127.0.0.1", help="Address to listen on.")
+@click.option("--port-file", "--port_file", "port_file", metavar="PATH", help="Write the port listened on here.")
+@click.option("--pid-file", "--pid_file", "pid_file", metavar="PATH", help="Write the daemon's process id here.")
+@click.option("--num-children", "--num_children", "num_children", type=INT, default=10,
+              help="Connections served at once (worker threads; VW's forked children).")
+@click.option("--foreground", is_flag=True, default=False, help="Stay in the foreground (default: background).")
+@click.option("--save-every", "save_every", type=INT, default=None, metavar="N",
+              help="Snapshot each model (to its -f file) every N examples.")
+@click.option("--save-every-seconds", "save_every_seconds", type=FLOAT, default=None, metavar="S",
+              help="Snapshot each model (to its -f file) every S seconds.")
+@click.option("--model", "models", multiple=True, metavar="NAME=PATH",
+              help="Serve the model of PATH as NAME (repeatable); a connection names it in a first line 'model: NAME'.")
+@click.option("--max-queue", "max_queue", type=INT, default=64, metavar="N",
+              help="Accepted connections waiting for a worker; beyond, new clients wait.")
+@click.pass_context
+def serve(ctx, port, host, port_file, pid_file, num_children, foreground, save_every, save_every_seconds, models,
+          max_queue, **values):
+    """Serve models over VW's daemon protocol: examples in, predictions out, learning as they come."""
+    from streamlearn.serve.daemon import ServeOptions, serve as run_serve
+
+    explicit = _given(ctx, values)
+    explicit.pop("sources", None)
+    explicit["sources"], explicit["no_stdin"] = (), True
+    opts = ServeOptions(port=port, host=host, port_file=port_file, pid_file=pid_file, num_children=num_children,
+                        foreground=foreground, save_every=save_every, save_every_seconds=save_every_seconds,
+                        models=tuple(models), max_queue=max_queue, strict=bool(values.get("strict")),
+                        quiet=bool(values.get("quiet")),
+                        order_log=os.environ.get("STREAMLEARN_SERVE_ORDER_LOG") or None)
+    _run(run_serve, explicit, opts)
 
 
 @main.command("warm-up")

@@ -1,0 +1,178 @@
+"""The serving process: its models (``Registry``), the TCP server, periodic snapshots, signals
+(SIGTERM/SIGINT: final save of every model with a file, exit 0; SIGHUP: reload the model files between
+two requests, connections kept), the port and pid files, and VW's background mode."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+
+from streamlearn.errors import OptionError
+from streamlearn.serve.service import Registry, Service
+
+
+@dataclass
+class ServeOptions:
+    port: int = 26542
+    host: str = "127.0.0.1"
+    port_file: str | None = None
+    pid_file: str | None = None
+    num_children: int = 10
+    foreground: bool = False
+    save_every: int | None = None
+    save_every_seconds: float | None = None
+    models: tuple = ()          # "name=path"
+    max_queue: int = 64
+    strict: bool = False
+    quiet: bool = False
+    order_log: str | None = None    # test mode: the lines learned, in the order applied, written here at exit
+    extra: dict = field(default_factory=dict)
+
+
+def check(opts: ServeOptions) -> None:
+    if not 0 <= opts.port <= 65535:
+        raise OptionError(f"--port {opts.port}: a port is 0 (any free port) to 65535")
+    if opts.num_children < 1:
+        raise OptionError(f"--num-children {opts.num_children}: at least 1")
+    if opts.max_queue < 1:
+        raise OptionError(f"--max-queue {opts.max_queue}: at least 1")
+    if opts.save_every is not None and opts.save_every < 1:
+        raise OptionError(f"--save-every {opts.save_every}: at least 1 example")
+    if opts.save_every_seconds is not None and not opts.save_every_seconds > 0:
+        raise OptionError(f"--save-every-seconds {opts.save_every_seconds}: a positive number of seconds")
+
+
+def registry_of(explicit: dict, models: tuple) -> Registry:
+    """The served models: the one of the options (-i/-f, "default") unless ``--model name=path`` are
+    given, each then loaded from and saved to its path with the other options."""
+    from streamlearn.run.session import prepare_train
+    if not models:
+        cfg, model = prepare_train(explicit)
+        return Registry([Service(cfg, "default", model)])
+    if explicit.get("initial_model") or explicit.get("final_model"):
+        raise OptionError("--model name=path: the models' files are their paths; -i and -f are not taken with it")
+    services = []
+    for spec in models:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            raise OptionError(f"--model {spec!r}: expected name=path")
+        given = dict(explicit, final_model=path)
+        if os.path.exists(path):
+            given["initial_model"] = path
+        cfg, model = prepare_train(given)
+        services.append(Service(cfg, name, model))
+    return Registry(services)
+
+
+class Daemon:
+    def __init__(self, registry: Registry, opts: ServeOptions):
+        from streamlearn.serve.tcp import TCPServer
+        self.registry, self.opts = registry, opts
+        self.saved_at = {s.name: 0 for s in registry}
+        self.server = TCPServer(registry, opts.port, opts.host, opts.num_children, opts.max_queue, opts.strict,
+                                after=self.after_request, log=self.log)
+        self.port = self.server.port
+        self.reload_asked = threading.Event()
+        if opts.order_log:
+            for s in registry:
+                s.order_log = []
+
+    def log(self, text: str) -> None:
+        if not self.opts.quiet:
+            print(f"streamlearn serve: {text}", file=sys.stderr, flush=True)
+
+    def after_request(self, service: Service) -> None:
+        n = self.opts.save_every
+        if n and service.cfg.final_model:
+            seen = service.stats()["examples"]
+            if seen - self.saved_at[service.name] >= n:
+                self.saved_at[service.name] = seen
+                service.save()
+
+    def _snapshots(self) -> None:
+        every = self.opts.save_every_seconds
+        while not self.server.stopping.wait(every):
+            for s in self.registry:
+                if s.cfg.final_model and s.engine is not None:
+                    try:
+                        s.save()
+                    except Exception as exc:    # a snapshot that fails is said, serving goes on
+                        self.log(f"snapshot of model {s.name} failed: {exc}")
+
+    def final_save(self) -> None:
+        if self.opts.order_log:
+            from streamlearn.io.atomic import write_atomic
+            write_atomic(self.opts.order_log, [b"".join(line + b"\n" for s in self.registry for line in s.order_log)],
+                         "order log")
+        for s in self.registry:
+            if s.cfg.final_model and s.engine is not None:
+                path = s.save()
+                self.log(f"model {s.name} saved to {path}")
+
+    def reload(self) -> None:
+        for s in self.registry:
+            try:
+                s.reload()
+                self.log(f"model {s.name} reloaded")
+            except Exception as exc:
+                self.log(f"reload of model {s.name} failed, the model in memory is kept: {exc}")
+
+    def run(self) -> int:
+        opts = self.opts
+        stop = threading.Event()
+
+        def on_stop(signum, frame):
+            stop.set()
+            self.server.stop()
+
+        def on_hup(signum, frame):
+            self.reload_asked.set()
+
+        signal.signal(signal.SIGTERM, on_stop)
+        signal.signal(signal.SIGINT, on_stop)
+        signal.signal(signal.SIGHUP, on_hup)
+        self.server.start()
+        if opts.save_every_seconds:
+            threading.Thread(target=self._snapshots, name="serve-snapshots", daemon=True).start()
+        accept = threading.Thread(target=self.server.serve_forever, name="serve-accept", daemon=True)
+        accept.start()
+        self.log(f"serving {', '.join(self.registry.names())} on port {self.port}")
+        while not stop.is_set():
+            stop.wait(0.1)
+            if self.reload_asked.is_set():
+                self.reload_asked.clear()
+                self.reload()
+        self.server.stop()
+        accept.join(2)
+        self.final_save()
+        return 0
+
+
+def _write_small(path: str, text: str) -> None:
+    from streamlearn.io.atomic import write_atomic
+    write_atomic(path, [text.encode()], "file")
+
+
+def serve(explicit: dict, opts: ServeOptions) -> int:
+    """``streamlearn serve``: load the models, listen, write the port and pid files, go to the
+    background unless --foreground (VW's default), serve until SIGTERM/SIGINT."""
+    check(opts)
+    explicit = dict(explicit)
+    explicit.setdefault("quiet", True)
+    registry = registry_of(explicit, opts.models)
+    daemon = Daemon(registry, opts)
+    if not opts.foreground:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        if os.fork() > 0:
+            os._exit(0)
+        os.setsid()
+    if opts.pid_file:
+        _write_small(opts.pid_file, f"{os.getpid()}\n")
+    if opts.port_file:
+        _write_small(opts.port_file, f"{daemon.port}\n")
+    return daemon.run()

@@ -1,0 +1,181 @@
+"""VW's daemon protocol over TCP: newline-delimited examples on a connection, one prediction line
+back per example (a bad line: ``error: <reason>``, the connection stays up; with ``--strict`` that
+connection is closed after the error line). ``save`` and ``save_<file>`` lines write the model. A
+first line ``model: NAME`` routes the connection to a model of the registry.
+
+Connections are accepted by one thread into a bounded queue (``--max-queue``) served by
+``--num-children`` worker threads: when every worker is busy and the queue is full, the accept loop
+waits, so a flood of clients waits in the kernel's listen backlog instead of growing memory.
+"""
+
+from __future__ import annotations
+
+import queue
+import socket
+import threading
+
+from streamlearn.errors import StreamlearnError
+from streamlearn.serve.service import save_command
+
+#: bytes read from a connection at a time; the complete lines read are one request
+CHUNK = 1 << 16
+
+
+class TCPServer:
+    def __init__(self, registry, port: int = 26542, host: str = "127.0.0.1", num_children: int = 10,
+                 max_queue: int = 64, strict: bool = False, after=None, log=None):
+        self.registry = registry
+        self.strict = strict
+        self.after = after or (lambda service: None)     # called after each request (periodic snapshots)
+        self.log = log or (lambda text: None)
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            self.sock.bind((host, port))
+        except OSError as exc:
+            self.sock.close()
+            raise StreamlearnError(f"serve: cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        self.sock.listen(max(16, max_queue))
+        self.port = self.sock.getsockname()[1]
+        self.queue: queue.Queue = queue.Queue(maxsize=max(1, max_queue))
+        self.num_children = max(1, num_children)
+        self.stopping = threading.Event()
+        self.workers: list[threading.Thread] = []
+
+    # ------------------------------------------------------------------ the loops
+    def start(self) -> None:
+        for k in range(self.num_children):
+            t = threading.Thread(target=self._worker, name=f"serve-{k}", daemon=True)
+            t.start()
+            self.workers.append(t)
+
+    def serve_forever(self) -> None:
+        """Accept connections until ``stop`` (a blocking put: back-pressure when the queue is full)."""
+        self.sock.settimeout(0.2)
+        while not self.stopping.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                if self.stopping.is_set():
+                    break
+                continue
+            conn.settimeout(None)
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            while not self.stopping.is_set():
+                try:
+                    self.queue.put(conn, timeout=0.2)
+                    break
+                except queue.Full:
+                    continue
+            else:
+                conn.close()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+    def _worker(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                conn = self.queue.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            try:
+                self.serve_connection(conn)
+            except OSError:
+                pass
+            finally:
+                try:
+                    conn.close()
+                except OSError:
+                    pass
+
+    # ------------------------------------------------------------------ one connection
+    def serve_connection(self, conn) -> None:
+        names = self.registry.names()
+        service = self.registry.get("default") if "default" in names else (
+            self.registry.get(names[0]) if len(names) == 1 else None)
+        first = True
+        pending = b""
+        while True:
+            data = conn.recv(CHUNK)
+            if not data:
+                lines = [pending] if pending.strip() else []
+                pending = b""
+            else:
+                pending += data
+                cut = pending.rfind(b"\n")
+                if cut < 0:
+                    continue
+                lines, pending = pending[:cut].split(b"\n"), pending[cut + 1:]
+            if first and lines:
+                head = lines[0].strip()
+                if head.startswith(b"model:"):
+                    name = head[6:].strip().decode("utf-8", "replace")
+                    lines = lines[1:]
+                    try:
+                        service = self.registry.get(name)
+                    except KeyError:
+                        conn.sendall(f"error: no model named {name!r}\n".encode())
+                        return
+                first = False
+            if lines:
+                if service is None:
+                    conn.sendall(b"error: several models are served; name one with a first line 'model: NAME'\n")
+                    return
+                out, close = self.request(service, lines)
+                if out:
+                    conn.sendall(b"\n".join(out) + b"\n")
+                if close:
+                    return
+            if not data:
+                return
+
+    def request(self, service, lines: list[bytes]) -> tuple[list[bytes], bool]:
+        """The output lines of a request's lines (save commands done in order) and whether the
+        connection closes (--strict after a bad line)."""
+        out: list[bytes] = []
+        run: list[bytes] = []
+
+        def flush() -> bool:
+            if not run:
+                return False
+            got = service.handle(run)
+            run.clear()
+            self.after(service)
+            for line in got:
+                if line or True:
+                    out.append(line)
+                if self.strict and line.startswith(b"error: "):
+                    return True
+            return False
+
+        for line in lines:
+            line = line.rstrip(b"\r")
+            if not line.strip():
+                continue
+            target = save_command(line)
+            if target is None:
+                run.append(line)
+                continue
+            if flush():
+                return out[:_first_error(out) + 1], True
+            try:
+                path = service.save(target or None)
+                self.log(f"model {service.name} saved to {path}")
+            except (StreamlearnError, OSError) as exc:
+                out.append(f"error: {exc}".encode())
+                if self.strict:
+                    return out, True
+        if flush():
+            return out[:_first_error(out) + 1], True
+        return out, False
+
+
+def _first_error(out: list[bytes]) -> int:
+    return next(i for i, line in enumerate(out) if line.startswith(b"error: "))
