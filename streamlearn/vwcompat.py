@@ -6,7 +6,8 @@ VW's grammar handled here, once, before the train command parses the line:
 
 * a bare word that is no option's value is a data file (``vw train.dat`` reads it, as ``-d train.dat``);
 * ``--version`` prints the version, ``-h``/``--help`` train's help under this name;
-* ``--daemon`` (VW's serving) is refused with one line until streamlearn serves.
+* ``--daemon`` (VW's serving) runs ``streamlearn serve`` with the other options (``--port``,
+  ``--port_file``, ``--pid_file``, ``--num_children``, ``--foreground``, ``-t``, ``-i``, ``-f``, ...).
 
 Everything else (VW's spellings of options, their values) is ``streamlearn train``'s own.
 """
@@ -19,8 +20,6 @@ import click
 
 from streamlearn._version import __version__
 
-#: VW options that only make sense with a daemon, refused together with --daemon
-_DAEMON = ("--daemon",)
 
 
 def _takes_value(command: click.Command) -> dict:
@@ -37,7 +36,7 @@ def _takes_value(command: click.Command) -> dict:
 
 def translate(args: list[str], command: click.Command) -> list[str]:
     """VW's arguments as ``streamlearn train``'s: each bare word that is no option's value becomes
-    ``-d WORD``. Raises ``click.UsageError`` for ``--daemon``."""
+    ``-d WORD``."""
     takes = _takes_value(command)
     out: list[str] = []
     i = 0
@@ -47,10 +46,6 @@ def translate(args: list[str], command: click.Command) -> list[str]:
             out += [x for f in args[i + 1:] for x in ("-d", f)]
             break
         name = a.split("=", 1)[0]
-        if name in _DAEMON:
-            raise click.UsageError(
-                "--daemon: serving is not part of streamlearn yet; train here and predict with "
-                "streamlearn predict -i MODEL")
         if a.startswith("--") or (a.startswith("-") and len(a) > 1 and not _number(a)):
             out.append(a)
             short_glued = not a.startswith("--") and len(a) > 2 and a[:2] in takes   # -b18
@@ -73,28 +68,52 @@ def _number(a: str) -> bool:
 
 def main(argv: list[str] | None = None) -> None:
     """The ``streamlearn-vw`` console script."""
-    from streamlearn.cli import main as cli_main
-
     args = list(sys.argv[1:] if argv is None else argv)
     if "--version" in args:
         click.echo(f"streamlearn-vw {__version__} (VW 9.11.9's command line)")
         return
-    train = cli_main.commands["train"]
+    name = "train"
+    if "--daemon" in args:      # VW's serving: streamlearn serve with the other options
+        name = "serve"
+        args = [a for a in args if a != "--daemon"]
+        _listen_early(args)
+    from streamlearn.cli import main as cli_main
+    command = cli_main.commands[name]
     if "-h" in args or "--help" in args:
         args = ["--help"]
     else:
         try:
-            args = translate(args, train)
+            args = translate(args, command)
         except click.UsageError as exc:
             click.echo(f"Error: {exc.message}", err=True)
             sys.exit(2)
-    cli_main.main(["train", *args], prog_name="streamlearn-vw",
-                  standalone_mode=True) if argv is not None else _as_process(cli_main, args)
+    cli_main.main([name, *args], prog_name="streamlearn-vw",
+                  standalone_mode=True) if argv is not None else _as_process(cli_main, [name, *args])
+
+
+def _listen_early(args: list[str]) -> None:
+    """Listen on the daemon's port before the models load (``streamlearn.serve.listen_early``)."""
+    from streamlearn.serve import listen_early
+    port, host = "26542", "127.0.0.1"
+    for i, a in enumerate(args):
+        for flag in ("--port", "--host"):
+            if a == flag and i + 1 < len(args):
+                value = args[i + 1]
+            elif a.startswith(flag + "="):
+                value = a.split("=", 1)[1]
+            else:
+                continue
+            if flag == "--port":
+                port = value
+            else:
+                host = value
+    if port.isdigit() and 0 < int(port) < 65536:
+        listen_early(host, int(port))
 
 
 def _as_process(cli_main, args: list[str]) -> None:
     """Run as the process's command line (the fast exit of ``streamlearn``'s own script)."""
-    sys.argv = ["streamlearn-vw", "train", *args]
+    sys.argv = ["streamlearn-vw", *args]
     cli_main.main(prog_name="streamlearn-vw")
 
 

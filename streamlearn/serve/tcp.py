@@ -28,14 +28,17 @@ class TCPServer:
         self.strict = strict
         self.after = after or (lambda service: None)     # called after each request (periodic snapshots)
         self.log = log or (lambda text: None)
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            self.sock.bind((host, port))
-        except OSError as exc:
-            self.sock.close()
-            raise StreamlearnError(f"serve: cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-        self.sock.listen(max(16, max_queue))
+        from streamlearn.serve import take_early
+        self.sock = take_early(host, port) if port else None
+        if self.sock is None:
+            self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                self.sock.bind((host, port))
+            except OSError as exc:
+                self.sock.close()
+                raise StreamlearnError(f"serve: cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+            self.sock.listen(max(16, max_queue))
         self.port = self.sock.getsockname()[1]
         self.queue: queue.Queue = queue.Queue(maxsize=max(1, max_queue))
         self.num_children = max(1, num_children)

@@ -7,8 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import click
-import pytest
 
 from streamlearn.cli import main
 from streamlearn.vwcompat import translate
@@ -32,11 +30,11 @@ def test_bare_words_are_data_files():
     assert translate(["--l1", "1e-3", "a.vw"], TRAIN_CMD) == ["--l1", "1e-3", "-d", "a.vw"]
 
 
-def test_daemon_is_refused_in_one_line():
-    with pytest.raises(click.UsageError, match="--daemon: serving is not part of streamlearn yet"):
-        translate(["--daemon", "--port", "26542"], TRAIN_CMD)
-    r = subprocess.run([*VW, "--daemon"], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 2 and r.stderr.strip().count("\n") == 0 and "--daemon" in r.stderr
+def test_daemon_runs_serve_with_vws_options():
+    # --daemon is streamlearn serve (issue 28): its options are serve's, checked as serve checks them
+    r = subprocess.run([*VW, "--daemon", "--port", "70000", "--num_children", "1", "--foreground", "--quiet"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and r.stderr.strip().count("\n") == 0 and "--port 70000" in r.stderr
 
 
 def test_same_run_as_train(tmp_path):
