@@ -167,7 +167,7 @@ class Service:
         from streamlearn.api import text_block
         return text_block(lines, self.cfg, self.fmt, "connection", expander)
 
-    def _parse(self, lines: list[bytes], expander):
+    def _parse(self, lines: list[bytes], expander, strict: bool = False):
         """(block of the good lines, index of the input line of each example, {line: error})."""
         block = self._block(lines, expander)
         errors = {}
@@ -176,6 +176,10 @@ class Service:
         for i, ln in enumerate(lines):
             if b"\n" in ln or b"\r" in ln:
                 errors[i] = "a request line holds a line break"
+        if errors and strict:     # the lines before the first bad one only
+            first = min(errors)
+            errors = {first: errors[first]}
+            lines = lines[:first]
         if errors:
             good = [i for i in range(len(lines)) if i not in errors]
             block = self._block([lines[i] for i in good], expander)
@@ -184,11 +188,13 @@ class Service:
             where = [int(k) - 1 for k in block.lines[:block.n]]
         return block, where, errors
 
-    def handle(self, lines: list[bytes], learn: bool | None = None, raw: bool = False) -> list[bytes]:
+    def handle(self, lines: list[bytes], learn: bool | None = None, raw: bool = False,
+               strict: bool = False) -> list[bytes]:
         """One output line per example line, in order; labelled examples learned unless -t (learn
         False: never learn; True: learn; None: the daemon's setting). A bad line gives
         b"error: <reason>" for that line (and a counter); a line that is no example (empty, a
-        comment) gives b""."""
+        comment) gives b"". ``strict``: nothing after the first bad line is read (its outputs are
+        b"" too)."""
         lines = [bytes(x).rstrip(b"\r\n") for x in lines]
         if learn is None:
             learn = not self.cfg.testonly
@@ -205,7 +211,7 @@ class Service:
                     if hashing_of(self.cfg).expands:
                         engine.text_block([b"|"])  # makes the run's expander (no example processed)
                     expander = engine.expander
-                block, where, errors = self._parse(lines, expander)
+                block, where, errors = self._parse(lines, expander, strict)
                 run = engine.run
                 writer = _Buffer()
                 raw_writer = _Buffer() if (raw and run.outputs.classes) else None
@@ -228,7 +234,7 @@ class Service:
                     rows, w = self.engine.weights()
                     self._predicting = self._predictor_of((rows, w, self.engine.st))
                 run, expander = self._predicting
-                block, where, errors = self._parse(lines, expander)
+                block, where, errors = self._parse(lines, expander, strict)
                 writer = run.outputs.writer
                 raw_writer = run.outputs.raw_writer if raw else None
                 preds = run.process(block) if block.n else None

@@ -19,6 +19,8 @@ from streamlearn.serve.service import save_command
 
 #: bytes read from a connection at a time; the complete lines read are one request
 CHUNK = 1 << 16
+#: the longest line taken (bytes); a longer one gets an error line and its connection is closed
+MAX_LINE = 1 << 26
 
 
 class TCPServer:
@@ -92,6 +94,12 @@ class TCPServer:
                 self.serve_connection(conn)
             except OSError:
                 pass
+            except Exception as exc:    # a request the model refused, or a bug: that connection only
+                self.log(f"connection closed: {type(exc).__name__}: {exc}")
+                try:
+                    conn.sendall(f"error: {exc}\n".encode("utf-8", "replace"))
+                except OSError:
+                    pass
             finally:
                 try:
                     conn.close()
@@ -114,6 +122,9 @@ class TCPServer:
                 pending += data
                 cut = pending.rfind(b"\n")
                 if cut < 0:
+                    if len(pending) > MAX_LINE:
+                        conn.sendall(f"error: a line longer than {MAX_LINE} bytes\n".encode())
+                        return
                     continue
                 lines, pending = pending[:cut].split(b"\n"), pending[cut + 1:]
             if first and lines:
@@ -148,12 +159,11 @@ class TCPServer:
         def flush() -> bool:
             if not run:
                 return False
-            got = service.handle(run)
+            got = service.handle(run, strict=self.strict)
             run.clear()
             self.after(service)
             for line in got:
-                if line or True:
-                    out.append(line)
+                out.append(line)
                 if self.strict and line.startswith(b"error: "):
                     return True
             return False

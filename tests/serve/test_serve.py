@@ -134,6 +134,11 @@ def test_service_raw_predictions():
     assert raw > 0.5 and tag == b"q"
     assert abs(float(shown) - 1 / (1 + math.exp(-raw))) < 1e-6
 
+    # strict: nothing after the first bad line is read
+    k = Service(cfg)
+    got = k.handle([b"1 | x", b"x1 | y", b"1 | z"], strict=True)
+    assert got[1].startswith(b"error: ") and got[2] == b"" and k.stats()["learned"] == 1
+
 
 def test_save_command_lines():
     assert save_command(b"save") == "" and save_command(b"save_/tmp/m.model") == "/tmp/m.model"
@@ -162,7 +167,7 @@ def test_bad_lines_and_strict(tmp_path, daemons):
     d = daemons(tmp_path, "-b", 18)
     out = d.send([b"1 | a", b"x1 | a", b"-1 | b"])
     assert len(out) == 3 and out[1].startswith(b"error: ") and not out[2].startswith(b"error")
-    s = daemons(tmp_path, "-b", 18, "--strict")
+    s = daemons(tmp_path, "-b", 18, "--strict", "-f", "strict.model")
     out = s.send([b"1 | a", b"x1 | a", b"-1 | b"])
     assert len(out) == 2 and out[1].startswith(b"error: ")
     assert s.send([b"1 | a"]) and s.proc.poll() is None     # the daemon stays up
@@ -172,6 +177,11 @@ def test_bad_lines_and_strict(tmp_path, daemons):
         c.sendall(b"1 | a\n")                                  # the connection stays up
         got = c.recv(1000)
         assert got.endswith(b"\n") and float(got) > 0
+    # --strict: nothing after the bad line was learned
+    assert s.stop() == 0
+    write(tmp_path / "s.vw", [b"1 | a", b"1 | a"])
+    assert sl("train", "-d", "s.vw", "-b", 18, "-f", "s.ref", "--quiet", cwd=tmp_path).returncode == 0
+    assert (tmp_path / "strict.model").read_bytes() == (tmp_path / "s.ref").read_bytes()
 
 
 def test_snapshots_and_sighup(tmp_path, daemons):
@@ -198,6 +208,14 @@ def test_snapshots_and_sighup(tmp_path, daemons):
     assert (tmp_path / "every.model").exists()
     assert not [p for p in os.listdir(tmp_path) if p.startswith("every.model") and p != "every.model"]
     assert s.stop() == 0
+    # --save-every-seconds S: a snapshot every S seconds, the model between two requests
+    t = daemons(tmp_path, "-b", 18, "-f", "timed.model", "--save-every-seconds", 0.3)
+    t.send(TRAIN[:40])
+    time.sleep(1.5)
+    write(tmp_path / "t.vw", TRAIN[:40])
+    assert sl("train", "-d", "t.vw", "-b", 18, "-f", "t.ref", "--quiet", cwd=tmp_path).returncode == 0
+    assert (tmp_path / "timed.model").read_bytes() == (tmp_path / "t.ref").read_bytes()
+    t.proc.kill()
 
 
 def test_several_models_routed(tmp_path, daemons):
