@@ -104,14 +104,15 @@ class Daemon:
                         self.log(f"snapshot of model {s.name} failed: {exc}")
 
     def final_save(self) -> None:
+        """Close every model (its final save); then, in the test mode, the order the lines were learned."""
+        for s in self.registry:
+            path = s.close()
+            if path is not None:
+                self.log(f"model {s.name} saved to {path}")
         if self.opts.order_log:
             from streamlearn.io.atomic import write_atomic
             write_atomic(self.opts.order_log, [b"".join(line + b"\n" for s in self.registry for line in s.order_log)],
                          "order log")
-        for s in self.registry:
-            if s.cfg.final_model and s.engine is not None:
-                path = s.save()
-                self.log(f"model {s.name} saved to {path}")
 
     def reload(self) -> None:
         for s in self.registry:

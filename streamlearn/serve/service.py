@@ -67,6 +67,8 @@ class Service:
         self.last_save_at = None
         #: test mode (``order_log``): the lines learned, in the order applied
         self.order_log: list | None = None
+        #: set by ``close`` (the daemon's final save): later requests are refused, nothing is learned after it
+        self.closed = False
         self._load(model)
 
     # ------------------------------------------------------------------ the model
@@ -162,6 +164,13 @@ class Service:
             self.last_save_at = time.time()
         return path
 
+    def close(self, save: bool = True) -> str | None:
+        """The final save (to -f, when there is one and the model learns) and no request after it."""
+        with self.lock:
+            path = self.save() if save and self.cfg.final_model and self.engine is not None else None
+            self.closed = True
+            return path
+
     # ------------------------------------------------------------------ requests
     def _block(self, lines: list[bytes], expander):
         from streamlearn.api import text_block
@@ -199,6 +208,8 @@ class Service:
         if learn is None:
             learn = not self.cfg.testonly
         with self.lock:
+            if self.closed:
+                raise StreamlearnError(f"model {self.name}: the daemon is stopping")
             self._counts["requests"] += 1
             if learn and self.engine is None:
                 raise StreamlearnError(f"model {self.name}: started with -t, it learns nothing")
