@@ -22,6 +22,8 @@ from support.vwsuite import extract
 ROOT = Path(__file__).resolve().parents[2]
 TRAIN = (ROOT / "data" / "samples" / "sparse.train.vw").read_bytes().splitlines()[:300]
 TEST = (ROOT / "data" / "samples" / "sparse.test.vw").read_bytes().splitlines()[:100]
+#: predictions only, among the learned lines of the concurrent test
+UNLABELLED = [b" |" + line.split(b"|", 1)[1] for line in TEST]
 ENV = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
 
@@ -233,15 +235,16 @@ def test_several_models_routed(tmp_path, daemons):
 
 
 def test_concurrent_clients_replay(tmp_path, daemons):
-    """16 clients learning and predicting at once: the final model equals a sequential train over the
-    examples in the order the daemon applied them (logged in the test mode)."""
+    """16 clients learning (labelled lines) and predicting (unlabelled ones) at once, through 4 workers
+    and a queue of 4: the final model equals a sequential train over the examples in the order the
+    daemon applied them (logged in the test mode)."""
     d = daemons(tmp_path, "-b", 18, "-f", "final.model", "--num-children", 4, "--max-queue", 4,
                 env={"STREAMLEARN_SERVE_ORDER_LOG": str(tmp_path / "order.vw")})
     failures = []
 
     def client(k):
         try:
-            lines = TRAIN[k::16] + TEST[k::16]
+            lines = TRAIN[k::16] + UNLABELLED[k::16]
             for i in range(0, len(lines), 3):
                 out = d.send(lines[i:i + 3])
                 assert len(out) == len(lines[i:i + 3]) and not any(x.startswith(b"error") for x in out)
@@ -256,7 +259,7 @@ def test_concurrent_clients_replay(tmp_path, daemons):
     assert not failures
     assert d.stop() == 0
     order = (tmp_path / "order.vw").read_bytes().splitlines()
-    assert sorted(order) == sorted(TRAIN + TEST) and order != TRAIN + TEST
+    assert sorted(order) == sorted(TRAIN + UNLABELLED) and order != TRAIN + UNLABELLED
     assert sl("train", "-d", "order.vw", "-b", 18, "-f", "replay.model", "--quiet", cwd=tmp_path).returncode == 0
     assert (tmp_path / "final.model").read_bytes() == (tmp_path / "replay.model").read_bytes()
 
