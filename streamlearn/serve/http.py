@@ -203,6 +203,8 @@ def _labels(**labels) -> str:
 
 
 def _fmt(value) -> str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
     value = float(value)
     if math.isnan(value):
         return "NaN"
