@@ -27,9 +27,12 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from aiohttp import web
+from streamlearn.errors import OptionError, StreamlearnError
 
-from streamlearn.errors import StreamlearnError
+try:
+    from aiohttp import web
+except ImportError as e:  # the CLI prints this one line
+    raise OptionError("the HTTP endpoint (--http-port) needs aiohttp: pip install 'streamlearn[serve]'") from e
 
 #: upper bounds (seconds) of the latency histogram's buckets: 50 us to 10 s, dense below 1 ms
 LATENCY_BUCKETS = (0.00005, 0.0001, 0.00025, 0.0005, 0.00075, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,

@@ -5,11 +5,15 @@ back), concurrency, back-pressure and the latency histogram."""
 import asyncio
 import json
 import math
+import os
 import re
+import subprocess
+import sys
 import threading
 import time
 import urllib.parse
 import urllib.request
+from pathlib import Path
 
 import pytest
 from hypothesis import given, strategies as st
@@ -464,3 +468,13 @@ def test_serve_http_listens_in_a_thread_of_its_own_until_stopped():
             http.serve_http(FakeRegistry(svc), "127.0.0.1", busy.port)
         finally:
             busy.stop()
+
+
+def test_without_aiohttp_the_import_says_what_to_install_in_one_line():
+    code = ("import sys; sys.modules['aiohttp'] = None\n"
+            "try:\n    import streamlearn.serve.http\n"
+            "except Exception as e:\n    print(type(e).__name__, e)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2])))
+    assert out.stdout == ("OptionError the HTTP endpoint (--http-port) needs aiohttp: "
+                          "pip install 'streamlearn[serve]'\n")
