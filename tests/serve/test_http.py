@@ -429,9 +429,11 @@ def test_back_pressure_answers_503_beyond_max_pending():
 
     async def scenario(client):
         held = [asyncio.ensure_future(client.post("/predict", data=b"1 |a x\n")) for _ in range(2)]
-        while svc.active == 0:  # one running (one worker), one waiting for the thread
+        while True:  # both admitted: one running (one worker), one waiting for the thread
+            samples, _ = parse_metrics(await (await client.get("/metrics")).text())
+            if samples["streamlearn_http_in_flight", frozenset()] == 2:
+                break
             await asyncio.sleep(0.001)
-        await asyncio.sleep(0.05)
         refused = await asyncio.gather(*(client.post("/predict", data=b"1 |a x\n") for _ in range(3)))
         assert [r.status for r in refused] == [503] * 3
         assert all(r.headers["Retry-After"] == "1" for r in refused)
