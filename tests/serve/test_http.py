@@ -92,11 +92,11 @@ class FakeRegistry:
         return list(self.services)
 
 
-def run(app, scenario):
-    """``await scenario(client)`` against ``app`` on a local test server."""
+def run(app, scenario, timeout=60):
+    """``await scenario(client)`` against ``app`` on a local test server (failing after ``timeout`` s)."""
     async def main():
         async with TestClient(TestServer(app)) as client:
-            return await scenario(client)
+            return await asyncio.wait_for(scenario(client), timeout)
     return asyncio.run(main())
 
 
@@ -412,8 +412,9 @@ def test_the_event_loop_answers_while_the_model_is_busy():
 
     async def scenario(client):
         slow = asyncio.ensure_future(client.post("/learn", data=b"1 |a x\n"))
-        while svc.active == 0:
+        while svc.active == 0 and not slow.done():
             await asyncio.sleep(0.001)
+        assert not slow.done()
         start = time.perf_counter()
         r = await client.get("/healthz")
         assert r.status == 200 and time.perf_counter() - start < 1.0 and not slow.done()
