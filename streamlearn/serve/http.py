@@ -400,8 +400,8 @@ def metrics_text(state, now: float | None = None) -> str:
 
 async def metrics(request):
     state = request.app[_APP_KEY]
-    return web.Response(text=metrics_text(state), content_type=TEXT_TYPE,
-                        headers={"X-Prometheus-Format": "0.0.4"})
+    return web.Response(body=metrics_text(state).encode(),
+                        headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"})
 
 
 @web.middleware

@@ -321,7 +321,7 @@ def test_metrics_in_prometheus_text_format():
         await client.post("/models/b/predict", data=b"bad\n")
         await client.post("/models/b/save")
         r = await client.get("/metrics")
-        assert r.status == 200 and r.content_type == "text/plain"
+        assert r.status == 200 and r.content_type == "text/plain" and "version=0.0.4" in r.headers["Content-Type"]
         return await r.text()
 
     samples, types = parse_metrics(run(http.make_app(FakeRegistry(a, b)), scenario))
