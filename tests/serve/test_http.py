@@ -7,6 +7,8 @@ import json
 import math
 import os
 import re
+import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -481,3 +483,45 @@ def test_without_aiohttp_the_import_says_what_to_install_in_one_line():
                          env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2])))
     assert out.stdout == ("OptionError the HTTP endpoint (--http-port) needs aiohttp: "
                           "pip install 'streamlearn[serve]'\n")
+
+
+RUN_HTTP = """
+import sys, time
+from streamlearn.serve import http
+class Service:
+    def handle(self, lines, learn=None, raw=False):
+        return [b"1" for _ in lines]
+    def stats(self):
+        return {"examples": 0, "learned": 0, "loss_sum": 0.0, "weighted": 0.0, "requests": 0, "errors": 0,
+                "model_loaded_at": time.time(), "last_save_at": None}
+class Registry:
+    def get(self, name):
+        return Service()
+    def names(self):
+        return ["m"]
+http.run_http(Registry(), "127.0.0.1", int(sys.argv[1]))
+print("stopped")
+"""
+
+
+def test_run_http_serves_in_the_foreground_until_sigterm():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-c", RUN_HTTP, str(port)], stdout=subprocess.PIPE, text=True,
+                            env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/predict", data=b"|a x\n|a y\n",
+                                            timeout=5) as r:
+                    assert r.read() == b"1\n1\n"
+                break
+            except OSError:
+                assert time.monotonic() < deadline and proc.poll() is None
+                time.sleep(0.1)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0 and proc.stdout.read() == "stopped\n"
+    finally:
+        proc.kill()
