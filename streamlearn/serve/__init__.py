@@ -1,5 +1,6 @@
-"""``streamlearn serve``: one process serving models over VW's daemon protocol (``tcp.py``); the
-served model and its learner (``service.py``); the process's life: signals, snapshots (``daemon.py``).
+"""``streamlearn serve`` (issue 28): one process serving models over VW's daemon protocol (``tcp.py``)
+and HTTP (``http.py``, an optional extra: ``pip install streamlearn[serve]``); the served model and its
+learner (``service.py``); the process's life: signals, snapshots (``daemon.py``).
 
 ``listen_early`` opens the listening socket at the very start of ``streamlearn-vw --daemon`` (before
 the learners are imported and the models loaded, about a second): clients that connect meanwhile
