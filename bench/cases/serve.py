@@ -50,6 +50,7 @@ def arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--connections", type=int, nargs="+", default=[1, 8, 64])
     ap.add_argument("--batch", type=int, default=100, help="lines per request of the throughput runs")
     ap.add_argument("--pipe-runs", type=int, default=3)
+    ap.add_argument("--pipe-copies", type=int, default=20, help="the request file this many times down the pipe")
     ap.add_argument("--serve-tcp", default=SERVE_TCP, help="streamlearn's TCP daemon (template)")
     ap.add_argument("--serve-http", default=SERVE_HTTP, help="streamlearn's HTTP endpoint (template)")
     shared(ap, "out")
@@ -69,14 +70,15 @@ def serve_available() -> bool:
     return r.returncode == 0
 
 
-def pipe_rate(model: Path, data: Path, lines: int, runs: int) -> dict:
-    """``streamlearn predict`` reading ``data`` from a pipe: wall times, and a 1-line run's (start-up)."""
+def pipe_rate(model: Path, data: Path, lines: int, runs: int, copies: int) -> dict:
+    """``streamlearn predict`` reading ``copies`` times ``data`` from a pipe (``cat``): wall times, and a
+    1-line run's (start-up)."""
     cmd = [sys.executable, "-m", "streamlearn", "predict", "-i", str(model), "--quiet", "-p", "/dev/null"]
 
     def wall(payload_path: Path | None, payload: bytes | None = None) -> float:
         t0 = time.perf_counter()
         if payload_path is not None:
-            cat = subprocess.Popen(["cat", str(payload_path)], stdout=subprocess.PIPE)
+            cat = subprocess.Popen(["cat", *[str(payload_path)] * copies], stdout=subprocess.PIPE, cwd=REPO)
             subprocess.run(cmd, stdin=cat.stdout, cwd=REPO, check=True, stdout=subprocess.DEVNULL)
             cat.stdout.close()
             cat.wait()
@@ -92,8 +94,10 @@ def pipe_rate(model: Path, data: Path, lines: int, runs: int) -> dict:
         full.append(wall(first))
         start.append(wall(None, one_line))
     fast, s = min(full), statistics.median(start)
-    return {"cmd": "cat " + str(data) + " | " + shlex.join(["python", *cmd[1:]]), "walls": full,
-            "startup": s, "rate": lines / fast, "rate_steady": lines / max(fast - s, 1e-9)}
+    total = lines * copies
+    return {"cmd": f"cat {data} (x{copies}) | " + shlex.join(["python", *cmd[1:]]), "walls": full,
+            "lines": total, "startup": s, "rate": total / fast,
+            "rate_steady": total / (fast - s) if fast > 2 * s else None}
 
 
 class Server:
@@ -143,21 +147,21 @@ def us(x: float) -> str:
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     from bench.serve_load import read_examples
-    seconds = 1.0 if args.quick else args.seconds
+    seconds = min(1.0, args.seconds) if args.quick else args.seconds
     n_train = 20_000 if args.quick else args.lines
     train_path, _ = ensure_data(n_train, DEFAULT_SEED)
     req_path, _ = ensure_data(args.requests, DEFAULT_SEED + 1)
     model = REPO / "bench" / "data" / f"serve-{n_train}-b{args.bits}.model"
     python = sys.executable
     train_cmd = [python, "-m", "streamlearn", "train", "-d", str(train_path), "-b", str(args.bits),
-                 "--loss", "logistic", "--quiet", "-f", str(model)]
+                 "--loss", "logistic", "--quiet", "-f", str(model.relative_to(REPO))]
     subprocess.run(train_cmd, cwd=REPO, check=True)
     lines = read_examples(REPO / req_path)
     facts_before = machine_facts()
-    pipe = pipe_rate(model, req_path, len(lines), args.pipe_runs)
-    say(f"predict over a pipe: {pipe['rate']:,.0f} ex/s ({pipe['rate_steady']:,.0f} without start-up)")
+    pipe = pipe_rate(model.relative_to(REPO), req_path, len(lines), args.pipe_runs, args.pipe_copies)
+    say(f"predict over a pipe: {pipe['rate']:,.0f} ex/s")
 
-    fill = {"{python}": python, "{model}": str(model)}
+    fill = {"{python}": python, "{model}": str(model.relative_to(REPO))}
 
     def argv_of(template: str) -> list[str]:
         out = []
@@ -191,7 +195,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     results: dict[tuple[str, str], list] = {}
     commands = {}
     for name, protocol, argv in servers:
-        commands[(name, protocol)] = shlex.join(["python", *argv[1:]])
+        commands[(name, protocol)] = " ".join(["python", *argv[1:]])
         try:
             with Server(name, protocol, argv) as server:
                 results[(name, protocol)] = measure(server, lines, args, seconds)
@@ -222,10 +226,11 @@ def report(args, ctx, seconds, n_train, train_path, req_path, n_req, pipe, resul
            f"client process's CPU time per request (its overhead: against the echo servers it is the ceiling)",
            "- Machine: " + ", ".join(f"{k} {v}" for k, v in facts.items()), "",
            "### `streamlearn predict` over a pipe", "",
-           f"- `{pipe['cmd']}`: fastest of {len(pipe['walls'])} runs {min(pipe['walls']):.3f} s "
-           f"(all: {', '.join(f'{w:.3f}' for w in pipe['walls'])}) = **{pipe['rate']:,.0f} examples/s**; "
-           f"start-up (a 1-line run, median) {pipe['startup']:.3f} s, so {pipe['rate_steady']:,.0f} "
-           f"examples/s without it", "",
+           f"- `{pipe['cmd']}`, {pipe['lines']:,} lines: fastest of {len(pipe['walls'])} runs "
+           f"{min(pipe['walls']):.3f} s (all: {', '.join(f'{w:.3f}' for w in pipe['walls'])}) = "
+           f"**{pipe['rate']:,.0f} examples/s**, start-up included; start-up (a 1-line run, median) "
+           f"{pipe['startup']:.3f} s" + (f", so {pipe['rate_steady']:,.0f} examples/s without it"
+                                         if pipe["rate_steady"] else ""), "",
            "### Servers", "",
            "| server | protocol | connections | lines / request | examples/s | p50 (us) | p99 (us) | p99.9 (us) "
            "| client CPU (us / request) |",
