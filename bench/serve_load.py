@@ -4,11 +4,12 @@
 * TCP (``tcp://host:port`` or ``host:port``): newline-delimited VW text examples, one prediction line back
   per example (VW's ``--daemon`` protocol).
 * HTTP (``http://host:port/predict``): each request is ``POST`` with VW text lines as its body, the answer
-  one prediction per line (``text/plain``). The client speaks HTTP/1.1 with keep-alive itself, over asyncio
-  streams (no HTTP library), and reads ``Content-Length`` or chunked answers.
+  one prediction per line (``text/plain``). The client speaks HTTP/1.1 with keep-alive itself (no HTTP
+  library), and reads ``Content-Length`` or chunked answers.
 
-``run_load(target, lines, connections=C, batch=B, examples=N | seconds=S)`` opens C connections, each
-sending requests of B lines in a closed loop (the next request once the answer to the last is read), until
+``run_load(target, lines, connections=C, batch=B, examples=N | seconds=S, mode=M)`` opens C connections,
+each (``mode="threads"``, the default) a blocking socket in its own thread, or (``mode="asyncio"``) all on
+one event loop over asyncio streams, each connection sending requests of B lines in a closed loop (the next request once the answer to the last is read), until
 N examples were sent in all or S seconds passed. It returns a ``LoadResult``: examples, requests, wall
 time, examples per second, and every request's latency in nanoseconds (``time.perf_counter_ns`` from the
 first byte written to the last answer line read, client-side), with the client's own CPU time per request
@@ -232,6 +233,131 @@ async def _run(target: Target, lines: list[bytes], connections: int, batch: int,
     return result
 
 
+def _read_http_blocking(rfile) -> bytes:
+    """``_read_http`` over a blocking socket's buffered file."""
+    status_line = rfile.readline().decode("latin-1").rstrip("\r\n")
+    parts = status_line.split(" ", 2)
+    if len(parts) < 2 or parts[1] != "200":
+        raise ProtocolError(f"HTTP answer {status_line!r}")
+    headers = {}
+    while (h := rfile.readline()) not in (b"\r\n", b"\n", b""):
+        k, _, v = h.decode("latin-1").partition(":")
+        headers[k.strip().lower()] = v.strip()
+    if "content-length" in headers:
+        body = rfile.read(int(headers["content-length"]))
+        if len(body) != int(headers["content-length"]):
+            raise ProtocolError("the server closed the connection in an answer")
+        return body
+    if headers.get("transfer-encoding", "").lower() == "chunked":
+        body = b""
+        while (size := int(rfile.readline().split(b";")[0], 16)) != 0:
+            body += rfile.read(size)
+            rfile.readline()
+        rfile.readline()
+        return body
+    raise ProtocolError("HTTP answer without Content-Length or chunked encoding")
+
+
+def _thread_connection(target: Target, payloads: list[bytes], batch: int, offset: int, budget: dict,
+                       clock: dict, latencies: list[int], keep: list | None, start, out: list,
+                       slot: int) -> None:
+    """One connection on a blocking socket in its own thread (``mode="threads"``)."""
+    import socket
+    requests = examples = 0
+    try:
+        sock = socket.create_connection((target.host, target.port))
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        rfile = sock.makefile("rb", buffering=1 << 16)
+        prefix = (f"POST {target.path} HTTP/1.1\r\nHost: {target.host}:{target.port}\r\n"
+                  f"Content-Type: text/plain\r\n").encode()
+        own: list[int] = []
+        i = offset
+        start.wait()
+        deadline_ns = clock["deadline"]
+        while True:
+            if deadline_ns is not None:
+                if time.perf_counter_ns() >= deadline_ns:
+                    break
+            else:
+                with budget["lock"]:
+                    if budget["left"] <= 0:
+                        break
+                    budget["left"] -= batch
+            payload = payloads[i % len(payloads)]
+            i += 1
+            if target.protocol == "http":
+                payload = prefix + f"Content-Length: {len(payload)}\r\n\r\n".encode() + payload
+            t0 = time.perf_counter_ns()
+            sock.sendall(payload)
+            if target.protocol == "http":
+                body = _read_http_blocking(rfile)
+                t1 = time.perf_counter_ns()
+                answers = body.rstrip(b"\n").split(b"\n") if body else []
+                if len(answers) != batch:
+                    raise ProtocolError(f"{len(answers)} answer lines for {batch} examples")
+            else:
+                answers = []
+                for _ in range(batch):
+                    line = rfile.readline()
+                    if not line.endswith(b"\n"):
+                        raise ProtocolError(f"the server closed the connection after {len(answers)} of "
+                                            f"{batch} answer lines")
+                    answers.append(line[:-1])
+                t1 = time.perf_counter_ns()
+            own.append(t1 - t0)
+            if keep is not None:
+                keep.extend(answers)
+            requests += 1
+            examples += batch
+        latencies.extend(own)
+        rfile.close()
+        sock.close()
+        out[slot] = (requests, examples)
+    except BaseException as e:  # noqa: BLE001 -- handed to the caller
+        out[slot] = e
+        start.abort()
+
+
+def _run_threads(target: Target, lines: list[bytes], connections: int, batch: int, examples: int | None,
+                 seconds: float | None, collect: bool) -> LoadResult:
+    import threading
+    payloads = _requests_of(lines, batch)
+    budget = {"left": examples if examples is not None else 0, "lock": threading.Lock()}
+    latencies: list[int] = []
+    keeps = [[] if collect else None for _ in range(connections)]
+    out: list = [None] * connections
+    clock: dict = {}
+
+    def go() -> None:  # every connection open: the clock starts
+        clock["cpu0"], clock["t0"] = time.process_time(), time.perf_counter_ns()
+        clock["deadline"] = clock["t0"] + int(seconds * 1e9) if seconds is not None else None
+
+    start = threading.Barrier(connections + 1, action=go)
+    step = max(1, len(payloads) // connections)
+    threads = [threading.Thread(target=_thread_connection, daemon=True,
+                                args=(target, payloads, batch, c * step, budget, clock, latencies, keeps[c],
+                                      start, out, c)) for c in range(connections)]
+    for th in threads:
+        th.start()
+    try:
+        start.wait()
+    except threading.BrokenBarrierError:
+        pass
+    for th in threads:
+        th.join()
+    t1 = time.perf_counter_ns()
+    errors = [o for o in out if isinstance(o, BaseException)]
+    if errors:  # the first cause, not the broken barrier it left the others
+        raise next((e for e in errors if not isinstance(e, threading.BrokenBarrierError)), errors[0])
+    result = LoadResult(str(target), target.protocol, connections, batch,
+                        examples=sum(e for _, e in out), requests=sum(r for r, _ in out),
+                        seconds=(t1 - clock["t0"]) / 1e9, client_cpu_s=time.process_time() - clock["cpu0"],
+                        latencies_ns=latencies)
+    if collect:
+        result.answers = [a for k in keeps for a in k]
+    return result
+
+
 def read_examples(path: Path, limit: int | None = None) -> list[bytes]:
     """The non-empty lines of a VW text file, each ending in a newline."""
     out = []
@@ -248,14 +374,21 @@ def read_examples(path: Path, limit: int | None = None) -> list[bytes]:
 
 def run_load(target: str | Target, lines: list[bytes], connections: int = 1, batch: int = 1,
              examples: int | None = None, seconds: float | None = None, warmup: int = 0,
-             collect: bool = False) -> LoadResult:
+             collect: bool = False, mode: str = "threads") -> LoadResult:
     """One load run (see the module's doc). ``examples`` is rounded up to whole requests; ``warmup``
-    requests are sent first on one connection, untimed."""
+    requests are sent first on one connection, untimed. ``mode``: ``asyncio`` (one event loop, streams)
+    or ``threads`` (a blocking socket per connection, each in its own thread)."""
     if (examples is None) == (seconds is None):
         raise ValueError("give either examples or seconds")
     if connections < 1 or batch < 1:
         raise ValueError("connections and batch must be at least 1")
     t = target if isinstance(target, Target) else Target.parse(target)
+    if mode == "threads":
+        if warmup:
+            _run_threads(t, lines, 1, batch, warmup * batch, None, False)
+        return _run_threads(t, lines, connections, batch, examples, seconds, collect)
+    if mode != "asyncio":
+        raise ValueError(f"mode {mode!r}: asyncio or threads")
     if warmup:
         asyncio.run(_run(t, lines, 1, batch, warmup * batch, None, False))
     return asyncio.run(_run(t, lines, connections, batch, examples, seconds, collect))
@@ -295,6 +428,7 @@ def main(argv: list[str] | None = None) -> int:
     group.add_argument("--examples", type=int)
     group.add_argument("--seconds", type=float)
     ap.add_argument("--warmup", type=int, default=100, help="untimed requests first")
+    ap.add_argument("--mode", choices=("threads", "asyncio"), default="threads")
     args = ap.parse_args(argv)
     lines = read_examples(args.data)
     seconds = args.seconds if args.examples is None and args.seconds is not None else None
@@ -302,7 +436,8 @@ def main(argv: list[str] | None = None) -> int:
     if examples is None and seconds is None:
         seconds = 5.0
     for c in args.connections:
-        print(run_load(args.target, lines, c, args.batch, examples, seconds, warmup=args.warmup).summary())
+        print(run_load(args.target, lines, c, args.batch, examples, seconds, warmup=args.warmup,
+                       mode=args.mode).summary())
     return 0
 
 

@@ -1,7 +1,8 @@
 """Serving under load (issue 28): streamlearn's daemon over TCP and HTTP against its peers.
 
-Every server gets the same VW text examples from the load client (``bench/serve_load.py``: asyncio
-streams, a closed loop per connection) with 1, 8 and 64 concurrent connections, single-example requests
+Every server gets the same VW text examples from the load client (``bench/serve_load.py``: a blocking
+socket per connection in its own thread, or asyncio streams with ``--client asyncio``; a closed loop per
+connection) with 1, 8 and 64 concurrent connections, single-example requests
 (examples per second; p50 / p99 / p99.9 latency per request, client-side) and requests of ``--batch``
 lines (throughput). The servers, each in its own process started for the measurement:
 
@@ -49,6 +50,8 @@ def arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--seconds", type=float, default=3.0, help="per load run")
     ap.add_argument("--connections", type=int, nargs="+", default=[1, 8, 64])
     ap.add_argument("--batch", type=int, default=100, help="lines per request of the throughput runs")
+    ap.add_argument("--client", choices=("threads", "asyncio"), default="threads",
+                    help="the load client's mode: a blocking socket per connection in its own thread, or asyncio")
     ap.add_argument("--pipe-runs", type=int, default=3)
     ap.add_argument("--pipe-copies", type=int, default=20, help="the request file this many times down the pipe")
     ap.add_argument("--serve-tcp", default=SERVE_TCP, help="streamlearn's TCP daemon (template)")
@@ -135,7 +138,8 @@ def measure(server: Server, lines: list[bytes], args: argparse.Namespace, second
     rows = []
     for batch in (1, args.batch):
         for c in args.connections:
-            r = run_load(server.target, lines, connections=c, batch=batch, seconds=seconds, warmup=20)
+            r = run_load(server.target, lines, connections=c, batch=batch, seconds=seconds, warmup=20,
+                         mode=args.client)
             say(f"{server.name}: {r.summary()}")
             rows.append(r)
     return rows
@@ -220,7 +224,7 @@ def report(args, ctx, seconds, n_train, train_path, req_path, n_req, pipe, resul
            f"- Data: trained on the first {n_train:,} lines of the benchmark stream (`{train_path}`, -b "
            f"{args.bits}, logistic loss: `{train_cmd}`); requests cycle through `{req_path}` ({n_req:,} lines, "
            f"seed {DEFAULT_SEED + 1}), labels sent as they are (`-t`: nothing learns)",
-           f"- Load: `bench/serve_load.py`, one asyncio client process, a closed loop per connection; each run "
+           f"- Load: `bench/serve_load.py`, one client process ({'a blocking socket per connection, each in its own thread' if args.client == 'threads' else 'asyncio streams'}), a closed loop per connection; each run "
            f"{seconds:g} s after 20 untimed requests; latency per request from the first byte written to the "
            f"last answer line read (`time.perf_counter_ns`), nearest-rank percentiles; client CPU = the "
            f"client process's CPU time per request (its overhead: against the echo servers it is the ceiling)",

@@ -94,26 +94,31 @@ def lines_of():
     return read_examples(SAMPLES / "sparse.test.vw", limit=97)
 
 
-def test_tcp_echo_counts_and_answers():
+MODES = pytest.mark.parametrize("mode", ["threads", "asyncio"])
+
+
+@MODES
+def test_tcp_echo_counts_and_answers(mode):
     lines = lines_of()
     with server("bench.peers.echo", "--protocol", "tcp") as port:
         target = f"127.0.0.1:{port}"
-        r = run_load(target, lines, connections=1, batch=1, examples=250, collect=True)
+        r = run_load(target, lines, connections=1, batch=1, examples=250, collect=True, mode=mode)
         check_counts(r, 250, 1, 1)
         # one connection: the answers are the lines, in order, cycling through the file
         assert r.answers == [lines[i % len(lines)].rstrip(b"\n") for i in range(250)]
-        r = run_load(target, lines, connections=8, batch=10, examples=1000, collect=True)
+        r = run_load(target, lines, connections=8, batch=10, examples=1000, collect=True, mode=mode)
         check_counts(r, 1000, 10, 8)
         assert len(r.answers) == 1000 and set(r.answers) <= {x.rstrip(b"\n") for x in lines}
         # a count not a multiple of the batch is rounded up to whole requests
-        r = run_load(target, lines, connections=3, batch=7, examples=100)
+        r = run_load(target, lines, connections=3, batch=7, examples=100, mode=mode)
         check_counts(r, 105, 7, 3)
-        r = run_load(f"tcp://127.0.0.1:{port}", lines, connections=2, batch=5, seconds=0.3)
+        r = run_load(f"tcp://127.0.0.1:{port}", lines, connections=2, batch=5, seconds=0.3, mode=mode)
         assert r.requests > 0 and r.examples == 5 * r.requests == 5 * len(r.latencies_ns)
         assert r.seconds >= 0.3
 
 
-def test_tcp_server_closing_is_an_error():
+@MODES
+def test_tcp_server_closing_is_an_error(mode):
     import socket
     import threading
     lines = lines_of()
@@ -128,23 +133,24 @@ def test_tcp_server_closing_is_an_error():
         t = threading.Thread(target=accept_and_close)
         t.start()
         with pytest.raises(ProtocolError, match="closed the connection"):
-            run_load(f"127.0.0.1:{listener.getsockname()[1]}", lines, examples=1)
+            run_load(f"127.0.0.1:{listener.getsockname()[1]}", lines, examples=1, mode=mode)
         t.join()
 
 
 @needs_aiohttp
-def test_http_echo_counts_and_answers():
+@MODES
+def test_http_echo_counts_and_answers(mode):
     lines = lines_of()
     with server("bench.peers.echo", "--protocol", "http") as port:
         target = f"http://127.0.0.1:{port}/predict"
-        r = run_load(target, lines, connections=1, batch=1, examples=120, collect=True)
+        r = run_load(target, lines, connections=1, batch=1, examples=120, collect=True, mode=mode)
         check_counts(r, 120, 1, 1)
         assert r.answers == [lines[i % len(lines)].rstrip(b"\n") for i in range(120)]
-        r = run_load(target, lines, connections=8, batch=25, examples=1000, collect=True)
+        r = run_load(target, lines, connections=8, batch=25, examples=1000, collect=True, mode=mode)
         check_counts(r, 1000, 25, 8)
         assert len(r.answers) == 1000
         with pytest.raises(ProtocolError, match="404"):
-            run_load(f"http://127.0.0.1:{port}/nowhere", lines, examples=1)
+            run_load(f"http://127.0.0.1:{port}/nowhere", lines, examples=1, mode=mode)
 
 
 def test_parse_line():
