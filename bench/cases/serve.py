@@ -106,6 +106,13 @@ def pipe_rate(model: Path, data: Path, lines: int, runs: int, copies: int) -> di
             "rate_steady": total / (fast - s) if fast > 2 * s else None}
 
 
+def predict_lines(model: Path, lines: list[bytes]) -> list[bytes]:
+    """``streamlearn predict``'s answer lines to ``lines`` (what the daemon must answer)."""
+    r = subprocess.run([sys.executable, "-m", "streamlearn", "predict", "-i", str(model), "--quiet"],
+                       input=b"".join(lines), cwd=REPO, capture_output=True, check=True)
+    return r.stdout.splitlines()
+
+
 class Server:
     """A server process on a free port, stopped on exit."""
 
@@ -134,6 +141,33 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+def probe(server: Server, lines: list[bytes], expected: list[bytes] | None) -> str:
+    """The answers to the first lines, one request of 100 and one line a request: one per line, each a
+    number (and the line itself from an echo server; ``expected``, ``predict``'s lines, when given)."""
+    from bench.serve_load import run_load
+    sample = lines[:100]
+    for batch in (len(sample), 1):
+        got = run_load(server.target, sample, connections=1, batch=batch, examples=len(sample), collect=True,
+                       mode="threads").answers
+        if server.name == "echo":
+            want = [x.rstrip(b"\n") for x in sample]
+        elif expected is not None:
+            want = expected[:len(sample)]
+        else:
+            want = None
+        if want is not None and got != want:
+            bad = next(i for i, (g, w) in enumerate(zip(got + [b""] * len(want), want)) if g != w)
+            raise RuntimeError(f"answer {bad + 1} is {got[bad] if bad < len(got) else None!r}, not {want[bad]!r}")
+        for a in got:
+            try:
+                float(a.split()[0])
+            except (ValueError, IndexError):
+                raise RuntimeError(f"answer {a!r} is not a prediction") from None
+    if server.name == "echo":
+        return "the lines themselves"
+    return "`predict`'s lines" if expected is not None else "numbers, one per line"
 
 
 def measure(server: Server, lines: list[bytes], args: argparse.Namespace, seconds: float) -> list:
@@ -200,11 +234,13 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         missing.append("streamlearn serve: its command with `--help` fails on this commit (the daemon is "
                        "not there yet); its rows are filled by rerunning this command once it is")
     results: dict[tuple[str, str], list] = {}
-    commands = {}
+    commands, checked = {}, {}
+    expected = predict_lines(model.relative_to(REPO), lines[:100])
     for name, protocol, argv in servers:
-        commands[(name, protocol)] = " ".join(["python", *argv[1:]])
+        commands[(name, protocol)] = " ".join("python" if a == python else a for a in argv)
         try:
             with Server(name, protocol, argv) as server:
+                checked[(name, protocol)] = probe(server, lines, expected if name == "streamlearn serve" else None)
                 results[(name, protocol)] = measure(server, lines, args, seconds)
         except (RuntimeError, TimeoutError, OSError) as e:
             missing.append(f"{name} ({protocol}): {e}")
@@ -213,15 +249,15 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     facts["load"] = f"{facts_before['load']} at the start, {facts['load']} at the end"
     facts["aiohttp"], facts["scikit-learn"] = version("aiohttp"), version("scikit-learn")
     text = report(args, ctx, seconds, n_train, train_path, req_path, len(lines), pipe, results, commands,
-                  missing, facts, serve, " ".join(shlex.quote(a) for a in ["python", *train_cmd[1:]]))
+                  checked, missing, facts, serve, " ".join(shlex.quote(a) for a in ["python", *train_cmd[1:]]))
     print(text)
     if args.out:
         SECTION.write(Path(args.out), SECTION.wrap(text))
     return 0
 
 
-def report(args, ctx, seconds, n_train, train_path, req_path, n_req, pipe, results, commands, missing,
-           facts, serve, train_cmd) -> str:
+def report(args, ctx, seconds, n_train, train_path, req_path, n_req, pipe, results, commands, checked,
+           missing, facts, serve, train_cmd) -> str:
     out = ["## Serving under load: TCP and HTTP against `predict` over a pipe and SGDClassifier (issue 28)", "",
            f"- Produced by: {ctx.produced_by()} (`make bench-serve`)",
            f"- Data: trained on the first {n_train:,} lines of the benchmark stream (`{train_path}`, -b "
@@ -259,10 +295,14 @@ def report(args, ctx, seconds, n_train, train_path, req_path, n_req, pipe, resul
     tcp_b, tcp_1 = best(("streamlearn serve", "tcp"), args.batch), results.get(("streamlearn serve", "tcp"))
     sgd_b, http_b = best(("SGDClassifier (aiohttp)", "http"), args.batch), best(("streamlearn serve", "http"), args.batch)
     if tcp_b:
-        ratio = tcp_b.rate / pipe["rate"]
+        # judged against predict's rate without its start-up when known (the stricter), else with it
+        base = pipe["rate_steady"] or pipe["rate"]
+        ratio = tcp_b.rate / base
         out.append(f"- TCP throughput at least 80% of `predict` over a pipe: best TCP {tcp_b.rate:,.0f} "
                    f"examples/s ({tcp_b.batch} lines a request, {tcp_b.connections} connections) = "
-                   f"{100 * ratio:.0f}% of {pipe['rate']:,.0f}: {'met' if ratio >= 0.8 else 'not met'}")
+                   f"{100 * tcp_b.rate / pipe['rate']:.0f}% of {pipe['rate']:,.0f} (start-up included)"
+                   + (f", {100 * ratio:.0f}% of {base:,.0f} (without)" if pipe["rate_steady"] else "")
+                   + f": {'met' if ratio >= 0.8 else 'not met'}")
         one = [r for r in tcp_1 if r.batch == 1 and r.connections == 1]
         if one:
             p99 = one[0].latency_us(0.99)
@@ -279,8 +319,11 @@ def report(args, ctx, seconds, n_train, train_path, req_path, n_req, pipe, resul
         out.append("- Several times the SGDClassifier service: not measured yet")
     if missing:
         out += ["", "Not measured:", ""] + [f"- {m}" for m in missing]
-    out += ["", "Server commands (`{port}`: a free port):", ""]
-    out += [f"- {name} ({protocol}): `{cmd}`" for (name, protocol), cmd in commands.items()]
+    out += ["", "Server commands (`{port}`: a free port) and what their answers to the first 100 request lines "
+                "were checked to be (one request of 100 lines, then a line a request):", ""]
+    out += [f"- {name} ({protocol}): `{cmd}`" + (f"; answers: {checked[(name, protocol)]}"
+                                                  if (name, protocol) in checked else "")
+            for (name, protocol), cmd in commands.items()]
     return "\n".join(out)
 
 
