@@ -9,8 +9,8 @@
 
 ``run_load(target, lines, connections=C, batch=B, examples=N | seconds=S, mode=M)`` opens C connections,
 each (``mode="threads"``, the default) a blocking socket in its own thread, or (``mode="asyncio"``) all on
-one event loop over asyncio streams, each connection sending requests of B lines in a closed loop (the next request once the answer to the last is read), until
-N examples were sent in all or S seconds passed. It returns a ``LoadResult``: examples, requests, wall
+one event loop over asyncio streams. Each connection sends requests of B lines in a closed loop (the next
+request once the answer to the last is read) until N examples were sent in all or S seconds passed. It returns a ``LoadResult``: examples, requests, wall
 time, examples per second, and every request's latency in nanoseconds (``time.perf_counter_ns`` from the
 first byte written to the last answer line read, client-side), with the client's own CPU time per request
 (its overhead; run it against the echo servers of ``bench/peers/echo.py`` for the client's ceiling).
@@ -19,7 +19,7 @@ first byte written to the last answer line read, client-side), with the client's
 values at or below it), as the report gives p50 / p99 / p99.9.
 
 Run from the repository root: ``python -m bench.serve_load TARGET FILE [-c 1 8 64] [--batch 1]
-[--examples N | --seconds S]``; the whole comparison is ``python -m bench run serve``.
+[--examples N | --seconds S] [--mode threads|asyncio]``; the whole comparison is ``python -m bench run serve``.
 """
 
 from __future__ import annotations
