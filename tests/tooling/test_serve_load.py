@@ -186,3 +186,37 @@ def test_sgd_peer_answers_its_model():
     labels = [parse_line(x.decode())[0] for x in lines]
     accuracy = np.mean([(s > 0) == (y > 0) for s, y in zip(got, labels)])
     assert accuracy > 0.6, accuracy  # half the test labels are -1: chance is about 0.5
+
+
+def fake(name_rate_batch_conn, p99_us=500):
+    rate, batch, conn = name_rate_batch_conn
+    return LoadResult("t", "tcp", conn, batch, examples=int(rate), requests=int(rate) // batch, seconds=1.0,
+                      latencies_ns=[1000] * 98 + [p99_us * 1000] * 2)
+
+
+def test_serve_report_goals():
+    import argparse
+    from bench.cases import serve
+    args = argparse.Namespace(bits=18, batch=100, client="threads")
+
+    class Ctx:
+        def produced_by(self):
+            return "`python -m bench run serve`"
+
+    pipe = {"cmd": "cat f | predict", "walls": [1.0], "lines": 100_000, "startup": 0.2, "rate": 100_000.0,
+            "rate_steady": 125_000.0}
+    results = {("streamlearn serve", "tcp"): [fake((5_000, 1, 1), p99_us=900), fake((110_000, 100, 8))],
+               ("streamlearn serve", "http"): [fake((60_000, 100, 8))],
+               ("SGDClassifier (aiohttp)", "http"): [fake((20_000, 100, 8))]}
+    text = serve.report(args, Ctx(), 3.0, 1000, "train.vw", "req.vw", 50, pipe, results, {}, {}, [], {}, True, "t")
+    # 110,000 is 110% of predict with its start-up and 88% of 125,000 without it: met (judged without)
+    assert "110% of 100,000 (start-up included), 88% of 125,000 (without): met" in text
+    # the 1-connection one-line run's p99: the 99th of 100 values (nearest rank) is 900 us
+    assert "(TCP, 1 connection): 900 us: met" in text
+    assert "60,000 against 20,000 examples/s = 3.0x" in text
+    assert "not measured yet" not in text
+    slow = {("streamlearn serve", "tcp"): [fake((5_000, 1, 1), p99_us=1500), fake((90_000, 100, 8))]}
+    text = serve.report(args, Ctx(), 3.0, 1000, "train.vw", "req.vw", 50, pipe, slow, {}, {}, [], {}, True, "t")
+    assert "72% of 125,000 (without): not met" in text and "1,500 us: not met" in text
+    text = serve.report(args, Ctx(), 3.0, 1000, "train.vw", "req.vw", 50, pipe, {}, {}, {}, [], {}, False, "t")
+    assert text.count("not measured yet") == 4
