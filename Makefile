@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEMO   := build/demo
 
-.PHONY: all venv demo test bench repro samples clean fuzz soak golden structure docs vwsuite
+.PHONY: all venv demo test bench bench-serve repro samples clean fuzz soak golden structure docs vwsuite
 
 all: test
 
@@ -62,6 +62,12 @@ docs: $(STAMP)
 bench: $(STAMP)
 	@$(BIN)/python -c 'import matplotlib' 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python -m bench suite bench
+
+# issue 28: serving under load (TCP and HTTP, 1/8/64 connections) against `predict` over a pipe,
+# SGDClassifier behind aiohttp and echo servers; bench/RESULTS.md's issue28_serve section
+bench-serve: $(STAMP)
+	@$(BIN)/python -c 'import aiohttp, sklearn' 2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[bench]'
+	$(BIN)/python -m bench run serve --out bench/RESULTS.md
 
 # the seed papers' experiments (issue 15; bench/REPRODUCTIONS.md): longer than make bench
 repro: $(STAMP)
