@@ -95,7 +95,6 @@ class Service:
             engine.run.arrays.quiet()
             engine.start_pass()
         with self.lock:
-            self.model = model
             self.engine, self._predicting = engine, predictor
             self.loss_base = self._loss()
             self.model_loaded_at = time.time()
