@@ -275,9 +275,17 @@ def predict(sources, format, quiet, strict, block_size, threads, initial_model, 
               help="Serve the model of PATH as NAME (repeatable); a connection names it in a first line 'model: NAME'.")
 @click.option("--max-queue", "max_queue", type=INT, default=64, metavar="N",
               help="Accepted connections waiting for a worker; beyond, new clients wait.")
+@click.option("--http-port", "http_port", type=INT, default=None, metavar="PORT",
+              help="Also answer HTTP on this port (POST /predict, /learn, /save; GET /healthz, /metrics); "
+                   "needs aiohttp: pip install 'streamlearn[serve]'.")
+@click.option("--http-host", "http_host", default="127.0.0.1", help="The address the HTTP endpoint listens on.")
+@click.option("--http-workers", "http_workers", type=INT, default=4, metavar="N",
+              help="Threads calling the models for HTTP requests.")
+@click.option("--http-max-pending", "http_max_pending", type=INT, default=256, metavar="N",
+              help="HTTP requests admitted at once (running or waiting for a thread); more are answered 503.")
 @click.pass_context
 def serve(ctx, port, host, port_file, pid_file, num_children, foreground, save_every, save_every_seconds, models,
-          max_queue, **values):
+          max_queue, http_port, http_host, http_workers, http_max_pending, **values):
     """Serve models over VW's daemon protocol: examples in, predictions out, learning as they come."""
     from streamlearn.serve.daemon import ServeOptions, serve as run_serve
 
@@ -287,6 +295,8 @@ def serve(ctx, port, host, port_file, pid_file, num_children, foreground, save_e
     opts = ServeOptions(port=port, host=host, port_file=port_file, pid_file=pid_file, num_children=num_children,
                         foreground=foreground, save_every=save_every, save_every_seconds=save_every_seconds,
                         models=tuple(models), max_queue=max_queue, strict=bool(values.get("strict")),
+                        http_port=http_port, http_host=http_host, http_workers=http_workers,
+                        http_max_pending=http_max_pending,
                         quiet=bool(values.get("quiet")),
                         order_log=os.environ.get("STREAMLEARN_SERVE_ORDER_LOG") or None)
     _run(run_serve, explicit, opts)

@@ -29,6 +29,10 @@ class ServeOptions:
     max_queue: int = 64
     strict: bool = False
     quiet: bool = False
+    http_port: int | None = None    # --http-port: also answer HTTP (streamlearn.serve.http, aiohttp)
+    http_host: str = "127.0.0.1"
+    http_workers: int = 4
+    http_max_pending: int = 256
     order_log: str | None = None    # test mode: the lines learned, in the order applied, written here at exit
     extra: dict = field(default_factory=dict)
 
@@ -40,6 +44,12 @@ def check(opts: ServeOptions) -> None:
         raise OptionError(f"--num-children {opts.num_children}: at least 1")
     if opts.max_queue < 1:
         raise OptionError(f"--max-queue {opts.max_queue}: at least 1")
+    if opts.http_port is not None and not 0 <= opts.http_port <= 65535:
+        raise OptionError(f"--http-port {opts.http_port}: a port is 0 (any free port) to 65535")
+    if opts.http_workers < 1:
+        raise OptionError(f"--http-workers {opts.http_workers}: at least 1")
+    if opts.http_max_pending < 1:
+        raise OptionError(f"--http-max-pending {opts.http_max_pending}: at least 1")
     if opts.save_every is not None and opts.save_every < 1:
         raise OptionError(f"--save-every {opts.save_every}: at least 1 example")
     if opts.save_every_seconds is not None and not opts.save_every_seconds > 0:
@@ -77,6 +87,9 @@ class Daemon:
                                 after=self.after_request, log=self.log)
         self.port = self.server.port
         self.reload_asked = threading.Event()
+        self.http = None
+        if opts.http_port is not None:     # imported only then: aiohttp is an optional extra (one-line error)
+            import streamlearn.serve.http  # noqa: F401
         if opts.order_log:
             for s in registry:
                 s.order_log = []
@@ -142,12 +155,19 @@ class Daemon:
         accept = threading.Thread(target=self.server.serve_forever, name="serve-accept", daemon=True)
         accept.start()
         self.log(f"serving {', '.join(self.registry.names())} on port {self.port}")
+        if opts.http_port is not None:
+            from streamlearn.serve.http import serve_http
+            self.http = serve_http(self.registry, opts.http_host, opts.http_port, strict=opts.strict,
+                                   workers=opts.http_workers, max_pending=opts.http_max_pending)
+            self.log(f"HTTP on {opts.http_host}:{self.http.port}")
         while not stop.is_set():
             stop.wait(0.1)
             if self.reload_asked.is_set():
                 self.reload_asked.clear()
                 self.reload()
         self.server.stop()
+        if self.http is not None:
+            self.http.stop()
         accept.join(2)
         self.final_save()
         return 0

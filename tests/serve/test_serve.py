@@ -304,3 +304,63 @@ def test_vw_daemon_test_sh(tmp_path, foreground):
     r = subprocess.run(args + (["--foreground"] if foreground else []), cwd=test, env=env, capture_output=True,
                        text=True, timeout=300)
     assert r.returncode == 0 and "vw-daemon-test: OK" in r.stdout, r.stdout + r.stderr
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _post(port: int, path: str, body: bytes, accept: str = "text/plain") -> tuple[int, bytes]:
+    import http.client
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        c.request("POST", path, body=body, headers={"Content-Type": "text/plain", "Accept": accept})
+        r = c.getresponse()
+        return r.status, r.read()
+    finally:
+        c.close()
+
+
+def test_http_port_serves_the_same_model(tmp_path, daemons):
+    """--http-port beside the TCP protocol, over the real Service: /learn gives train's predictions and
+    leaves its model (the final save), /predict equals streamlearn predict and learns nothing, /metrics
+    counts what was learned."""
+    pytest.importorskip("aiohttp")
+    import http.client
+    write(tmp_path / "tr.vw", TRAIN)
+    write(tmp_path / "te.vw", TEST)
+    assert sl("train", "-d", "tr.vw", "-b", 18, "-f", "m.model", "-p", "tr.pred", "--quiet", cwd=tmp_path).returncode == 0
+    assert sl("predict", "-i", "m.model", "-d", "te.vw", "-p", "te.pred", "--quiet", cwd=tmp_path).returncode == 0
+    port = _free_port()
+    d = daemons(tmp_path, "-b", 18, "-f", "final.model", "--http-port", port)
+    deadline = time.time() + 60
+    while True:
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            c.request("GET", "/healthz")
+            assert c.getresponse().status == 200
+            c.close()
+            break
+        except OSError:
+            assert time.time() < deadline, "the HTTP endpoint did not start"
+            time.sleep(0.1)
+    status, body = _post(port, "/learn", b"".join(x + b"\n" for x in TRAIN))
+    assert status == 200 and body.splitlines() == (tmp_path / "tr.pred").read_bytes().splitlines()
+    status, body = _post(port, "/predict", b"".join(x + b"\n" for x in TEST))
+    assert status == 200 and body.splitlines() == (tmp_path / "te.pred").read_bytes().splitlines()
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    c.request("GET", "/metrics")
+    metrics = c.getresponse().read().decode()
+    c.close()
+    learned = [line for line in metrics.splitlines() if line.startswith("streamlearn_learned") and "{" in line]
+    assert learned and float(learned[0].rsplit(" ", 1)[1]) == len(TRAIN), metrics[:2000]
+    assert d.stop() == 0
+    assert (tmp_path / "final.model").read_bytes() == (tmp_path / "m.model").read_bytes()
+
+
+def test_http_port_errors_name_the_option(tmp_path):
+    r = sl("serve", "--http-port", 70000, "--foreground", "--port", 0, cwd=tmp_path)
+    assert r.returncode != 0
+    assert b"--http-port 70000: a port is 0 (any free port) to 65535" in r.stderr
