@@ -158,7 +158,8 @@ class Daemon:
         if opts.http_port is not None:
             from streamlearn.serve.http import serve_http
             self.http = serve_http(self.registry, opts.http_host, opts.http_port, strict=opts.strict,
-                                   workers=opts.http_workers, max_pending=opts.http_max_pending)
+                                   workers=opts.http_workers, max_pending=opts.http_max_pending,
+                                   after=self.after_request)
             self.log(f"HTTP on {opts.http_host}:{self.http.port}")
         while not stop.is_set():
             stop.wait(0.1)

@@ -220,8 +220,9 @@ class _State:
     """What the handlers share: the registry, the pool, admission and the HTTP metrics (touched only
     from the event loop's thread, so no lock)."""
 
-    def __init__(self, registry, strict, workers, max_pending, default):
+    def __init__(self, registry, strict, workers, max_pending, default, after=None):
         self.registry = registry
+        self.after = after      # after(service), on the pool thread after each request (periodic snapshots)
         self.strict = strict
         self.default = default
         self.workers = workers
@@ -298,7 +299,7 @@ async def _examples(request, learn: bool) -> web.StreamResponse:
     refused = {i for i, line in enumerate(lines) if is_save_line(line)}
     kept = [line for i, line in enumerate(lines) if i not in refused]
     try:
-        out = await state.call(service.handle, kept, learn, raw) if kept else []
+        out = await state.call(_handle, state, service, kept, learn, raw) if kept else []
     except StreamlearnError as e:
         return _fail(400, str(e), as_json)
     if len(out) != len(kept):
@@ -430,18 +431,27 @@ async def _measure(request, handler):
     return response
 
 
+def _handle(state, service, lines, learn, raw):
+    """``service.handle``, then the daemon's ``after`` (``--save-every``), both on the pool thread."""
+    out = service.handle(lines, learn, raw)
+    if state.after is not None:
+        state.after(service)
+    return out
+
+
 def make_app(registry, *, strict: bool = False, workers: int | None = None, max_pending: int = 256,
-             max_body: int = 16 << 20, default: str | None = None) -> web.Application:
+             max_body: int = 16 << 20, default: str | None = None, after=None) -> web.Application:
     """The aiohttp application serving ``registry``.
 
     ``strict``: a request with a bad example line is answered 400 (else 200 with the error in that
     line's place; 400 when every line is bad). ``workers``: threads calling the services (default:
     4). ``max_pending``: requests admitted at once (running or waiting for a thread); more get 503.
     ``max_body``: largest request body in bytes (413 above). ``default``: the model of the short
-    routes (default: the registry's only model)."""
+    routes (default: the registry's only model). ``after(service)``: called after each request
+    (``streamlearn serve --save-every``)."""
     if max_pending < 1:
         raise ValueError("max_pending must be at least 1")
-    state = _State(registry, strict, workers or 4, max_pending, default)
+    state = _State(registry, strict, workers or 4, max_pending, default, after)
     app = web.Application(middlewares=[_measure], client_max_size=max_body)
     app[_APP_KEY] = state
 

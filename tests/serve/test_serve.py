@@ -334,7 +334,7 @@ def test_http_port_serves_the_same_model(tmp_path, daemons):
     assert sl("train", "-d", "tr.vw", "-b", 18, "-f", "m.model", "-p", "tr.pred", "--quiet", cwd=tmp_path).returncode == 0
     assert sl("predict", "-i", "m.model", "-d", "te.vw", "-p", "te.pred", "--quiet", cwd=tmp_path).returncode == 0
     port = _free_port()
-    d = daemons(tmp_path, "-b", 18, "-f", "final.model", "--http-port", port)
+    d = daemons(tmp_path, "-b", 18, "-f", "final.model", "--http-port", port, "--save-every", 100)
     deadline = time.time() + 60
     while True:
         try:
@@ -348,6 +348,8 @@ def test_http_port_serves_the_same_model(tmp_path, daemons):
             time.sleep(0.1)
     status, body = _post(port, "/learn", b"".join(x + b"\n" for x in TRAIN))
     assert status == 200 and body.splitlines() == (tmp_path / "tr.pred").read_bytes().splitlines()
+    # --save-every counts HTTP's learned examples too: a snapshot of train's model (300 learned)
+    assert (tmp_path / "final.model").read_bytes() == (tmp_path / "m.model").read_bytes()
     status, body = _post(port, "/predict", b"".join(x + b"\n" for x in TEST))
     assert status == 200 and body.splitlines() == (tmp_path / "te.pred").read_bytes().splitlines()
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
