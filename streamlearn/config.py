@@ -459,6 +459,16 @@ def _check_named_labels(cfg: TrainConfig) -> None:
         raise OptionError("--named_labels reads VW's text format, not libsvm")
 
 
+def _needs_kernel(cfg: TrainConfig, kernel: str, flag: str, runs: str, after: str = ""):
+    """The learner's spec when it has ``kernel`` (a reduction's kernel: ``LearnerSpec.csoaa_kernel``, ...);
+    otherwise an OptionError naming the learners that do."""
+    spec = _spec(cfg.algo)
+    if spec is None or getattr(spec, kernel) is None:
+        takers = [s.name for s in _registry.SPECS if getattr(s, kernel) is not None]
+        raise OptionError(f"{flag} does not apply to --algo {cfg.algo}; {runs} --algo {_one_of(takers)}{after}")
+    return spec
+
+
 def _check_multilabel(cfg: TrainConfig) -> None:
     """--multilabel_oaa K: one-against-all of each class of label sets (the learner's multilabel kernel)."""
     if cfg.multilabel_oaa < 1:
@@ -468,10 +478,7 @@ def _check_multilabel(cfg: TrainConfig) -> None:
     if cfg.multilabel_oaa > 1 << cfg.bits:
         raise OptionError(f"--multilabel_oaa {cfg.multilabel_oaa} needs more weights per feature than -b "
                           f"{cfg.bits} gives ({1 << cfg.bits}); use a larger -b")
-    spec = _spec(cfg.algo)
-    if spec.multilabel_kernel is None:
-        takers = [s.name for s in _registry.SPECS if s.multilabel_kernel is not None]
-        raise OptionError(f"--multilabel_oaa does not apply to --algo {cfg.algo}; it runs --algo {_one_of(takers)}")
+    spec = _needs_kernel(cfg, "multilabel_kernel", "--multilabel_oaa", "it runs")
     if cfg.format == "libsvm":
         raise OptionError("--multilabel_oaa reads VW's text format (label sets), not libsvm")
     if cfg.named_labels is not None:
@@ -498,11 +505,7 @@ def _check_csoaa(cfg: TrainConfig) -> None:
     if cfg.csoaa > 1 << cfg.bits:
         raise OptionError(f"--csoaa {cfg.csoaa} needs more weights per feature than -b {cfg.bits} gives "
                           f"({1 << cfg.bits}); use a larger -b")
-    spec = _spec(cfg.algo)
-    if spec.csoaa_kernel is None:
-        takers = [s.name for s in _registry.SPECS if s.csoaa_kernel is not None]
-        raise OptionError(f"--csoaa does not apply to --algo {cfg.algo}; cost-sensitive one-against-all runs "
-                          f"--algo {_one_of(takers)}")
+    spec = _needs_kernel(cfg, "csoaa_kernel", "--csoaa", "cost-sensitive one-against-all runs")
     if cfg.probabilities:       # VW's own refusal
         raise OptionError("--csoaa does not support --probabilities (use --oaa)")
     if cfg.format == "libsvm":
@@ -525,11 +528,7 @@ def _check_ldf(cfg: TrainConfig) -> None:
         raise OptionError("--csoaa_ldf and --wap_ldf cannot be used together")
     if cfg.classes:
         raise OptionError(f"{flag} cannot be used with --oaa, --csoaa or --multilabel_oaa")
-    spec = _spec(cfg.algo)
-    if spec.ldf_kernels is None:
-        takers = [s.name for s in _registry.SPECS if s.ldf_kernels is not None]
-        raise OptionError(f"{flag} does not apply to --algo {cfg.algo}; label-dependent features run "
-                          f"--algo {_one_of(takers)}")
+    spec = _needs_kernel(cfg, "ldf_kernels", flag, "label-dependent features run")
     if cfg.format not in ("auto", "vw"):
         raise OptionError(f"{flag} reads VW's text format (multi-line examples), not {cfg.format}")
     for name in ("batch_size", "binary", "scores", "shuffle", "trace", "indexing", "named_labels"):
@@ -613,11 +612,7 @@ def _check_lowrank(cfg: TrainConfig) -> None:
         raise OptionError("--lrq and --lrqfa cannot be used together")
     flag = "--lrq" if cfg.lrq else "--lrqfa"
     low = cfg.lowrank           # raises OptionError for a malformed value
-    spec = _spec(cfg.algo)
-    if spec is None or spec.lowrank_kernel is None:
-        takers = [s.name for s in _registry.SPECS if s.lowrank_kernel is not None]
-        raise OptionError(f"{flag} does not apply to --algo {cfg.algo}; low-rank features run over --algo "
-                          f"{_one_of(takers)} (VW's gd)")
+    spec = _needs_kernel(cfg, "lowrank_kernel", flag, "low-rank features run over", " (VW's gd)")
     if cfg.classes:
         raise OptionError(f"{flag} does not apply to --oaa, --csoaa or --multilabel_oaa")
     if cfg.interact is not None:
@@ -649,11 +644,7 @@ def _check_nn(cfg: TrainConfig) -> None:
         return
     if cfg.nn < 1:
         raise OptionError(f"--nn needs at least 1 hidden unit (got {cfg.nn})")
-    spec = _spec(cfg.algo)
-    if spec is None or spec.nn_kernel is None:
-        takers = [s.name for s in _registry.SPECS if s.nn_kernel is not None]
-        raise OptionError(f"--nn does not apply to --algo {cfg.algo}; the network runs over --algo "
-                          f"{_one_of(takers)} (VW's gd)")
+    spec = _needs_kernel(cfg, "nn_kernel", "--nn", "the network runs over", " (VW's gd)")
     if cfg.classes:
         raise OptionError("--nn does not apply to --oaa, --csoaa or --multilabel_oaa")
     if cfg.interact is not None or cfg.batch_size > 1:
