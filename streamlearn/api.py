@@ -412,6 +412,12 @@ def text_block(lines, cfg: TrainConfig, fmt: str = "vw", source: str = "lines", 
     from streamlearn.run.stream import hashing_of
     parts = [ln.encode() if isinstance(ln, str) else bytes(ln) for ln in lines]
     data = b"\n".join(p.rstrip(b"\n") for p in parts) + (b"\n" if parts else b"")
+    return buffer_block(data, cfg, fmt, source, expander)
+
+
+def buffer_block(data: bytes, cfg: TrainConfig, fmt: str = "vw", source: str = "lines", expander=None) -> ParsedBlock:
+    """``text_block`` of the lines of ``data`` (bytes, each line ending in a newline)."""
+    from streamlearn.run.stream import hashing_of
     hashing = hashing_of(cfg)
     redefine = None
     if hashing.expands:

@@ -9,8 +9,9 @@ Routes (``{name}`` picks one model of the registry; the short routes serve the d
 * ``POST /save``, ``POST /models/{name}/save``: a snapshot to the model's own path.
 * ``GET /healthz``, ``GET /metrics`` (Prometheus text format 0.0.4).
 
-The app depends only on the registry's interface (``Registry.get``/``names``, ``Service.handle``/
-``save``/``stats``). Calls into a service run in a thread pool (the kernels release the GIL), so the
+The app depends only on the registry's interface (``Registry.get``/``names``, ``Service.chunk``/
+``handle``/``save``/``stats``: a text body of plain example lines is answered by ``chunk`` in one piece,
+anything else line by line by ``handle``). Calls into a service run in a thread pool (the kernels release the GIL), so the
 event loop keeps answering; at most ``max_pending`` requests are admitted at once (running or waiting
 for a pool thread), and the next ones get 503 at once with ``Retry-After: 1`` (back-pressure without
 a growing queue).
@@ -283,6 +284,14 @@ async def _examples(request, learn: bool) -> web.StreamResponse:
     as_json = _wants_json(request, body_is_json)
     raw = request.query.get("raw", "0").lower() in ("1", "true", "yes")
     body = await request.read()
+    if not (body_is_json or as_json or raw) and b"save" not in body and body.strip():
+        # the fast path: plain example lines answered as one chunk (None: some line needs the general path)
+        try:
+            got = await state.call(_chunk, state, service, body if body.endswith(b"\n") else body + b"\n", learn)
+        except StreamlearnError as e:
+            return _fail(400, str(e), as_json)
+        if got is not None:
+            return web.Response(body=got, content_type=TEXT_TYPE)
     try:
         if body_is_json:
             try:
@@ -429,6 +438,14 @@ async def _measure(request, handler):
         state.requests[endpoint, status] = state.requests.get((endpoint, status), 0) + 1
         state.latency.setdefault(endpoint, Histogram()).observe(time.perf_counter() - start)
     return response
+
+
+def _chunk(state, service, data, learn):
+    """``service.chunk`` (plain example lines), then the daemon's ``after``, both on the pool thread."""
+    out = service.chunk(data, learn)
+    if out is not None and state.after is not None:
+        state.after(service)
+    return out
 
 
 def _handle(state, service, lines, learn, raw):

@@ -16,6 +16,7 @@ import os
 import re
 import threading
 import time
+from functools import cached_property
 
 import numpy as np
 
@@ -34,9 +35,13 @@ class _Buffer(PredictionWriter):
         self.f = io.BytesIO()
 
     def take(self) -> list[bytes]:
+        data = self.take_bytes()
+        return data.split(b"\n")[:-1] if data else []
+
+    def take_bytes(self) -> bytes:
         data = self.f.getvalue()
         self.f = io.BytesIO()
-        return data.split(b"\n")[:-1] if data else []
+        return data
 
     def close(self) -> None:
         pass
@@ -196,6 +201,89 @@ class Service:
             where = [int(k) - 1 for k in block.lines[:block.n]]
         return block, where, errors
 
+    def parse_chunk(self, data: bytes):
+        """A chunk's block parsed ahead, outside the model's lock (the parser releases the GIL, so a
+        connection parses its next chunk while the model answers the last): the block; None when it is
+        parsed under the lock (the run expands features: its expander remembers the namespaces seen);
+        False when some line is not a plain example (``handle`` answers those lines)."""
+        if self._expands:
+            return None
+        if b"\r" in data:
+            return False
+        from streamlearn.api import buffer_block
+        block = buffer_block(data, self.cfg, self.fmt, "connection")
+        return block if block.n == data.count(b"\n") and not block.faults.shape[0] else False
+
+    def chunk(self, data: bytes, learn: bool | None = None, block=None) -> bytes | None:
+        """The answer to a chunk of complete example lines (``data``: each line ends in a newline; none
+        is a save command) as one bytes, or None when some line is not a plain example (a bad line, an
+        empty line, a comment, a carriage return: ``handle`` on its lines answers those). The fast path of
+        a connection: no work per line in Python. ``block``: ``parse_chunk``'s, when parsed ahead."""
+        if learn is None:
+            learn = not self.cfg.testonly
+        if block is None:
+            block = self.parse_chunk(data)
+        if block is False:
+            return None
+        with self.lock:
+            self._check(learn)
+            run, expander = self._runner(learn)
+            if block is None:
+                from streamlearn.api import buffer_block
+                if b"\r" in data:
+                    return None
+                block = buffer_block(data, self.cfg, self.fmt, "connection", expander)
+                if block.n != data.count(b"\n") or block.faults.shape[0]:
+                    return None
+            self._counts["requests"] += 1
+            if learn:
+                writer = run.outputs.writer = _Buffer()
+                try:
+                    self.engine.learn(block)
+                finally:
+                    run.outputs.writer = None
+                self._learned(block, data.split(b"\n")[:-1] if self.order_log is not None else ())
+            else:
+                writer = run.outputs.writer
+                run.process(block)
+                if run.outputs.raw_writer is not None:
+                    run.outputs.raw_writer.take()
+            self._counts["examples"] += block.n
+            return writer.take_bytes()
+
+    @cached_property
+    def _expands(self) -> bool:
+        from streamlearn.run.stream import hashing_of
+        return hashing_of(self.cfg).expands
+
+    def _check(self, learn: bool) -> None:
+        if self.closed:
+            raise StreamlearnError(f"model {self.name}: the daemon is stopping")
+        if learn and self.engine is None:
+            raise StreamlearnError(f"model {self.name}: started with -t, it learns nothing")
+
+    def _runner(self, learn: bool):
+        """(run, expander) of a request: the training run, or the predictor of the weights in force."""
+        if learn:
+            engine = self.engine
+            if engine.expander is None and self._expands:
+                engine.text_block([b"|"])  # makes the run's expander (no example processed)
+            return engine.run, engine.expander
+        if self._predicting is None:
+            rows, w = self.engine.weights()
+            self._predicting = self._predictor_of((rows, w, self.engine.st))
+        return self._predicting
+
+    def _learned(self, block, lines: list[bytes]) -> None:
+        """After learning a block: the predictor of the weights in force is stale; the counters; the
+        order log (test mode)."""
+        self.engine._predictor = self.engine._weights = None
+        self._predicting = None
+        labels = block.labels[:block.n]
+        self._counts["learned"] += int(np.count_nonzero(labels == labels))
+        if self.order_log is not None:
+            self.order_log.extend(lines)
+
     def handle(self, lines: list[bytes], learn: bool | None = None, raw: bool = False,
                strict: bool = False) -> list[bytes]:
         """One output line per example line, in order; labelled examples learned unless -t (learn
@@ -207,43 +295,23 @@ class Service:
         if learn is None:
             learn = not self.cfg.testonly
         with self.lock:
-            if self.closed:
-                raise StreamlearnError(f"model {self.name}: the daemon is stopping")
+            self._check(learn)
             self._counts["requests"] += 1
-            if learn and self.engine is None:
-                raise StreamlearnError(f"model {self.name}: started with -t, it learns nothing")
             out = [b""] * len(lines)
+            run, expander = self._runner(learn)
             if learn:
-                engine = self.engine
-                expander = engine.expander
-                if expander is None:
-                    from streamlearn.run.stream import hashing_of
-                    if hashing_of(self.cfg).expands:
-                        engine.text_block([b"|"])  # makes the run's expander (no example processed)
-                    expander = engine.expander
                 block, where, errors = self._parse(lines, expander, strict)
-                run = engine.run
                 writer = _Buffer()
                 raw_writer = _Buffer() if (raw and run.outputs.classes) else None
                 run.outputs.writer, saved_raw = writer, run.outputs.raw_writer
                 if raw_writer is not None:
                     run.outputs.raw_writer = raw_writer
                 try:
-                    preds = engine.learn(block) if block.n else None
+                    preds = self.engine.learn(block) if block.n else None
                 finally:
                     run.outputs.writer, run.outputs.raw_writer = None, saved_raw
-                engine._predictor = engine._weights = None
-                if self._predicting is not None:
-                    self._predicting = None
-                labelled = int(np.count_nonzero(block.labels[:block.n] == block.labels[:block.n]))
-                self._counts["learned"] += labelled
-                if self.order_log is not None:
-                    self.order_log.extend(lines[i] for i in where)
+                self._learned(block, [lines[i] for i in where])
             else:
-                if self._predicting is None:
-                    rows, w = self.engine.weights()
-                    self._predicting = self._predictor_of((rows, w, self.engine.st))
-                run, expander = self._predicting
                 block, where, errors = self._parse(lines, expander, strict)
                 writer = run.outputs.writer
                 raw_writer = run.outputs.raw_writer if raw else None

@@ -18,7 +18,7 @@ from streamlearn.errors import StreamlearnError
 from streamlearn.serve.service import save_command
 
 #: bytes read from a connection at a time; the complete lines read are one request
-CHUNK = 1 << 16
+CHUNK = 1 << 18
 #: the longest line taken (bytes); a longer one gets an error line and its connection is closed
 MAX_LINE = 1 << 26
 
@@ -108,6 +108,46 @@ class TCPServer:
 
     # ------------------------------------------------------------------ one connection
     def serve_connection(self, conn) -> None:
+        """Read the connection's requests and answer them in order. After the first request, the next
+        one is read and parsed on a second thread while the model answers (``pipelined``: as
+        ``streamlearn predict`` reads its input), so a client streaming examples keeps two cores busy."""
+        from streamlearn.run.stream import pipelined
+        requests = self._requests(conn)
+        first = next(requests, None)
+        if first is None or not self._answer(conn, first):
+            requests.close()
+            return
+        for item in pipelined(requests):
+            if not self._answer(conn, item):
+                try:        # the reading thread waits in recv: end it before the reader is closed
+                    conn.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                return
+
+    def _answer(self, conn, item) -> bool:
+        """Send the answer to one request (``_requests``'s item); False: the connection closes."""
+        kind, service, payload, block = item
+        if kind == "close":           # a message, then the connection closes
+            conn.sendall(payload)
+            return False
+        if kind == "chunk":
+            got = service.chunk(payload, block=block)
+            self.after(service)
+            if got is not None:
+                if got:
+                    conn.sendall(got)
+                return True
+            payload = payload.split(b"\n")[:-1]
+        out, close = self.request(service, payload)
+        if out:
+            conn.sendall(b"\n".join(out) + b"\n")
+        return not close
+
+    def _requests(self, conn):
+        """The connection's requests, as it sends them: ("chunk", service, bytes of complete lines,
+        block parsed ahead or None/False), ("lines", service, lines, None) for lines with a save
+        command, or ("close", None, message, None)."""
         names = self.registry.names()
         service = self.registry.get("default") if "default" in names else (
             self.registry.get(names[0]) if len(names) == 1 else None)
@@ -116,37 +156,36 @@ class TCPServer:
         while True:
             data = conn.recv(CHUNK)
             if not data:
-                lines = [pending] if pending.strip() else []
-                pending = b""
+                body, pending = (pending + b"\n" if pending.strip() else b""), b""
             else:
                 pending += data
                 cut = pending.rfind(b"\n")
                 if cut < 0:
                     if len(pending) > MAX_LINE:
-                        conn.sendall(f"error: a line longer than {MAX_LINE} bytes\n".encode())
+                        yield "close", None, f"error: a line longer than {MAX_LINE} bytes\n".encode(), None
                         return
                     continue
-                lines, pending = pending[:cut].split(b"\n"), pending[cut + 1:]
-            if first and lines:
-                head = lines[0].strip()
-                if head.startswith(b"model:"):
-                    name = head[6:].strip().decode("utf-8", "replace")
-                    lines = lines[1:]
+                body, pending = pending[:cut + 1], pending[cut + 1:]
+            if first and body:
+                head, _, rest = body.partition(b"\n")
+                if head.strip().startswith(b"model:"):
+                    name = head.strip()[6:].strip().decode("utf-8", "replace")
+                    body = rest
                     try:
                         service = self.registry.get(name)
                     except KeyError:
-                        conn.sendall(f"error: no model named {name!r}\n".encode())
+                        yield "close", None, f"error: no model named {name!r}\n".encode(), None
                         return
                 first = False
-            if lines:
+            if body:
                 if service is None:
-                    conn.sendall(b"error: several models are served; name one with a first line 'model: NAME'\n")
+                    yield ("close", None, b"error: several models are served; name one with a first line "
+                           b"'model: NAME'\n", None)
                     return
-                out, close = self.request(service, lines)
-                if out:
-                    conn.sendall(b"\n".join(out) + b"\n")
-                if close:
-                    return
+                if b"save" in body and any(save_command(ln.rstrip(b"\r")) is not None for ln in body.split(b"\n")):
+                    yield "lines", service, body.split(b"\n")[:-1], None
+                else:
+                    yield "chunk", service, body, service.parse_chunk(body)
             if not data:
                 return
 

@@ -40,6 +40,15 @@ class FakeService:
         self._stats = {"examples": 0, "learned": 0, "loss_sum": 0.0, "weighted": 0.0, "requests": 0,
                        "errors": 0, "model_loaded_at": time.time() - 100.0, "last_save_at": None}
 
+    def chunk(self, data, learn=None):
+        """The fast path's contract: one bytes for plain lines, None when a line needs ``handle``."""
+        assert data.endswith(b"\n")
+        lines = data.split(b"\n")[:-1]
+        if any(not ln.strip() or b"\r" in ln or ln.startswith(b"bad") for ln in lines):
+            return None
+        self.chunked = getattr(self, "chunked", 0) + 1
+        return b"".join(out + b"\n" for out in self.handle(lines, learn))
+
     def handle(self, lines, learn=None, raw=False):
         with self.lock:
             self.active += 1
@@ -489,6 +498,8 @@ RUN_HTTP = """
 import sys, time
 from streamlearn.serve import http
 class Service:
+    def chunk(self, data, learn=None):
+        return None
     def handle(self, lines, learn=None, raw=False):
         return [b"1" for _ in lines]
     def stats(self):
