@@ -142,6 +142,31 @@ def test_service_raw_predictions():
     assert got[1].startswith(b"error: ") and got[2] == b"" and k.stats()["learned"] == 1
 
 
+def test_service_chunk_is_handle_without_lines(tmp_path):
+    """The fast path (``Service.chunk``: complete plain lines as one bytes) answers and learns as
+    ``handle``; a chunk with a line that is no plain example is left to ``handle`` (None, nothing done)."""
+    for given in ({}, {"quadratic": ("ab",)}):      # parsed before the lock, and under it (-q expands)
+        cfg, _ = prepare_train({"bits": 18, "quiet": True, **given})
+        a, b = Service(cfg), Service(cfg)
+        fast = b"".join(a.chunk(b"".join(x + b"\n" for x in TRAIN[i:i + 37])) for i in range(0, len(TRAIN), 37))
+        assert fast.splitlines() == b.handle(TRAIN) and len(fast.splitlines()) == len(TRAIN)
+        assert a.model_bytes() == b.model_bytes()
+        assert a.chunk(b"".join(x + b"\n" for x in TEST), learn=False).splitlines() == b.handle(TEST, learn=False)
+        before = a.model_bytes(), a.stats()
+        for odd in (b"1 | x\n\n", b"1 | x\nx1 | y\n", b"1 | x\r\n", b"# a comment\n"):
+            assert a.chunk(odd) is None
+        assert (a.model_bytes(), a.stats()) == before
+    cfg, model = prepare_train({"initial_model": str(_trained(tmp_path)), "testonly": True, "quiet": True})
+    t = Service(cfg, model=model)
+    assert t.chunk(b"".join(x + b"\n" for x in TEST)).splitlines() == t.handle(TEST)
+
+
+def _trained(tmp_path: Path) -> Path:
+    write(tmp_path / "tr.vw", TRAIN)
+    assert sl("train", "-d", "tr.vw", "-b", 18, "-f", "m.model", "--quiet", cwd=tmp_path).returncode == 0
+    return tmp_path / "m.model"
+
+
 def test_save_command_lines():
     assert save_command(b"save") == "" and save_command(b"save_/tmp/m.model") == "/tmp/m.model"
     assert save_command(b"'save_x|") == "x" and save_command(b"1 | save") is None
@@ -163,6 +188,26 @@ def test_daemon_equals_train_and_predict(tmp_path, daemons):
     t = daemons(tmp_path, "-t", "-i", "m.model")
     assert t.send(TEST) == (tmp_path / "te.pred").read_bytes().splitlines()
     assert t.stop(signal.SIGINT) == 0
+
+
+def test_daemon_stream_of_many_chunks(tmp_path, daemons):
+    """A client streaming far more than one read (the connection's next chunk parsed while the model
+    answers the last), with a bad line and a save line inside: train's predictions and models."""
+    lines = (TRAIN * 60)[:18000]          # about 1.5 MB: several reads of the connection
+    stream = lines[:9000] + [b"x1 | bad label"] + lines[9000:12000] + [b"save_mid.model"] + lines[12000:]
+    write(tmp_path / "all.vw", lines)
+    write(tmp_path / "head.vw", lines[:12000])
+    for name in ("all", "head"):
+        assert sl("train", "-d", f"{name}.vw", "-b", 18, "-f", f"{name}.model", "-p", f"{name}.pred", "--quiet",
+                  cwd=tmp_path).returncode == 0
+    d = daemons(tmp_path, "-b", 18, "-f", "final.model")
+    out = d.send(stream)
+    want = (tmp_path / "all.pred").read_bytes().splitlines()
+    assert len(out) == len(want) + 1 and out[9000].startswith(b"error: ")
+    assert out[:9000] + out[9001:] == want
+    assert (tmp_path / "mid.model").read_bytes() == (tmp_path / "head.model").read_bytes()
+    assert d.stop() == 0
+    assert (tmp_path / "final.model").read_bytes() == (tmp_path / "all.model").read_bytes()
 
 
 def test_bad_lines_and_strict(tmp_path, daemons):
