@@ -79,6 +79,11 @@ class RunState:
         st = state.copy() if isinstance(state, np.ndarray) else learners.make_state(cfg, prm, state)
         return cls(cfg, table, prm, iprm, st)
 
+    def twin(self) -> "RunState":
+        """A predictor's twin: the same table (read only: a predictor learns nothing), its own settings,
+        state and counters, so that twins predict on several threads at once (``streamlearn serve``)."""
+        return RunState(self.cfg, self.table, self.prm.copy(), self.iprm.copy(), self.st.copy())
+
     # ------------------------------------------------------------------ named views of the arrays
     # Made once, on first use (a run's arrays are its own for its whole life: no field is assigned a
     # new array), so that the per-block code reads them at the cost of an attribute.

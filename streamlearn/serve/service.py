@@ -74,6 +74,11 @@ class Service:
         self.order_log: list | None = None
         #: set by ``close`` (the daemon's final save): later requests are refused, nothing is learned after it
         self.closed = False
+        #: predictions on several threads: each thread's twin of the predictor (``_twin``), remade when the
+        #: weights in force change (``_generation``); the twins of the model in force (their counters)
+        self._local = threading.local()
+        self._generation = 0
+        self._twins: list = []
         self._load(model)
 
     # ------------------------------------------------------------------ the model
@@ -100,14 +105,42 @@ class Service:
             engine.run.arrays.quiet()
             engine.start_pass()
         with self.lock:
-            self.engine, self._predicting = engine, predictor
+            self.engine = engine
+            self._set_predicting(predictor)
+            self._twins = []
             self.loss_base = self._loss()
             self.model_loaded_at = time.time()
 
-    def _predictor_of(self, model):
-        from streamlearn.run.runstate import RunState
+    def _set_predicting(self, predictor) -> None:
+        """The predictor of the weights in force (None: made again when asked, after learning)."""
+        self._predicting = predictor
+        self._generation += 1
+
+    def _run_of(self, state):
+        """(a predicting run writing into memory, its expander) of a predictor's arrays."""
         from streamlearn.run.report import Reporter
         from streamlearn.run.session import Run
+        state.quiet()
+        run = Run.predicting(state, Reporter(True), _Buffer())
+        if run.outputs.classes and getattr(self.cfg, "raw_predictions", None) is None:
+            run.outputs.raw_writer = _Buffer()
+        return run, self._expander()
+
+    def _twin(self):
+        """This thread's twin of the predictor in force (under the lock): the same weights, its own
+        counters and outputs, so predictions run on several threads at once while the kernels release
+        the GIL. Each thread keeps its own twin, as each of VW's forked children its own copy."""
+        local = self._local
+        if getattr(local, "generation", None) != self._generation:
+            run, _ = self._runner(False)
+            twin = self._run_of(run.arrays.twin())
+            local.generation, local.runner = self._generation, twin
+            if self.engine is None:
+                self._twins.append(twin[0])
+        return local.runner
+
+    def _predictor_of(self, model):
+        from streamlearn.run.runstate import RunState
         cfg = self.cfg
         if model is None:
             rows, w, st = np.zeros(0, np.int64), np.zeros(0), {}
@@ -116,12 +149,7 @@ class Service:
             rows, w, st = index, table[:, 0], header.get("state", {})
         else:   # an engine's weights in force: (rows, weights, state array)
             rows, w, st = model
-        state = RunState.predictor(cfg, rows, w, st)
-        state.quiet()
-        run = Run.predicting(state, Reporter(True), _Buffer())
-        if run.outputs.classes and getattr(cfg, "raw_predictions", None) is None:
-            run.outputs.raw_writer = _Buffer()
-        return run, self._expander()
+        return self._run_of(RunState.predictor(cfg, rows, w, st))
 
     def _expander(self):
         from streamlearn.run.stream import hashing_of
@@ -133,8 +161,11 @@ class Service:
 
     def _loss(self) -> tuple[float, float]:
         from streamlearn.core.state import C_SUM_LOSS, C_W_LABELED
-        run = self.engine.run if self.engine is not None else self._predicting[0]
-        return float(run.ctr[C_SUM_LOSS]), float(run.ctr[C_W_LABELED])
+        if self.engine is not None:
+            runs = [self.engine.run]
+        else:       # a -t daemon: its predictor's and the threads' twins'
+            runs = [self._predicting[0], *self._twins]
+        return (float(sum(r.ctr[C_SUM_LOSS] for r in runs)), float(sum(r.ctr[C_W_LABELED] for r in runs)))
 
     def reload(self) -> None:
         """Re-read the model file (-i, else -f) and serve it from the next request on."""
@@ -208,11 +239,8 @@ class Service:
         False when some line is not a plain example (``handle`` answers those lines)."""
         if self._expands:
             return None
-        if b"\r" in data:
-            return False
-        from streamlearn.api import buffer_block
-        block = buffer_block(data, self.cfg, self.fmt, "connection")
-        return block if block.n == data.count(b"\n") and not block.faults.shape[0] else False
+        block = self._plain_block(data, None)
+        return False if block is None else block
 
     def chunk(self, data: bytes, learn: bool | None = None, block=None) -> bytes | None:
         """The answer to a chunk of complete example lines (``data``: each line ends in a newline; none
@@ -225,31 +253,45 @@ class Service:
             block = self.parse_chunk(data)
         if block is False:
             return None
-        with self.lock:
-            self._check(learn)
-            run, expander = self._runner(learn)
+        if not learn:       # predictions: this thread's twin, outside the lock
+            with self.lock:
+                self._check(False)
+                run, expander = self._twin()
             if block is None:
-                from streamlearn.api import buffer_block
-                if b"\r" in data:
+                block = self._plain_block(data, expander)
+                if block is None:
                     return None
-                block = buffer_block(data, self.cfg, self.fmt, "connection", expander)
-                if block.n != data.count(b"\n") or block.faults.shape[0]:
+            run.process(block)
+            if run.outputs.raw_writer is not None:
+                run.outputs.raw_writer.take()
+            with self.lock:
+                self._counts["requests"] += 1
+                self._counts["examples"] += block.n
+            return run.outputs.writer.take_bytes()
+        with self.lock:
+            self._check(True)
+            run, expander = self._runner(True)
+            if block is None:
+                block = self._plain_block(data, expander)
+                if block is None:
                     return None
             self._counts["requests"] += 1
-            if learn:
-                writer = run.outputs.writer = _Buffer()
-                try:
-                    self.engine.learn(block)
-                finally:
-                    run.outputs.writer = None
-                self._learned(block, data.split(b"\n")[:-1] if self.order_log is not None else ())
-            else:
-                writer = run.outputs.writer
-                run.process(block)
-                if run.outputs.raw_writer is not None:
-                    run.outputs.raw_writer.take()
+            writer = run.outputs.writer = _Buffer()
+            try:
+                self.engine.learn(block)
+            finally:
+                run.outputs.writer = None
+            self._learned(block, data.split(b"\n")[:-1] if self.order_log is not None else ())
             self._counts["examples"] += block.n
             return writer.take_bytes()
+
+    def _plain_block(self, data: bytes, expander):
+        """The block of a chunk whose every line is a plain example, else None."""
+        from streamlearn.api import buffer_block
+        if b"\r" in data:
+            return None
+        block = buffer_block(data, self.cfg, self.fmt, "connection", expander)
+        return block if block.n == data.count(b"\n") and not block.faults.shape[0] else None
 
     @cached_property
     def _expands(self) -> bool:
@@ -271,14 +313,14 @@ class Service:
             return engine.run, engine.expander
         if self._predicting is None:
             rows, w = self.engine.weights()
-            self._predicting = self._predictor_of((rows, w, self.engine.st))
+            self._set_predicting(self._predictor_of((rows, w, self.engine.st)))
         return self._predicting
 
     def _learned(self, block, lines: list[bytes]) -> None:
         """After learning a block: the predictor of the weights in force is stale; the counters; the
         order log (test mode)."""
         self.engine._predictor = self.engine._weights = None
-        self._predicting = None
+        self._set_predicting(None)
         labels = block.labels[:block.n]
         self._counts["learned"] += int(np.count_nonzero(labels == labels))
         if self.order_log is not None:

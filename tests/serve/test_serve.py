@@ -161,6 +161,37 @@ def test_service_chunk_is_handle_without_lines(tmp_path):
     assert t.chunk(b"".join(x + b"\n" for x in TEST)).splitlines() == t.handle(TEST)
 
 
+def test_predictions_on_several_threads(tmp_path):
+    """Predictions run outside the learner's lock, each thread on its twin of the predictor (the same
+    weights, its own counters): 8 threads at once answer as one, and the counters add up."""
+    cfg, model = prepare_train({"initial_model": str(_trained(tmp_path)), "testonly": True, "quiet": True})
+    t = Service(cfg, model=model)
+    data = b"".join(x + b"\n" for x in TEST)
+    want = t.chunk(data)
+    loss = t.stats()["loss_sum"]
+    got, start = [], threading.Barrier(8)
+
+    def client():
+        start.wait()
+        got.extend(t.chunk(data) for _ in range(20))
+    threads = [threading.Thread(target=client) for _ in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert got == [want] * 160
+    st = t.stats()
+    assert st["examples"] == 161 * len(TEST) and st["requests"] == 161
+    assert abs(st["loss_sum"] - 161 * loss) < 1e-6 * 161 * loss
+    # a learning model: predictions (learn=False) read the weights in force, learning goes on between them
+    cfg, _ = prepare_train({"bits": 18, "quiet": True})
+    a, b = Service(cfg), Service(cfg)
+    for i in range(0, len(TRAIN), 50):
+        part = b"".join(x + b"\n" for x in TRAIN[i:i + 50])
+        assert a.chunk(part) == b.chunk(part)
+        assert a.chunk(data, learn=False).splitlines() == b.handle(TEST, learn=False)
+
+
 def _trained(tmp_path: Path) -> Path:
     write(tmp_path / "tr.vw", TRAIN)
     assert sl("train", "-d", "tr.vw", "-b", 18, "-f", "m.model", "--quiet", cwd=tmp_path).returncode == 0
