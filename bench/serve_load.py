@@ -394,6 +394,61 @@ def run_load(target: str | Target, lines: list[bytes], connections: int = 1, bat
     return asyncio.run(_run(t, lines, connections, batch, examples, seconds, collect))
 
 
+def stream(target: str | Target, data: bytes, connections: int = 1) -> LoadResult:
+    """Stream ``data`` (complete VW text lines) through each of ``connections`` TCP connections at once, as
+    ``cat FILE | nc host port`` does with VW's daemon: a thread writes the whole of it and then half-closes,
+    another reads the answers as they come; the clock runs from the first byte written to the last answer
+    read on every connection. The answers are counted (one line per example) and the connections' answers
+    checked equal. Examples per second over all connections; no per-request latency (there is no request)."""
+    import socket
+    import threading
+    t = target if isinstance(target, Target) else Target.parse(target)
+    if t.protocol != "tcp":
+        raise ValueError("stream: a TCP target")
+    want = data.count(b"\n")
+    socks = []
+    for _ in range(connections):
+        sock = socket.create_connection((t.host, t.port))
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        socks.append(sock)
+    got = [0] * connections
+    digests: list = [None] * connections
+    errors: list = []
+
+    def send(sock) -> None:
+        try:
+            sock.sendall(data)
+            sock.shutdown(socket.SHUT_WR)
+        except OSError as e:
+            errors.append(e)
+
+    def receive(k: int, sock) -> None:
+        import hashlib
+        h, n = hashlib.blake2b(), 0
+        while chunk := sock.recv(1 << 20):
+            n += chunk.count(b"\n")
+            h.update(chunk)
+        got[k], digests[k] = n, h.hexdigest()
+        sock.close()
+
+    cpu0, t0 = time.process_time(), time.perf_counter_ns()
+    threads = [threading.Thread(target=send, args=(s,)) for s in socks]
+    threads += [threading.Thread(target=receive, args=(k, s)) for k, s in enumerate(socks)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    t1 = time.perf_counter_ns()
+    if errors:
+        raise errors[0]
+    if got != [want] * connections:
+        raise ProtocolError(f"answer lines {got} for {want} examples a connection")
+    if len(set(digests)) != 1:
+        raise ProtocolError("the connections' answers to the same lines differ")
+    return LoadResult(str(t), "tcp", connections, want, examples=want * connections, requests=connections,
+                      seconds=(t1 - t0) / 1e9, client_cpu_s=time.process_time() - cpu0)
+
+
 def wait_for_port(host: str, port: int, timeout: float = 30.0, alive=None) -> None:
     """Block until ``host:port`` accepts a TCP connection; ``alive()`` false (a server that died) or
     ``timeout`` seconds raise."""
