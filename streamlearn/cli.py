@@ -21,7 +21,8 @@ from streamlearn._cache import install_lazy_caches
 install_lazy_caches()   # before config/learners import the kernels: numba caches built on first call
 from streamlearn import config, learners  # noqa: E402
 from streamlearn.errors import StreamlearnError  # noqa: E402
-from streamlearn.options import INPUT_OPTIONS, SAME  # noqa: E402
+from streamlearn.options import INPUT_OPTIONS, SAME, declared_once  # noqa: E402
+from streamlearn.serve.options import SERVE_OPTION, SERVE_OPTIONS, serve_options  # noqa: E402
 
 FLOAT = click.FLOAT
 INT = click.INT
@@ -57,8 +58,10 @@ def _options(declared):
 
 
 _input_options = _options(INPUT_OPTIONS)
-#: the --help section of each option of train (a learner's own: its own section)
-_SECTIONS = {o.name: o.section for o in config.OPTIONS}
+#: serve's options: its own (section "Serving") first, then train's
+_SERVE_OPTIONS = declared_once(SERVE_OPTIONS + config.OPTIONS)
+#: the --help section of each option of train and serve (a learner's own: its own section)
+_SECTIONS = {o.name: o.section for o in _SERVE_OPTIONS}
 
 
 class _Sectioned(click.Command):
@@ -259,46 +262,16 @@ def predict(sources, format, quiet, strict, block_size, threads, initial_model, 
 
 
 @main.command(cls=_Sectioned, context_settings={"show_default": True})
-@_options(config.OPTIONS)
-@click.option("--port", type=INT, default=26542, help="TCP port to listen on (0: any free port).")
-@click.option("--host", default="127.0.0.1", help="Address to listen on.")
-@click.option("--port-file", "--port_file", "port_file", metavar="PATH", help="Write the port listened on here.")
-@click.option("--pid-file", "--pid_file", "pid_file", metavar="PATH", help="Write the daemon's process id here.")
-@click.option("--num-children", "--num_children", "num_children", type=INT, default=10,
-              help="Connections served at once (worker threads; VW's forked children).")
-@click.option("--foreground", is_flag=True, default=False, help="Stay in the foreground (default: background).")
-@click.option("--save-every", "save_every", type=INT, default=None, metavar="N",
-              help="Snapshot each model (to its -f file) every N examples.")
-@click.option("--save-every-seconds", "save_every_seconds", type=FLOAT, default=None, metavar="S",
-              help="Snapshot each model (to its -f file) every S seconds.")
-@click.option("--model", "models", multiple=True, metavar="NAME=PATH",
-              help="Serve the model of PATH as NAME (repeatable); a connection names it in a first line 'model: NAME'.")
-@click.option("--max-queue", "max_queue", type=INT, default=64, metavar="N",
-              help="Accepted connections waiting for a worker; beyond, new clients wait.")
-@click.option("--http-port", "http_port", type=INT, default=None, metavar="PORT",
-              help="Also answer HTTP on this port (POST /predict, /learn, /save; GET /healthz, /metrics); "
-                   "needs aiohttp: pip install 'streamlearn[serve]'.")
-@click.option("--http-host", "http_host", default="127.0.0.1", help="The address the HTTP endpoint listens on.")
-@click.option("--http-workers", "http_workers", type=INT, default=4, metavar="N",
-              help="Threads calling the models for HTTP requests.")
-@click.option("--http-max-pending", "http_max_pending", type=INT, default=256, metavar="N",
-              help="HTTP requests admitted at once (running or waiting for a thread); more are answered 503.")
+@_options(_SERVE_OPTIONS)
 @click.pass_context
-def serve(ctx, port, host, port_file, pid_file, num_children, foreground, save_every, save_every_seconds, models,
-          max_queue, http_port, http_host, http_workers, http_max_pending, **values):
+def serve(ctx, **values):
     """Serve models over VW's daemon protocol: examples in, predictions out, learning as they come."""
-    from streamlearn.serve.daemon import ServeOptions, serve as run_serve
+    from streamlearn.serve.daemon import serve as run_serve
 
-    explicit = _given(ctx, values)
+    opts = _run(serve_options, values)
+    explicit = _given(ctx, {k: v for k, v in values.items() if k not in SERVE_OPTION})
     explicit.pop("sources", None)
     explicit["sources"], explicit["no_stdin"] = (), True
-    opts = ServeOptions(port=port, host=host, port_file=port_file, pid_file=pid_file, num_children=num_children,
-                        foreground=foreground, save_every=save_every, save_every_seconds=save_every_seconds,
-                        models=tuple(models), max_queue=max_queue, strict=bool(values.get("strict")),
-                        http_port=http_port, http_host=http_host, http_workers=http_workers,
-                        http_max_pending=http_max_pending,
-                        quiet=bool(values.get("quiet")),
-                        order_log=os.environ.get("STREAMLEARN_SERVE_ORDER_LOG") or None)
     _run(run_serve, explicit, opts)
 
 

@@ -56,7 +56,8 @@ class Option:
     the option. ``config``: False for command-line conveniences the CLI turns into other options
     (``-c``, ``--ftrl``). ``check``: (value) -> None or the reason the value is invalid (the part after
     "must be"), for options declared with it (the older options are checked in ``config``, in their
-    historical order)."""
+    historical order; ``streamlearn serve``'s own options word it after "--flag VALUE: ",
+    ``streamlearn.serve.options``)."""
 
     name: str
     flags: tuple
@@ -548,6 +549,11 @@ def train_options(specs) -> tuple:
     own = tuple(o for spec in specs for o in spec.declares)
     every = (RUN_OPTIONS + SHARED_LEARNER_OPTIONS + own + LATE_OPTIONS + FEATURE_EXPANSION + LOWRANK_OPTIONS
              + FINAL_OPTIONS)
+    return declared_once(every)
+
+
+def declared_once(every: tuple) -> tuple:
+    """``every``, unless an option name is declared twice in it (a command's options are one namespace)."""
     names = [o.name for o in every]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:

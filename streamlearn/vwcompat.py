@@ -7,7 +7,8 @@ VW's grammar handled here, once, before the train command parses the line:
 * a bare word that is no option's value is a data file (``vw train.dat`` reads it, as ``-d train.dat``);
 * ``--version`` prints the version, ``-h``/``--help`` train's help under this name;
 * ``--daemon`` (VW's serving) runs ``streamlearn serve`` with the other options (``--port``,
-  ``--port_file``, ``--pid_file``, ``--num_children``, ``--foreground``, ``-t``, ``-i``, ``-f``, ...).
+  ``--port_file``, ``--pid_file``, ``--num_children``, ``--foreground``, ``-t``, ``-i``, ``-f``, ...):
+  serve's own are declared once, VW's spellings among their flags (``streamlearn.serve.options``).
 
 Everything else (VW's spellings of options, their values) is ``streamlearn train``'s own.
 """
@@ -91,24 +92,26 @@ def main(argv: list[str] | None = None) -> None:
                   standalone_mode=True) if argv is not None else _as_process(cli_main, [name, *args])
 
 
+#: the flags and defaults of the daemon's address (serve's ``port`` and ``host``) as ``_listen_early``
+#: reads them, before anything is imported: importing their declarations (``streamlearn.serve.options``)
+#: would take numpy first, about 0.1 s before the port listens (a test keeps the two the same)
+EARLY_ADDRESS = {"port": (("--port",), 26542), "host": (("--host",), "127.0.0.1")}
+
+
 def _listen_early(args: list[str]) -> None:
     """Listen on the daemon's port before the models load (``streamlearn.serve.listen_early``)."""
     from streamlearn.serve import listen_early
-    port, host = "26542", "127.0.0.1"
+    value = {name: str(default) for name, (_, default) in EARLY_ADDRESS.items()}
     for i, a in enumerate(args):
-        for flag in ("--port", "--host"):
-            if a == flag and i + 1 < len(args):
-                value = args[i + 1]
-            elif a.startswith(flag + "="):
-                value = a.split("=", 1)[1]
-            else:
-                continue
-            if flag == "--port":
-                port = value
-            else:
-                host = value
+        for name, (flags, _) in EARLY_ADDRESS.items():
+            for flag in flags:
+                if a == flag and i + 1 < len(args):
+                    value[name] = args[i + 1]
+                elif a.startswith(flag + "="):
+                    value[name] = a.split("=", 1)[1]
+    port = value["port"]
     if port.isdigit() and 0 < int(port) < 65536:
-        listen_early(host, int(port))
+        listen_early(value["host"], int(port))
 
 
 def _as_process(cli_main, args: list[str]) -> None:

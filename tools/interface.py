@@ -2,7 +2,8 @@
 declarations must leave as it is.
 
 It records every ``streamlearn train`` and ``predict`` command-line parameter (flags, type, default,
-help, metavar, ...), the run configuration's fields and defaults, the model file's option keys in
+help, metavar, ...), ``streamlearn serve``'s own (and the order of all of serve's), the serving options'
+fields and defaults (``ServeOptions``), the run configuration's fields and defaults, the model file's option keys in
 their order, the values a model written before an option existed takes, how messages spell each
 option, the scikit-learn estimators' parameters and what a Dask run refuses.
 
@@ -65,6 +66,12 @@ def record() -> dict:
         params = [p for p in cmd.params if p.name != "help"]
         out[f"{name}.order"] = [p.name for p in params]
         out[f"{name}.params"] = {p.name: _param(p) for p in params}
+    serve = [p for p in cli.main.commands["serve"].params if p.name != "help"]
+    out["serve.order"] = [p.name for p in serve]
+    out["serve.params"] = {p.name: _param(p) for p in serve if p.name not in out["train.params"]}
+    from streamlearn.serve.daemon import ServeOptions
+    out["ServeOptions"] = {f.name: _value(f.default) if f.default is not dataclasses.MISSING else "<factory>"
+                           for f in dataclasses.fields(ServeOptions)}
     fields = {}
     for f in dataclasses.fields(config.TrainConfig):
         if f.default is not dataclasses.MISSING:

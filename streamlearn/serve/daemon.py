@@ -9,51 +9,10 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
 
 from streamlearn.errors import OptionError
+from streamlearn.serve.options import ServeOptions, check
 from streamlearn.serve.service import Registry, Service
-
-
-@dataclass
-class ServeOptions:
-    port: int = 26542
-    host: str = "127.0.0.1"
-    port_file: str | None = None
-    pid_file: str | None = None
-    num_children: int = 10
-    foreground: bool = False
-    save_every: int | None = None
-    save_every_seconds: float | None = None
-    models: tuple = ()          # "name=path"
-    max_queue: int = 64
-    strict: bool = False
-    quiet: bool = False
-    http_port: int | None = None    # --http-port: also answer HTTP (streamlearn.serve.http, aiohttp)
-    http_host: str = "127.0.0.1"
-    http_workers: int = 4
-    http_max_pending: int = 256
-    order_log: str | None = None    # test mode: the lines learned, in the order applied, written here at exit
-    extra: dict = field(default_factory=dict)
-
-
-def check(opts: ServeOptions) -> None:
-    if not 0 <= opts.port <= 65535:
-        raise OptionError(f"--port {opts.port}: a port is 0 (any free port) to 65535")
-    if opts.num_children < 1:
-        raise OptionError(f"--num-children {opts.num_children}: at least 1")
-    if opts.max_queue < 1:
-        raise OptionError(f"--max-queue {opts.max_queue}: at least 1")
-    if opts.http_port is not None and not 0 <= opts.http_port <= 65535:
-        raise OptionError(f"--http-port {opts.http_port}: a port is 0 (any free port) to 65535")
-    if opts.http_workers < 1:
-        raise OptionError(f"--http-workers {opts.http_workers}: at least 1")
-    if opts.http_max_pending < 1:
-        raise OptionError(f"--http-max-pending {opts.http_max_pending}: at least 1")
-    if opts.save_every is not None and opts.save_every < 1:
-        raise OptionError(f"--save-every {opts.save_every}: at least 1 example")
-    if opts.save_every_seconds is not None and not opts.save_every_seconds > 0:
-        raise OptionError(f"--save-every-seconds {opts.save_every_seconds}: a positive number of seconds")
 
 
 def registry_of(explicit: dict, models: tuple) -> Registry:
