@@ -19,8 +19,10 @@ from streamlearn.serve.service import save_command
 
 #: bytes read from a connection at a time; the complete lines read are one request
 CHUNK = 1 << 16
-#: the longest line taken (bytes); a longer one gets an error line and its connection is closed
-MAX_LINE = 1 << 26
+#: the longest line taken (bytes, 1 MiB); a longer one gets an error line and its connection is closed.
+#: It bounds what a connection holds: a partial line of at most MAX_LINE + CHUNK bytes (and its copies
+#: while it is split into lines), so the daemon's buffers are a few times that per worker (--num-children)
+MAX_LINE = 1 << 20
 
 
 class TCPServer:
