@@ -37,6 +37,41 @@ def registry_of(explicit: dict, models: tuple) -> Registry:
     return Registry(services)
 
 
+class OrderLog:
+    """Test mode (``STREAMLEARN_SERVE_ORDER_LOG=PATH``): the order a model applied its examples, written
+    as the daemon goes, so that it survives a SIGKILL. ``extend`` (``Service.handle``, under the
+    model's lock) appends a request's example lines, one ``write`` each; ``saved`` (``Service.save``,
+    under the lock, once the snapshot is in place) appends ``#snapshot K``, K = 1, 2, ...: snapshot K is
+    the model learned from the lines before that marker. With ``STREAMLEARN_SERVE_KEEP_SNAPSHOTS`` set,
+    snapshot K's bytes are also written (atomically) to ``<its path>.snap-K``, before its marker."""
+
+    def __init__(self, path: str, keep: bool = False):
+        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND | getattr(os, "O_CLOEXEC", 0),
+                          0o666)
+        self.keep = keep
+        self.snapshots = 0
+
+    def _write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.fd, view):]
+
+    def extend(self, lines) -> None:
+        data = b"".join(line + b"\n" for line in lines)
+        if data:
+            self._write(data)
+
+    def saved(self, path: str, data: bytes) -> None:
+        from streamlearn.io.atomic import write_atomic
+        self.snapshots += 1
+        if self.keep:
+            write_atomic(f"{path}.snap-{self.snapshots}", [data], "snapshot copy")
+        self._write(f"#snapshot {self.snapshots}\n".encode())
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
 class Daemon:
     def __init__(self, registry: Registry, opts: ServeOptions):
         from streamlearn.serve.tcp import TCPServer
@@ -49,9 +84,11 @@ class Daemon:
         self.http = None
         if opts.http_port is not None:     # imported only then: aiohttp is an optional extra (one-line error)
             import streamlearn.serve.http  # noqa: F401
-        if opts.order_log:
+        if opts.order_log:     # one model: PATH; several: PATH.NAME each
+            several = len(registry.names()) > 1
             for s in registry:
-                s.order_log = []
+                s.order_log = OrderLog(f"{opts.order_log}.{s.name}" if several else opts.order_log,
+                                       opts.keep_snapshots)
 
     def log(self, text: str) -> None:
         if not self.opts.quiet:
@@ -76,15 +113,13 @@ class Daemon:
                         self.log(f"snapshot of model {s.name} failed: {exc}")
 
     def final_save(self) -> None:
-        """Close every model (its final save); then, in the test mode, the order the lines were learned."""
+        """Close every model (its final save; in the test mode, its order log)."""
         for s in self.registry:
             path = s.close()
             if path is not None:
                 self.log(f"model {s.name} saved to {path}")
-        if self.opts.order_log:
-            from streamlearn.io.atomic import write_atomic
-            write_atomic(self.opts.order_log, [b"".join(line + b"\n" for s in self.registry for line in s.order_log)],
-                         "order log")
+            if s.order_log is not None:
+                s.order_log.close()
 
     def reload(self) -> None:
         for s in self.registry:

@@ -11,10 +11,10 @@ Routes (``{name}`` picks one model of the registry; the short routes serve the d
 
 The app depends only on the registry's interface (``Registry.get``/``names``, ``Service.chunk``/
 ``handle``/``save``/``stats``: a text body of plain example lines is answered by ``chunk`` in one piece,
-anything else line by line by ``handle``). Calls into a service run in a thread pool (the kernels release the GIL), so the
-event loop keeps answering; at most ``max_pending`` requests are admitted at once (running or waiting
-for a pool thread), and the next ones get 503 at once with ``Retry-After: 1`` (back-pressure without
-a growing queue).
+anything else line by line by ``handle``). Calls into a service run in a thread pool (the kernels release
+the GIL), so the event loop keeps answering; at most ``max_pending`` requests, and ``MAX_BYTES`` of their
+bodies, are admitted at once (from before their body is read, running or waiting for a pool thread), and
+the next ones get 503 at once with ``Retry-After: 1`` (back-pressure without a growing queue or memory).
 """
 
 from __future__ import annotations
@@ -35,6 +35,9 @@ try:
 except ImportError as e:  # the CLI prints this one line
     raise OptionError("the HTTP endpoint (--http-port) needs aiohttp: pip install 'streamlearn[serve]'") from e
 
+#: the bodies of the requests admitted at once (bytes): a request takes up to about 20 times its body while
+#: it is parsed and answered, so this bounds the endpoint's memory (a few hundred MB) beside ``max_pending``
+MAX_BYTES = 16 << 20
 #: upper bounds (seconds) of the latency histogram's buckets: 50 us to 10 s, dense below 1 ms
 LATENCY_BUCKETS = (0.00005, 0.0001, 0.00025, 0.0005, 0.00075, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
                    0.1, 0.25, 0.5, 1.0, 2.5, 10.0)
@@ -221,7 +224,8 @@ class _State:
     """What the handlers share: the registry, the pool, admission and the HTTP metrics (touched only
     from the event loop's thread, so no lock)."""
 
-    def __init__(self, registry, strict, workers, max_pending, default, after=None):
+    def __init__(self, registry, strict, workers, max_pending, default, after=None, max_body=16 << 20,
+                 max_bytes=MAX_BYTES):
         self.registry = registry
         self.after = after      # after(service), on the pool thread after each request (periodic snapshots)
         self.strict = strict
@@ -230,6 +234,9 @@ class _State:
         self.max_pending = max_pending
         self.pool = None
         self.pending = 0
+        self.max_body = max_body
+        self.max_bytes = max_bytes
+        self.pending_bytes = 0  # the bodies (Content-Length, else max_body) of the requests in flight
         self.requests = {}      # (endpoint, status) -> count
         self.latency = {}       # endpoint -> Histogram
         self.rejected = 0       # 503s of back-pressure
@@ -248,17 +255,31 @@ class _State:
         except KeyError:
             raise web.HTTPNotFound(text=f"unknown model {name!r}\n") from None
 
-    async def call(self, fn, *args):
-        """``fn(*args)`` on a pool thread, if admitted (else 503)."""
-        if self.pending >= self.max_pending:
+    def admit(self, size: int = 0) -> None:
+        """Count a request in flight (before its body is read), or answer 503 at once: at most
+        ``max_pending`` requests and ``max_bytes`` of their bodies (a request alone is always admitted)."""
+        if self.pending >= self.max_pending or (self.pending and self.pending_bytes + size > self.max_bytes):
             self.rejected += 1
             raise web.HTTPServiceUnavailable(text="busy: too many requests in flight, retry\n",
                                              headers={"Retry-After": "1"})
         self.pending += 1
+        self.pending_bytes += size
+
+    def release(self, size: int = 0) -> None:
+        self.pending -= 1
+        self.pending_bytes -= size
+
+    async def run(self, fn, *args):
+        """``fn(*args)`` on a pool thread (the request admitted)."""
+        return await asyncio.get_running_loop().run_in_executor(self.pool, functools.partial(fn, *args))
+
+    async def call(self, fn, *args):
+        """``fn(*args)`` on a pool thread, if admitted (else 503)."""
+        self.admit()
         try:
-            return await asyncio.get_running_loop().run_in_executor(self.pool, functools.partial(fn, *args))
+            return await self.run(fn, *args)
         finally:
-            self.pending -= 1
+            self.release()
 
 
 def _wants_json(request, body_is_json: bool) -> bool:
@@ -280,6 +301,15 @@ def _fail(status, reason: str, as_json: bool) -> web.Response:
 async def _examples(request, learn: bool) -> web.StreamResponse:
     state = request.app[_APP_KEY]
     service = state.model(request)
+    size = request.content_length if request.content_length is not None else state.max_body
+    state.admit(size)   # before the body is read: the bodies held at once are bounded
+    try:
+        return await _answer(request, state, service, learn)
+    finally:
+        state.release(size)
+
+
+async def _answer(request, state, service, learn: bool) -> web.StreamResponse:
     body_is_json = request.content_type == JSON_TYPE
     as_json = _wants_json(request, body_is_json)
     raw = request.query.get("raw", "0").lower() in ("1", "true", "yes")
@@ -308,7 +338,7 @@ async def _examples(request, learn: bool) -> web.StreamResponse:
     refused = {i for i, line in enumerate(lines) if is_save_line(line)}
     kept = [line for i, line in enumerate(lines) if i not in refused]
     try:
-        out = await state.call(_handle, state, service, kept, learn, raw) if kept else []
+        out = await state.run(_handle, state, service, kept, learn, raw) if kept else []
     except StreamlearnError as e:
         return _fail(400, str(e), as_json)
     if len(out) != len(kept):
@@ -457,18 +487,20 @@ def _handle(state, service, lines, learn, raw):
 
 
 def make_app(registry, *, strict: bool = False, workers: int | None = None, max_pending: int = 256,
-             max_body: int = 16 << 20, default: str | None = None, after=None) -> web.Application:
+             max_body: int = 16 << 20, default: str | None = None, after=None,
+             max_bytes: int = MAX_BYTES) -> web.Application:
     """The aiohttp application serving ``registry``.
 
     ``strict``: a request with a bad example line is answered 400 (else 200 with the error in that
     line's place; 400 when every line is bad). ``workers``: threads calling the services (default:
     4). ``max_pending``: requests admitted at once (running or waiting for a thread); more get 503.
-    ``max_body``: largest request body in bytes (413 above). ``default``: the model of the short
+    ``max_body``: largest request body in bytes (413 above). ``max_bytes``: the bodies of the requests
+    admitted at once, in bytes (Content-Length, else ``max_body``; more get 503). ``default``: the model of the short
     routes (default: the registry's only model). ``after(service)``: called after each request
     (``streamlearn serve --save-every``)."""
     if max_pending < 1:
         raise ValueError("max_pending must be at least 1")
-    state = _State(registry, strict, workers or 4, max_pending, default, after)
+    state = _State(registry, strict, workers or 4, max_pending, default, after, max_body, max_bytes)
     app = web.Application(middlewares=[_measure], client_max_size=max_body)
     app[_APP_KEY] = state
 

@@ -21,6 +21,8 @@ from streamlearn.options import Option
 
 SERVING = "Serving"
 #: the test mode: the lines learned, in the order applied, are written to this file at exit
+#: test mode: keep each snapshot as <path>.snap-K (with the order log)
+KEEP_SNAPSHOTS_ENV = "STREAMLEARN_SERVE_KEEP_SNAPSHOTS"
 ORDER_LOG_ENV = "STREAMLEARN_SERVE_ORDER_LOG"
 
 
@@ -81,6 +83,8 @@ ServeOptions = make_dataclass(
     "ServeOptions",
     [(o.name, o.annotation, o.default) for o in SERVE_OPTIONS]
     + [("strict", "bool", False), ("quiet", "bool", False), ("order_log", "str | None", None),
+       # test mode: with an order log, also keep a copy of each snapshot (``daemon.OrderLog``)
+       ("keep_snapshots", "bool", field(default_factory=lambda: bool(os.environ.get(KEEP_SNAPSHOTS_ENV)))),
        ("extra", "dict", field(default_factory=dict))])
 ServeOptions.__module__ = __name__
 ServeOptions.__doc__ = "The serving options (``SERVE_OPTIONS``); ``check`` validates them."

@@ -70,8 +70,9 @@ class Service:
         self.fmt = "libsvm" if getattr(cfg, "format", "vw") == "libsvm" else "vw"
         self._counts = {"examples": 0, "learned": 0, "requests": 0, "errors": 0}
         self.last_save_at = None
-        #: test mode (``order_log``): the lines learned, in the order applied
-        self.order_log: list | None = None
+        #: test mode (``daemon.OrderLog``): ``extend(lines)`` gets the lines learned, in the order applied,
+        #: and ``saved(path, data)`` each snapshot, both under the lock
+        self.order_log = None
         #: set by ``close`` (the daemon's final save): later requests are refused, nothing is learned after it
         self.closed = False
         #: predictions on several threads: each thread's twin of the predictor (``_twin``), remade when the
@@ -197,6 +198,8 @@ class Service:
             data = self.model_bytes()
             write_atomic(path, [data], "model")
             self.last_save_at = time.time()
+            if self.order_log is not None:
+                self.order_log.saved(path, data)
         return path
 
     def close(self, save: bool = True) -> str | None:

@@ -19,8 +19,15 @@ from streamlearn.serve.service import save_command
 
 #: bytes read from a connection at a time; the complete lines read are one request
 CHUNK = 1 << 18
-#: the longest line taken (bytes); a longer one gets an error line and its connection is closed
-MAX_LINE = 1 << 26
+#: the longest line taken (bytes, 1 MiB); a longer one gets an error line and its connection is closed.
+#: It bounds what a connection holds: a partial line of at most MAX_LINE + CHUNK bytes (and its copies
+#: while it is split into lines), so the daemon's buffers are a few times that per worker (--num-children)
+MAX_LINE = 1 << 20
+#: the listen backlog: connections the kernel completes and holds (their first bytes in its buffers, not
+#: the daemon's memory) beyond the workers and --max-queue, served in turn; beyond it the kernel drops
+#: their handshake and clients retry with TCP's backoff (seconds), so it is large (capped by
+#: net.core.somaxconn)
+BACKLOG = socket.SOMAXCONN
 
 
 class TCPServer:
@@ -40,7 +47,7 @@ class TCPServer:
             except OSError as exc:
                 self.sock.close()
                 raise StreamlearnError(f"serve: cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-            self.sock.listen(max(16, max_queue))
+        self.sock.listen(max(BACKLOG, max_queue))     # again on an early socket: Linux takes the new backlog
         self.port = self.sock.getsockname()[1]
         self.queue: queue.Queue = queue.Queue(maxsize=max(1, max_queue))
         self.num_children = max(1, num_children)
