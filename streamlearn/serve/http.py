@@ -317,7 +317,7 @@ async def _answer(request, state, service, learn: bool) -> web.StreamResponse:
     if not (body_is_json or as_json or raw) and b"save" not in body and body.strip():
         # the fast path: plain example lines answered as one chunk (None: some line needs the general path)
         try:
-            got = await state.call(_chunk, state, service, body if body.endswith(b"\n") else body + b"\n", learn)
+            got = await state.run(_chunk, state, service, body if body.endswith(b"\n") else body + b"\n", learn)
         except StreamlearnError as e:
             return _fail(400, str(e), as_json)
         if got is not None:

@@ -394,6 +394,9 @@ class _GatedService:
         self.gate = threading.Event()
         self.calls = 0
 
+    def chunk(self, data, learn=None):
+        return b"".join(x + b"\n" for x in self.handle(data.split(b"\n")[:-1], learn))
+
     def handle(self, lines, learn=None, raw=False):
         self.calls += 1
         assert self.gate.wait(30)
