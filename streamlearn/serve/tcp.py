@@ -11,6 +11,7 @@ waits, so a flood of clients waits in the kernel's listen backlog instead of gro
 from __future__ import annotations
 
 import queue
+import select
 import socket
 import threading
 
@@ -115,41 +116,49 @@ class TCPServer:
 
     # ------------------------------------------------------------------ one connection
     def serve_connection(self, conn) -> None:
-        """Read the connection's requests and answer them in order. After the first request, the next
-        one is read and parsed on a second thread while the model answers (``pipelined``: as
-        ``streamlearn predict`` reads its input), so a client streaming examples keeps two cores busy."""
+        """Read the connection's requests and answer them in order. A client that waits for each answer
+        before its next request is served on this thread alone (the lowest latency); once a client is
+        seen streaming (its next bytes already there before an answer is sent), its next request is read
+        and parsed on a second thread while the model answers the last (``pipelined``: as ``streamlearn
+        predict`` reads its input), so that it keeps two cores busy."""
         from streamlearn.run.stream import pipelined
         requests = self._requests(conn)
-        first = next(requests, None)
-        if first is None or not self._answer(conn, first):
-            requests.close()
+        for item in requests:
+            out, close = self._answer(item)
+            streaming = not close and _waiting(conn)
+            if out:
+                conn.sendall(out)
+            if close:
+                requests.close()
+                return
+            if streaming:
+                break
+        else:
             return
         for item in pipelined(requests):
-            if not self._answer(conn, item):
+            out, close = self._answer(item)
+            if out:
+                conn.sendall(out)
+            if close:
                 try:        # the reading thread waits in recv: end it before the reader is closed
                     conn.shutdown(socket.SHUT_RDWR)
                 except OSError:
                     pass
                 return
 
-    def _answer(self, conn, item) -> bool:
-        """Send the answer to one request (``_requests``'s item); False: the connection closes."""
+    def _answer(self, item) -> tuple[bytes, bool]:
+        """The answer to one request (``_requests``'s item) and whether the connection closes after it."""
         kind, service, payload, block = item
         if kind == "close":           # a message, then the connection closes
-            conn.sendall(payload)
-            return False
+            return payload, True
         if kind == "chunk":
             got = service.chunk(payload, block=block)
             self.after(service)
             if got is not None:
-                if got:
-                    conn.sendall(got)
-                return True
+                return got, False
             payload = payload.split(b"\n")[:-1]
         out, close = self.request(service, payload)
-        if out:
-            conn.sendall(b"\n".join(out) + b"\n")
-        return not close
+        return (b"\n".join(out) + b"\n" if out else b""), close
 
     def _requests(self, conn):
         """The connection's requests, as it sends them: ("chunk", service, bytes of complete lines,
@@ -234,6 +243,11 @@ class TCPServer:
         if flush():
             return out[:_first_error(out) + 1], True
         return out, False
+
+
+def _waiting(conn) -> bool:
+    """Bytes (or the end) already there to read on the connection."""
+    return bool(select.select([conn], [], [], 0)[0])
 
 
 def _first_error(out: list[bytes]) -> int:
