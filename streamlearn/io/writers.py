@@ -17,15 +17,16 @@ import numpy as np
 from streamlearn.errors import ModelError, StreamlearnError
 from streamlearn.io.blocks import ParsedBlock
 from streamlearn.io.atomic import reason, write_atomic
+from streamlearn.io.numfmt import format_lines
 
 
 def format_predictions(values: np.ndarray) -> list[str]:
-    """Predictions in VW's format: integral values without decimals, others with 6."""
+    """Predictions in VW's format: integral values without decimals, others with 6 ("nan", "inf")."""
     out = []
     append = out.append
     floor = math.floor
     for v in values.tolist():
-        if v == floor(v) and -1e18 < v < 1e18:
+        if -1e18 < v < 1e18 and v == floor(v):
             append(str(int(v)))
         else:
             append(f"{v:.6f}")
@@ -82,7 +83,18 @@ class PredictionWriter:
     def write(self, values: np.ndarray, block: ParsedBlock) -> None:
         if values.shape[0] == 0:
             return
+        if not block.has_tags():      # the compiled format
+            self._write(format_lines(values))
+            return
         self.write_lines(format_predictions(values), block)
+
+    def _write(self, data: bytes) -> None:
+        try:
+            self.f.write(data)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise self._error(exc) from None
 
     def write_lines(self, text: list[str], block: ParsedBlock, after: str = "") -> None:
         """One formatted line per example of the block, each followed by its tag (and by ``after``:
@@ -95,23 +107,13 @@ class PredictionWriter:
                 for t, tag in zip(text, block.tag_list()))
         else:
             data = "\n".join(t + after for t in text).encode()
-        try:
-            self.f.write(data + b"\n")
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            raise self._error(exc) from None
+        self._write(data + b"\n")
 
     def write_text(self, lines: list[str]) -> None:
         """Lines as they are (their tags in them already), each followed by a newline."""
         if not lines:
             return
-        try:
-            self.f.write("".join(t + "\n" for t in lines).encode())
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            raise self._error(exc) from None
+        self._write("".join(t + "\n" for t in lines).encode())
 
     def close(self) -> None:
         try:
