@@ -20,24 +20,20 @@ The replays run the CLI (``streamlearn.cli.main``) in this process: the same com
 import os
 import random
 import re
-import signal
 import socket
-import subprocess
-import sys
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from streamlearn.cli import main as cli_main
+from support.serving import read_all
 
 pytestmark = pytest.mark.faults
 
-ROOT = Path(__file__).resolve().parents[2]
-ENV = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-ENV.pop("STREAMLEARN_SERVE_ORDER_LOG", None)
-ENV.pop("STREAMLEARN_SERVE_KEEP_SNAPSHOTS", None)
 MARK = re.compile(rb"#snapshot ([0-9]+)\Z")
 #: tcp.MAX_LINE, the documented limit (1 MiB)
 MAX_LINE = 1 << 20
@@ -64,59 +60,24 @@ def sl(*args, cwd: Path) -> None:
         os.chdir(here)
 
 
-class Daemon:
-    """A foreground ``streamlearn serve`` on a free port (its port file read)."""
+@contextmanager
+def rss_growth(d, every: float = 0.01):
+    """The daemon's peak RSS over the block, sampled every ``every`` s, less its RSS at the start: ``.mb``."""
+    base = d.rss_kb()
+    grown = SimpleNamespace(mb=0.0)
+    done = threading.Event()
 
-    def __init__(self, cwd: Path, *args, env=None):
-        port_file = cwd / f"port-{time.monotonic_ns()}"
-        self.proc = subprocess.Popen([sys.executable, "-m", "streamlearn", "serve", "--port", "0", "--foreground",
-                                      "--port-file", str(port_file), *map(str, args)], cwd=cwd,
-                                     env=dict(ENV, **(env or {})), stderr=subprocess.DEVNULL)
-        deadline = time.time() + 240
-        while not (port_file.exists() and port_file.read_text().endswith("\n")):
-            if self.proc.poll() is not None or time.time() > deadline:
-                raise AssertionError("the daemon did not start")
-            time.sleep(0.02)
-        self.port = int(port_file.read_text())
-
-    def connect(self, timeout: float = 60) -> socket.socket:
-        return socket.create_connection(("127.0.0.1", self.port), timeout=timeout)
-
-    def send(self, lines) -> list[bytes]:
-        with self.connect() as s:
-            s.sendall(b"".join(x + b"\n" for x in lines))
-            s.shutdown(socket.SHUT_WR)
-            return read_all(s).splitlines()
-
-    def rss_kb(self) -> int:
-        with open(f"/proc/{self.proc.pid}/status") as f:
-            return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
-
-    def stop(self) -> int:
-        self.proc.send_signal(signal.SIGTERM)
-        return self.proc.wait(60)
-
-
-@pytest.fixture
-def daemons():
-    started = []
-
-    def start(*args, **kw):
-        d = Daemon(*args, **kw)
-        started.append(d)
-        return d
-    yield start
-    for d in started:
-        if d.proc.poll() is None:
-            d.proc.kill()
-            d.proc.wait()
-
-
-def read_all(s: socket.socket) -> bytes:
-    data = b""
-    while chunk := s.recv(1 << 16):
-        data += chunk
-    return data
+    def sample():
+        while not done.is_set():
+            grown.mb = max(grown.mb, (d.rss_kb() - base) / 1024)
+            time.sleep(every)
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        yield grown
+    finally:
+        done.set()
+        sampler.join()
 
 
 def ask(s: socket.socket, lines: list[bytes]) -> list[bytes]:
@@ -344,16 +305,6 @@ def test_memory_bounded_under_a_flood(tmp_path, daemons):
     32 MiB were taken: the test failed), every other client is served completely."""
     d = daemons(tmp_path, "-b", 18, "--num-children", 4, "--max-queue", 4)
     assert len(d.send(examples(1, 50))) == 50      # kernels loaded: the start RSS
-    base = d.rss_kb()
-    peak = [base]
-    done = threading.Event()
-
-    def sample():
-        while not done.is_set():
-            peak[0] = max(peak[0], d.rss_kb())
-            time.sleep(0.02)
-    sampler = threading.Thread(target=sample)
-    sampler.start()
     block = examples(2, 200)
 
     def client(k):
@@ -371,15 +322,11 @@ def test_memory_bounded_under_a_flood(tmp_path, daemons):
             for _ in range(10):
                 out = ask(s, block)
                 assert len(out) == len(block) and not any(x.startswith(b"error") for x in out)
-    try:
+    with rss_growth(d) as grown:
         failures = run_clients(client, 128)
-    finally:
-        done.set()
-        sampler.join()
     assert not failures, failures[:5]
     assert d.proc.poll() is None
-    grown_mb = (peak[0] - base) / 1024
-    assert grown_mb < 100, f"RSS grew by {grown_mb:.0f} MB under the flood"
+    assert grown.mb < 100, f"RSS grew by {grown.mb:.0f} MB under the flood"
     assert d.stop() == 0
 
 
@@ -470,16 +417,6 @@ def test_http_memory_bounded_under_big_bodies(tmp_path, daemons):
         except OSError:
             assert time.time() < deadline, "the HTTP endpoint did not start"
             time.sleep(0.1)
-    base = d.rss_kb()
-    peak = [base]
-    done = threading.Event()
-
-    def sample():
-        while not done.is_set():
-            peak[0] = max(peak[0], d.rss_kb())
-            time.sleep(0.01)
-    sampler = threading.Thread(target=sample)
-    sampler.start()
     payload = b"".join(x + b"\n" for x in examples(3, 40))
     payload = payload * ((4 << 20) // len(payload))
     statuses = []
@@ -493,13 +430,9 @@ def test_http_memory_bounded_under_big_bodies(tmp_path, daemons):
             statuses.append(r.status)
         finally:
             c.close()
-    try:
+    with rss_growth(d) as grown:
         failures = run_clients(client, 32)
-    finally:
-        done.set()
-        sampler.join()
     assert not failures, failures[:3]
-    grown_mb = (peak[0] - base) / 1024
-    assert grown_mb < 300, f"RSS grew by {grown_mb:.0f} MB"
+    assert grown.mb < 300, f"RSS grew by {grown.mb:.0f} MB"
     assert set(statuses) == {200, 503} and len(statuses) == 32, statuses
     assert d.proc.poll() is None and d.stop() == 0

@@ -17,6 +17,7 @@ import pytest
 
 from streamlearn.run.session import prepare_train
 from streamlearn.serve.service import Registry, Service, save_command
+from support.serving import ENV
 from support.vwsuite import extract
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,60 +25,11 @@ TRAIN = (ROOT / "data" / "samples" / "sparse.train.vw").read_bytes().splitlines(
 TEST = (ROOT / "data" / "samples" / "sparse.test.vw").read_bytes().splitlines()[:100]
 #: predictions only, among the learned lines of the concurrent test
 UNLABELLED = [b" |" + line.split(b"|", 1)[1] for line in TEST]
-ENV = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
 
 def sl(*args, cwd, **kw):
     return subprocess.run([sys.executable, "-m", "streamlearn", *map(str, args)], cwd=cwd, env=ENV,
                           capture_output=True, timeout=300, **kw)
-
-
-class Daemon:
-    """A foreground ``streamlearn serve`` on a free port (its port file read)."""
-
-    def __init__(self, cwd: Path, *args, env=None):
-        self.cwd = cwd
-        port_file = cwd / f"port-{time.monotonic_ns()}"
-        self.proc = subprocess.Popen([sys.executable, "-m", "streamlearn", "serve", "--port", "0", "--foreground",
-                                      "--port-file", str(port_file), *map(str, args)], cwd=cwd,
-                                     env=dict(ENV, **(env or {})), stderr=subprocess.PIPE)
-        deadline = time.time() + 240
-        while not (port_file.exists() and port_file.read_text().endswith("\n")):
-            if self.proc.poll() is not None or time.time() > deadline:
-                raise AssertionError(f"the daemon did not start: {self.proc.stderr.read().decode()}")
-            time.sleep(0.05)
-        self.port = int(port_file.read_text())
-
-    def send(self, lines, close=True) -> list[bytes]:
-        with socket.create_connection(("127.0.0.1", self.port), timeout=60) as s:
-            s.sendall(b"".join(x + b"\n" for x in lines))
-            s.shutdown(socket.SHUT_WR)
-            data = b""
-            while chunk := s.recv(1 << 16):
-                data += chunk
-        return data.splitlines()
-
-    def stop(self, sig=signal.SIGTERM) -> int:
-        self.proc.send_signal(sig)
-        try:
-            return self.proc.wait(60)
-        finally:
-            self.proc.stderr.close()
-
-
-@pytest.fixture
-def daemons():
-    started = []
-
-    def start(*args, **kw):
-        d = Daemon(*args, **kw)
-        started.append(d)
-        return d
-    yield start
-    for d in started:
-        if d.proc.poll() is None:
-            d.proc.kill()
-            d.proc.wait()
 
 
 def write(path: Path, lines) -> Path:
