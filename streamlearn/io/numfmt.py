@@ -1,8 +1,10 @@
-"""VW's number format for prediction lines, compiled (vw-spec.md §1e): an integral value without
+"""VW's number format for prediction lines (vw-spec.md §1e): an integral value without
 decimals ("0", "-1", "3"), any other in fixed point with 6 decimals ("0.509763", "-0.000000").
 
-``format_lines(values)`` writes one line per value into a byte buffer with the same characters Python's
-``str(int(v))`` and ``f"{v:.6f}"`` give (``streamlearn.io.writers.format_predictions``, the reference).
+``format_lines(values)`` writes one line per value into a byte buffer, compiled, with the same characters
+Python's ``str(int(v))`` and ``f"{v:.6f}"`` give: ``format_predictions``, the plain Python of the format
+(the reference, and the writer of tagged lines).
+
 The 6 decimals are the exact value rounded to the nearest multiple of 1e-6, ties to even. The kernel
 computes x = |v| * 1e6 in floating point, whose error is at most half a unit in its last place; unless
 x's fraction lies within one unit in the last place of one half, rounding the computed x gives the
@@ -13,8 +15,24 @@ kernel goes on after it.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
+
+
+def format_predictions(values: np.ndarray) -> list[str]:
+    """Predictions in VW's format: integral values without decimals, others with 6 ("nan", "inf")."""
+    out = []
+    append = out.append
+    floor = math.floor
+    for v in values.tolist():
+        if -1e18 < v < 1e18 and v == floor(v):
+            append(str(int(v)))
+        else:
+            append(f"{v:.6f}")
+    return out
+
 
 #: |v| below this takes the compiled path (x = |v| * 1e6 < 2^52: its fraction is representable)
 LIMIT = float(2 ** 31)
@@ -85,7 +103,6 @@ def format_kernel(values, start, out, pos):
 def format_lines(values: np.ndarray) -> bytes:
     """The values' prediction lines (each ending in a newline) as bytes: the compiled format, and the
     reference (``format_predictions``) for each value the kernel leaves to it."""
-    from streamlearn.io.writers import format_predictions
     values = np.ascontiguousarray(values, dtype=np.float64).reshape(-1)
     n = values.shape[0]
     out = np.empty(28 * n + 1, np.uint8)

@@ -7,7 +7,6 @@ space when the example has one. One line per example, in input order.
 
 from __future__ import annotations
 
-import math
 import os
 import stat
 import sys
@@ -17,20 +16,7 @@ import numpy as np
 from streamlearn.errors import ModelError, StreamlearnError
 from streamlearn.io.blocks import ParsedBlock
 from streamlearn.io.atomic import reason, write_atomic
-from streamlearn.io.numfmt import format_lines
-
-
-def format_predictions(values: np.ndarray) -> list[str]:
-    """Predictions in VW's format: integral values without decimals, others with 6 ("nan", "inf")."""
-    out = []
-    append = out.append
-    floor = math.floor
-    for v in values.tolist():
-        if -1e18 < v < 1e18 and v == floor(v):
-            append(str(int(v)))
-        else:
-            append(f"{v:.6f}")
-    return out
+from streamlearn.io.numfmt import format_lines, format_predictions  # noqa: F401 (format_predictions: re-exported)
 
 
 def class_probabilities(scores: np.ndarray, softmax: bool) -> np.ndarray:
