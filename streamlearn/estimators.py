@@ -6,8 +6,8 @@ default, ``bits=None`` chooses it from X: below); ``fit`` checks them with the C
 and raises its one-line texts as ``ValueError``. Training runs the CLI's kernels over the rows of a
 CSR matrix written as the CLI reads LIBSVM (``streamlearn.api``), so ``fit`` equals ``streamlearn
 train -b bits_`` on the same data written with ``dump_svmlight_file(X, y, f, zero_based=True)``, and
-``partial_fit`` in any chunks equals one ``fit`` pass. A classifier with two classes learns labels -1/+1 (``classes_[1]`` is +1); with more it learns
-one-against-all (``--oaa K``, or ``--loss softmax`` for multinomial logistic regression), class k of
+``partial_fit`` in any chunks equals one ``fit`` pass. A classifier with two classes learns labels
+-1/+1 (``classes_[1]`` is +1); with more it learns one-against-all (``--oaa K``, or ``--loss softmax`` for multinomial logistic regression), class k of
 ``classes_`` being label k + 1. The fitted state is sparse: ``coef_`` and ``weights_`` are CSR
 matrices, and pickling keeps the model file's bytes, never the 2^b table.
 
