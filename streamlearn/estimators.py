@@ -7,9 +7,10 @@ and raises its one-line texts as ``ValueError``. Training runs the CLI's kernels
 CSR matrix written as the CLI reads LIBSVM (``streamlearn.api``), so ``fit`` equals ``streamlearn
 train -b bits_`` on the same data written with ``dump_svmlight_file(X, y, f, zero_based=True)``, and
 ``partial_fit`` in any chunks equals one ``fit`` pass. A classifier with two classes learns labels
--1/+1 (``classes_[1]`` is +1); with more it learns one-against-all (``--oaa K``, or ``--loss softmax`` for multinomial logistic regression), class k of
-``classes_`` being label k + 1. The fitted state is sparse: ``coef_`` and ``weights_`` are CSR
-matrices, and pickling keeps the model file's bytes, never the 2^b table.
+-1/+1 (``classes_[1]`` is +1); with more it learns one-against-all (``--oaa K``, or ``--loss
+softmax`` for multinomial logistic regression), class k of ``classes_`` being label k + 1. The
+fitted state is sparse: ``coef_`` and ``weights_`` are CSR matrices, and pickling keeps the model
+file's bytes, never the 2^b table.
 
 Column j is weight row ``j + column_offset`` (hashed with ``hash="all"``), so columns share a weight
 when X has more columns than the table has rows (2^bits, over W = the power of two >= K per class).
