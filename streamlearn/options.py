@@ -198,7 +198,7 @@ RUN_OPTIONS = INPUT_OPTIONS + TEXT_FORMAT_OPTIONS + (
             "results do not depend on it.", section=INPUT),
     _o("no_stdin", ("--no-stdin", "--no_stdin"), "flag", False,
        help="Without -d, read no examples (VW's --no_stdin) instead of stdin.", section=INPUT),
-    _o("bits", ("-b", "--bits", "--bit_precision"), "int", 18, stored="always", estimator=18,
+    _o("bits", ("-b", "--bits", "--bit_precision"), "int", 18, stored="always", estimator=None,
        help="Number of hash bits: the model has 2^b weights.", section=HASHING),
     _o("noconstant", ("--noconstant",), "flag", False, stored="always", estimator=False,
        help="No constant (bias) feature.", section=HASHING),
