@@ -44,7 +44,9 @@ from river import base
 
 from streamlearn import config as _config
 from streamlearn.api import Engine, make_config
-from streamlearn.features.hashing import CONSTANT_RAW_INDEX, hash_string, namespace_hash
+import mmh3
+
+from streamlearn.features.hashing import CONSTANT_RAW_INDEX, namespace_hash
 from streamlearn.io.blocks import ParsedBlock
 from streamlearn.options import NOT_A_PARAMETER
 
@@ -113,6 +115,7 @@ class _Linear:
         self._engine = engine
         self._mask = (1 << cfg.bits) - 1
         self._ns = namespace_hash(" ", cfg.hash_seed, cfg.hash)
+        self._hash_all = cfg.hash == "all"
         self._const = None if cfg.noconstant else CONSTANT_RAW_INDEX & self._mask
         self._rows = {}
         self._kernel = engine.run.kernel
@@ -135,35 +138,41 @@ class _Linear:
         if len(rows) >= NAME_CACHE:
             rows.clear()
         key = name if isinstance(name, str) else str(name)
-        r = hash_string(key, self._ns, self._cfg.hash) & self._mask
+        r = vw_hash(key.encode("utf-8"), self._ns, self._hash_all) & self._mask
         rows[name] = r
         return r
 
     def _example(self, x):
         """(idx uint32, val float32) of a dict example, the constant last."""
-        if not isinstance(x, dict):
-            raise ValueError(f"an example is a dict {{name: value}}, not {type(x).__name__}")
         if self._engine is None:
+            if not isinstance(x, dict):
+                raise ValueError(f"an example is a dict {{name: value}}, not {type(x).__name__}")
             self.engine
         rows = self._rows
-        idx = [rows[k] if k in rows else self._row(k) for k in x]
         try:
-            val = np.fromiter(x.values(), np.float64, len(idx))
-        except (TypeError, ValueError):
+            idx = [rows[k] for k in x]
+        except KeyError:
+            idx = [rows[k] if k in rows else self._row(k) for k in x]
+        except TypeError:
+            raise ValueError(f"an example is a dict {{name: value}}, not {type(x).__name__}") from None
+        n = len(idx)
+        try:
+            val = np.fromiter(x.values(), np.float64, n)
+        except (TypeError, ValueError, AttributeError):
+            if not isinstance(x, dict):
+                raise ValueError(f"an example is a dict {{name: value}}, not {type(x).__name__}") from None
             bad = next(k for k, v in x.items() if not _is_number(v))
             raise ValueError(f"feature {bad!r}: value {x[bad]!r} is not a number") from None
-        if self._const is not None:
-            idx.append(self._const)
-        idx = np.array(idx, np.uint32)
-        a = np.abs(val)
-        if not (a <= _F32_MAX).all():
-            bad = list(x)[int(np.argmin(a <= _F32_MAX))]
+        if n and not np.abs(val).max() <= _F32_MAX:      # NaN fails the comparison too
+            bad = list(x)[int(np.argmin(np.abs(val) <= _F32_MAX))]
             raise ValueError(f"feature {bad!r}: value {x[bad]!r} is not a finite number within float32's range "
                              f"(+-3.4e38)")
         if self._const is not None:
+            idx.append(self._const)
             val = np.append(val, 1.0)
-        keep = val != 0.0
-        if not keep.all():
+        idx = np.array(idx, np.uint32)
+        if not val.all():       # a zero value is no feature
+            keep = val != 0.0
             idx, val = idx[keep], val[keep]
         return idx, val.astype(np.float32)
 
@@ -271,6 +280,22 @@ class _Linear:
         if state["model"] is not None:
             self._start(Engine.from_bytes(state["model"], self._options()))
             self._engine.restore_counters(state["counters"])
+
+
+def vw_hash(name: bytes, seed: int, hash_all: bool = False) -> int:
+    """VW's hash of a name (``--hash strings``: blanks around it ignored, a name of digits hashed as its
+    value plus the seed; ``--hash all``: MurmurHash3 of every name), as ``features.hashing.hash_name``
+    computes it, with mmh3's compiled MurmurHash3 (a new name costs about a microsecond)."""
+    if hash_all:
+        return mmh3.hash(name, seed, signed=False)
+    name = name.strip(_BLANKS)
+    if not name or name.isdigit():
+        return (int(name or 0) + seed) & 0xFFFFFFFF
+    return mmh3.hash(name, seed, signed=False)
+
+
+#: the bytes VW's hashstring trims from both ends of a name (<= 0x20)
+_BLANKS = bytes(range(33))
 
 
 def _is_number(v) -> bool:
