@@ -148,13 +148,13 @@ class _Linear:
             if not isinstance(x, dict):
                 raise ValueError(f"an example is a dict {{name: value}}, not {type(x).__name__}")
             self.engine
-        rows = self._rows
+        get = self._rows.get
         try:
-            idx = [rows[k] for k in x]
-        except KeyError:
-            idx = [rows[k] if k in rows else self._row(k) for k in x]
+            idx = [get(k) for k in x]
         except TypeError:
             raise ValueError(f"an example is a dict {{name: value}}, not {type(x).__name__}") from None
+        if None in idx:     # names not seen yet: hashed once
+            idx = [self._row(k) if r is None else r for r, k in zip(idx, x)]
         n = len(idx)
         try:
             val = np.fromiter(x.values(), np.float64, n)
