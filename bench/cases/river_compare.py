@@ -6,7 +6,8 @@ token repeated on the line summed) and a bool label: the file's own binary targe
 the ``comp.*`` groups (+1) against every other group. The file is sorted by newsgroup, so these lines
 are alt.atheism (480, False), then the five comp.* groups (2,936, True), then misc.forsale, rec.autos and
 part of rec.motorcycles (False): progressive accuracy here also measures how fast a model follows a
-change of label. Both tools get the same dicts and labels.
+change of label. The same examples are also run shuffled (``--seed``). Both tools get the same dicts
+and labels.
 
 Method: progressive validation in one pass: for each example ``predict_one`` (the bool), counted
 against the label, then ``learn_one``. Every model runs ``--runs`` times on a fresh instance, the
@@ -26,6 +27,7 @@ import argparse
 import datetime as dt
 import itertools
 import lzma
+import random
 import statistics
 import time
 
@@ -84,9 +86,44 @@ def alone(model, data):
     return t1 - t0, time.perf_counter() - t1
 
 
+HEADER = ("| model | progressive accuracy | us per example, predict + learn: fastest / median | alone: learn_one / "
+          "predict_one (us, fastest) |")
+
+
+def measure(cases, data, runs):
+    """The table rows of the models on one stream, and their wall times."""
+    n = len(data)
+    acc = {}
+    walls = {label: [] for label, _ in cases}
+    learn_alone = {label: [] for label, _ in cases if label.startswith("streamlearn")}
+    predict_alone = {label: [] for label in learn_alone}
+    for r in range(runs):
+        order = cases[r % len(cases):] + cases[:r % len(cases)]
+        for label, make in order:
+            a, wall = progressive(make(), data)
+            acc[label] = a
+            walls[label].append(wall)
+            if label in learn_alone:
+                tl, tp = alone(make(), data)
+                learn_alone[label].append(tl)
+                predict_alone[label].append(tp)
+        say(f"round {r + 1}/{runs}: " + ", ".join(f"{w[-1] / n * 1e6:.1f}" for w in walls.values()) + " us/example")
+    rows = []
+    for label, _ in cases:
+        w = walls[label]
+        extra = "-"
+        if label in learn_alone:
+            extra = f"{min(learn_alone[label]) / n * 1e6:.1f} / {min(predict_alone[label]) / n * 1e6:.1f}"
+        rows.append(f"| {label} | {acc[label]:.4f} | {min(w) / n * 1e6:.1f} / {statistics.median(w) / n * 1e6:.1f} "
+                    f"| {extra} |")
+        say(rows[-1])
+    return rows, walls
+
+
 def arguments(ap: argparse.ArgumentParser) -> None:
     shared(ap, "lines", default=5000, help="first lines of news20.train.vw.xz")
     shared(ap, "runs", default=5)
+    shared(ap, "seed", default=29, help="seed of the shuffled order")
     ap.add_argument("--data", default=DATA, help="the news20 VW file (xz)")
     shared(ap, "out")
 
@@ -108,31 +145,14 @@ def run(args: argparse.Namespace, ctx: Context):
     for label, make in cases:
         if label.startswith("streamlearn"):
             progressive(make(), data[:50])      # warm-up: the numba cache
-    acc = {}
-    walls = {label: [] for label, _ in cases}
-    learn_alone = {label: [] for label, _ in cases if label.startswith("streamlearn")}
-    predict_alone = {label: [] for label in learn_alone}
-    for r in range(args.runs):
-        order = cases[r % len(cases):] + cases[:r % len(cases)]
-        for label, make in order:
-            a, wall = progressive(make(), data)
-            acc[label] = a
-            walls[label].append(wall)
-            if label in learn_alone:
-                tl, tp = alone(make(), data)
-                learn_alone[label].append(tl)
-                predict_alone[label].append(tp)
-        say(f"round {r + 1}/{args.runs}: " + ", ".join(f"{w[-1] / n * 1e6:.1f}" for w in walls.values())
-            + " us/example")
-    rows = []
-    for label, _ in cases:
-        w = walls[label]
-        extra = "-"
-        if label in learn_alone:
-            extra = (f"{min(learn_alone[label]) / n * 1e6:.1f} / {min(predict_alone[label]) / n * 1e6:.1f}")
-        rows.append(f"| {label} | {acc[label]:.4f} | {min(w) / n * 1e6:.1f} / {statistics.median(w) / n * 1e6:.1f} "
-                    f"| {extra} |")
-        say(rows[-1])
+    shuffled = list(data)
+    random.Random(args.seed).shuffle(shuffled)
+    tables, raw = [], []
+    for name, stream in (("file order", data), (f"shuffled (random.Random({args.seed}).shuffle)", shuffled)):
+        say(f"-- {name}")
+        rows, walls = measure(cases, stream, args.runs)
+        tables += [f"**{name}:**", "", HEADER, "|---|---|---|---|", *rows, ""]
+        raw += [f"- {name}, {label}: " + ", ".join(f"{w:.3f}" for w in walls[label]) for label, _ in cases]
     end_load = machine_facts()["load"]
     text = [
         SECTION.start,
@@ -145,21 +165,18 @@ def run(args: argparse.Namespace, ctx: Context):
         f"- Data: the first {n:,} lines of `news20/news20.train.vw.xz` as dicts `{{token: count}}` "
         f"({feats:.1f} features per example); target: the file's binary label, a `comp.*` group (True, {pos:,}) "
         f"against the others (False, {n - pos:,}). The file is sorted by group (alt.atheism, the comp.* groups, "
-        f"misc.forsale, rec.*), so the label changes twice in the stream.",
+        f"misc.forsale, rec.*), so the label changes twice in the stream; the same examples are also run in a "
+        f"shuffled order.",
         f"- Method: progressive validation, one pass: `predict_one` then `learn_one` for each example, the same "
         f"dicts for every model; {args.runs} rounds, the models alternating within a round (the first rotates), a "
         f"fresh model each run; one untimed warm-up of each streamlearn model (numba cache). Time: the whole loop "
         f"over data in memory. 'alone': a loop of `learn_one` over the stream, then one of `predict_one` over it "
         f"with the trained model (fastest run of each).",
         "",
-        "| model | progressive accuracy | us per example, predict + learn: fastest / median | alone: learn_one / "
-        "predict_one (us, fastest) |",
-        "|---|---|---|---|",
-        *rows,
-        "",
+        *tables,
         "Raw wall times (s), run by run:",
         "",
-        *[f"- {label}: " + ", ".join(f"{w:.3f}" for w in walls[label]) for label, _ in cases],
+        *raw,
         SECTION.end,
     ]
     if args.out:
