@@ -123,6 +123,9 @@ class _Linear:
         self._ctr = engine.run.ctr
         one = np.ones(1)
         self._one = (np.full(1, np.nan), one, np.zeros(1), np.zeros(1, np.int64), np.empty(1))
+        # a learned example's block parts, made once: label, weight, base, line, tags, faults
+        self._learned = (np.zeros(1), np.ones(1), np.zeros(1), np.ones(1, np.int64), np.zeros(0, np.uint8),
+                         np.zeros(1, np.int64), np.zeros((0, 4), np.int64))
         return engine
 
     @property
@@ -214,8 +217,11 @@ class _Linear:
     def _learn(self, idx, val, y: float, w: float) -> None:
         if not (w >= 0.0 and w <= _F32_MAX):
             raise ValueError(f"the weight w must be a finite number >= 0 (got {w!r})")
-        indptr = np.array([0, idx.shape[0]], np.int64)
-        self._engine.learn(self._block(indptr, idx, val, np.array([y]), np.array([float(w)])))
+        labels, weights, bases, lines, tags, empty, faults = self._learned
+        labels[0] = y
+        weights[0] = w
+        self._engine.learn(ParsedBlock("river", labels, weights, bases, lines, np.array([0, idx.shape[0]], np.int64),
+                                       idx, val, tags, empty, empty, faults, []))
 
     def _scores(self, indptr, idx, val) -> np.ndarray:
         """The learner's prediction of each example, as ``train`` predicts an unlabeled line (module
