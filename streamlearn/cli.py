@@ -304,7 +304,7 @@ def serve(ctx, port, host, port_file, pid_file, num_children, foreground, save_e
 
 @main.command("warm-up")
 def warm_up():
-    """Compile every kernel now (the first run otherwise compiles those it needs, about 30 s).
+    """Compile every kernel now (the first run otherwise compiles those it needs, about 1 s each).
 
     Trains and predicts with every learner, with one-against-all, and reads both input formats, on a
     few examples. Idempotent: with the kernels cached it only loads them."""
