@@ -100,18 +100,22 @@ def _fmt_opt(v) -> str:
     if isinstance(v, bool):
         return ""
     if isinstance(v, float):
-        return f"{v:g}"
+        return repr(v + 0.0)    # the shortest text that reads back as the same number; never -0.0
     return str(v)
 
 
 def options_string(opts: dict) -> str:
+    """Options as a command line that replays them (issue 29): a flag when true, nothing when false,
+    nothing for an option whose value is None (its default: no value to give), each number exact."""
     parts = []
     for name, v in opts.items():
         flag = {"bits": "-b", "lam": "--lambda"}.get(name, "--" + name.replace("_", "-"))
         if isinstance(v, bool):
             if v:
                 parts.append(flag)
-        else:
+        elif isinstance(v, (tuple, list)):
+            parts += [f"{flag} {_fmt_opt(x)}" for x in v]
+        elif v is not None:
             parts.append(f"{flag} {_fmt_opt(v)}")
     return " ".join(parts)
 
