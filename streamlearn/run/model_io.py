@@ -100,7 +100,9 @@ def _fmt_opt(v) -> str:
     if isinstance(v, bool):
         return ""
     if isinstance(v, float):
-        return repr(v + 0.0)    # the shortest text that reads back as the same number; never -0.0
+        v += 0.0                # never -0
+        short = f"{v:g}"
+        return short if float(short) == v else repr(v)     # %g when it reads back as the same number
     return str(v)
 
 

@@ -100,8 +100,8 @@ def test_readable_models_options_line_replays_as_a_command_line(tmp_path, args):
 
 def test_options_string_omits_none_and_false_and_keeps_numbers_exact():
     text = options_string({"radius": None, "l1": 0.123456789, "cumulative_penalty": True, "lrqdropout": False,
-                           "l2": -0.0, "period": 3})
-    assert text == "--l1 0.123456789 --cumulative-penalty --l2 0.0 --period 3"
+                           "l2": -0.0, "period": 3, "threshold": 5.0, "lam": 1e-4})
+    assert text == "--l1 0.123456789 --cumulative-penalty --l2 0 --period 3 --threshold 5 --lambda 0.0001"
 
 
 # ----------------------------------------------------------------------------- no -0 in outputs
