@@ -31,8 +31,8 @@ def ok(*args, input=None):
 # ----------------------------------------------------------------------------- positional data files
 
 def test_positional_data_files_are_the_same_as_d(tmp_path):
-    ok("train", "-d", TRAIN, "--quiet", "-f", tmp_path / "a.slm", "--passes", "2", "-c")
-    ok("train", TRAIN, "--quiet", "-f", tmp_path / "b.slm", "--passes", "2", "-c")
+    ok("train", "-d", TRAIN, "--quiet", "-f", tmp_path / "a.slm", "--passes", "2", "--cache-file", tmp_path / "a.c")
+    ok("train", TRAIN, "--quiet", "-f", tmp_path / "b.slm", "--passes", "2", "--cache-file", tmp_path / "b.c")
     assert (tmp_path / "a.slm").read_bytes() == (tmp_path / "b.slm").read_bytes()
     # two files: -d first, then the positional ones, in order
     ok("train", "-d", TRAIN, "-d", TEST, "--quiet", "-f", tmp_path / "c.slm")
