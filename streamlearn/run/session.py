@@ -899,12 +899,12 @@ def _summary_lines(run: Run, loss: str, tau: float, passes: int, holdout: int, b
     wall = time.perf_counter() - progress.started
     compiling = max(0.0, compile_seconds() - progress.compiling0)
     learning = wall - compiling
+    # a first run's compile time is left out of the throughput and said on the same line (the line that
+    # varies from run to run)
     lines.append(f"examples per second = {progress.examples / learning if learning > 0 else 0.0:.0f}"
-                 + (" (compiling excluded)" if compiling > 0 else ""))
+                 + (f" (excluding the compile time: {compiling:.3f} s, {compile_count() - progress.compiled0} "
+                    f"kernels compiled on first use, cached for later runs)" if compiling > 0 else ""))
     lines.append(f"wall time = {wall:.3f} s")
-    if compiling > 0:
-        lines.append(f"compile time = {compiling:.3f} s (first use: {compile_count() - progress.compiled0} kernels "
-                     f"compiled, cached for later runs)")
     lines.append(f"malformed lines = {faults.malformed}")
     if faults.read_errors:
         lines.append(f"inputs not read to the end = {faults.read_errors}")
