@@ -10,9 +10,12 @@ DEMO   := build/demo
 all: test
 
 $(STAMP): pyproject.toml
+	@echo "make: creating $(VENV) and installing streamlearn with its test tools (numba, numpy, scipy, click, pytest, ...;"
+	@echo "make: about a minute on a fresh machine, once; pip's progress follows)"
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -e '.[test]'
-	@$(BIN)/python -m pip install --quiet -e '.[vw]' \
+	$(BIN)/python -m pip install --progress-bar on -e '.[test]'
+	@echo "make: installing vowpalwabbit (optional: the tests compare streamlearn's numbers with VW's)"
+	@$(BIN)/python -m pip install --progress-bar on -e '.[vw]' \
 	  || echo "note: vowpalwabbit could not be installed; the comparisons with VW will be skipped"
 	touch $(STAMP)
 

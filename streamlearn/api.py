@@ -79,7 +79,7 @@ class Engine:
         hashing = hashing_of(self.cfg)
         if hashing.expands and self.expander is None:
             from streamlearn.io.expand import make_expander
-            self.expander = make_expander(hashing.features, hashing.mask, hashing.lowrank)
+            self.expander = make_expander(hashing.features, hashing.mask, hashing.lowrank, hashing.max_features)
         return text_block(lines, self.cfg, fmt, source, self.expander)
 
     # ------------------------------------------------------------------ learning
@@ -434,6 +434,6 @@ def buffer_block(data: bytes, cfg: TrainConfig, fmt: str = "vw", source: str = "
     if hashing.expands:
         from streamlearn.io.expand import ExpandedOutputs, make_expander
         if expander is None:
-            expander = make_expander(hashing.features, hashing.mask, hashing.lowrank)
+            expander = make_expander(hashing.features, hashing.mask, hashing.lowrank, hashing.max_features)
         block = expander.expand(block, ExpandedOutputs())
     return block

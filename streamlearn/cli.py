@@ -176,16 +176,21 @@ def main():
     """Streaming sparse online learning with Vowpal Wabbit's input format and hashing."""
 
 
+_DATA_FILES = click.argument("data_files", nargs=-1, metavar="[FILE]...")
+
+
 @main.command(cls=_Sectioned, context_settings={"show_default": True})
 @_options(config.OPTIONS)
+@_DATA_FILES
 @click.pass_context
-def train(ctx, **values):
-    """Train a model on examples read from -d FILE... or stdin."""
+def train(ctx, data_files, **values):
+    """Train a model on examples read from FILE... (as VW takes them; or -d FILE...) or stdin."""
     from streamlearn.run import driver
 
     explicit = _given(ctx, values)
     explicit.pop("sources", None)
-    explicit["sources"] = tuple(values["sources"]) or (() if values["no_stdin"] else ("-",))
+    values["sources"] = tuple(values["sources"]) + tuple(data_files)
+    explicit["sources"] = values["sources"] or (() if values["no_stdin"] else ("-",))
     dask_only = {name: explicit.pop(name) for name in ("mix", "sync_every", "split") if name in explicit}
     address = explicit.pop("dask", None)
     if address is not None:
@@ -244,13 +249,15 @@ def _train_dask(address: str, values: dict, dask_only: dict, explicit: dict) -> 
               help="A multiclass model: write each class's probability (k:p ...) instead of the class.")
 @click.option("--scores", is_flag=True, default=False,
               help="A multiclass model: write each class's score (k:s ...) instead of the class.")
+@_DATA_FILES
 def predict(sources, format, quiet, strict, block_size, threads, initial_model, predictions, link, binary,
-            probabilities, scores):
-    """Predict with a saved model; hashing options come from the model."""
+            probabilities, scores, data_files):
+    """Predict with a saved model on FILE... (or -d FILE..., or stdin); hashing options come from the model."""
     from streamlearn.run import driver
     from streamlearn.config import predict_config
 
-    options = dict(initial_model=initial_model, sources=tuple(sources) or ("-",), format=format,
+    sources = tuple(sources) + tuple(data_files)
+    options = dict(initial_model=initial_model, sources=sources or ("-",), format=format,
                    predictions=predictions, link=link, binary=binary, quiet=quiet, strict=strict,
                    probabilities=probabilities, scores=scores)
     if block_size is not None:
@@ -277,7 +284,7 @@ def serve(ctx, **values):
 
 @main.command("warm-up")
 def warm_up():
-    """Compile every kernel now (the first run otherwise compiles those it needs, about 30 s).
+    """Compile every kernel now (the first run otherwise compiles those it needs, about 1 s each).
 
     Trains and predicts with every learner, with one-against-all, and reads both input formats, on a
     few examples. Idempotent: with the kernels cached it only loads them."""

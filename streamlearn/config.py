@@ -291,6 +291,8 @@ def _check_train(cfg: TrainConfig) -> None:
     _check_choice("algo", cfg.algo, ALGO_NAMES)
     _check_choice("link", cfg.link, LINK_NAMES)
     _check_choice("hash", cfg.hash, HASH_NAMES)
+    if cfg.max_example_features is not None and cfg.max_example_features < 1:
+        raise OptionError(f"--max-example-features must be at least 1 (got {cfg.max_example_features})")
     if not 0 <= cfg.hash_seed < 2 ** 32:
         raise OptionError(f"--hash-seed must be between 0 and 4294967295 (got {cfg.hash_seed})")
     if cfg.shard_range is not None and len(cfg.sources) != 1:

@@ -198,6 +198,11 @@ RUN_OPTIONS = INPUT_OPTIONS + TEXT_FORMAT_OPTIONS + (
             "results do not depend on it.", section=INPUT),
     _o("no_stdin", ("--no-stdin", "--no_stdin"), "flag", False,
        help="Without -d, read no examples (VW's --no_stdin) instead of stdin.", section=INPUT),
+    _o("max_example_features", ("--max-example-features",), "int", None, metavar="N", cli_default=None,
+       help="Stop with an error when one example expands (-q, --cubic, --interactions, --ngram) to more than "
+            "N features (VW has no cap). Default: from the memory, an eighth of the RAM at 32 bytes a feature "
+            "(the expanded index and value, the scratch arrays, their growth), at least 1,000,000.",
+       section=HASHING),
     _o("bits", ("-b", "--bits", "--bit_precision"), "int", 18, stored="always", estimator=None,
        help="Number of hash bits: the model has 2^b weights.", section=HASHING),
     _o("noconstant", ("--noconstant",), "flag", False, stored="always", estimator=False,

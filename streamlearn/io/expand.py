@@ -30,8 +30,22 @@ from streamlearn.io.parsing import E_PRODUCT_RANGE
 
 FNV = np.uint64(16777619)            # FNV_PRIME, VW's interaction multiplier (constant.h)
 NGRAM_MULT = np.uint64(27942141)     # QUADRATIC_CONSTANT, VW's n-gram multiplier
-#: one example may not expand to more features than this
-MAX_EXAMPLE_FEATURES = 1_000_000
+#: one example may not expand to more features than --max-example-features, by default an eighth of the
+#: RAM at BYTES_PER_FEATURE bytes a feature (its index and value in the expanded block, the scratch arrays
+#: of the expansion, and their doubling as they grow), never less than MIN_EXAMPLE_FEATURES
+MIN_EXAMPLE_FEATURES = 1_000_000
+BYTES_PER_FEATURE = 32
+
+
+def default_example_features() -> int:
+    """The default of --max-example-features: an eighth of the physical memory / BYTES_PER_FEATURE,
+    at least MIN_EXAMPLE_FEATURES (MIN_EXAMPLE_FEATURES when the memory cannot be read)."""
+    import os
+    try:
+        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return MIN_EXAMPLE_FEATURES
+    return max(MIN_EXAMPLE_FEATURES, int(ram) // 8 // BYTES_PER_FEATURE)
 
 ST_DONE = 0           # every example expanded
 ST_FULL = 1           # the output arrays are full: grow them and continue at the returned example
@@ -363,7 +377,7 @@ class Expander:
     generate nothing, so an example must not use namespaces that only later examples bring."""
 
     def __init__(self, mask: int, keep, linear, ngram, skips, terms=(), permutations=False,
-                 wildcard=None, limit: int = MAX_EXAMPLE_FEATURES, limits=None, lowrank=None):
+                 wildcard=None, limit: int | None = None, limits=None, lowrank=None):
         self.mask = np.uint64(mask)
         #: --lrq/--lrqfa (``streamlearn.features.lowrank.LowRank``): each block also carries the features
         #: of its namespaces by group (``lowrank_groups``), for the low-rank loop
@@ -377,7 +391,8 @@ class Expander:
         self.ngram = np.asarray(ngram, np.int64)
         self.skips = np.asarray(skips, np.int64)
         self.permutations = bool(permutations)
-        self.limit = int(limit)
+        self.limit = default_example_features() if limit is None else int(limit)
+        self.limit_given = limit is not None
         self.limits = np.full(256, -1, np.int64) if limits is None else np.asarray(limits, np.int64)
         self.limited = bool((self.limits >= 0).any())
         self.wildcard = wildcard
@@ -436,7 +451,7 @@ class Expander:
                 self.sidx = np.empty(size, np.uint32)
                 self.sval = np.empty(size, np.float32)
             else:
-                raise ExpansionError(block.source, int(block.lines[e]), self.limit)
+                raise ExpansionError(block.source, int(block.lines[e]), self.limit, self.limit_given)
             start = e
         lowrank = None if self.lowrank is None else self._lowrank(block)
         faults, fault_text = block.faults, block.fault_text
@@ -501,10 +516,12 @@ def product_faults(indptr, val, labels, faults, fault_text):
 class ExpansionError(InputError):
     """An example expands to more features than the limit (raised as an InputError by callers)."""
 
-    def __init__(self, source: str, line: int, limit: int):
+    def __init__(self, source: str, line: int, limit: int, given: bool = True):
+        why = "" if given else (f", the default from the memory: an eighth of the RAM at {BYTES_PER_FEATURE} "
+                                f"bytes a feature")
         super().__init__(f"{source} line {line}: the feature interactions would produce more than "
-                         f"{limit:,} features for this example; use fewer or narrower -q/--cubic/"
-                         f"--interactions terms")
+                         f"{limit:,} features for this example (--max-example-features {limit}{why}); raise "
+                         f"--max-example-features or use fewer or narrower -q/--cubic/--interactions terms")
 
 
 class ExpandedOutputs:
@@ -533,10 +550,10 @@ class ExpandedOutputs:
         self.idx, self.val = idx, val
 
 
-def make_expander(spec, mask: int, lowrank=None) -> Expander:
+def make_expander(spec, mask: int, lowrank=None, limit: int | None = None) -> Expander:
     """The Expander for a ``streamlearn.features.expansion.FeatureSpec`` (None: no expansion, with
     ``lowrank``'s groups only). The constant (index 128) is never dropped (VW adds it after --ignore/--keep)
-    and never n-grammed."""
+    and never n-grammed. ``limit``: --max-example-features (None: its memory-based default)."""
     if spec is None:
         from streamlearn.features.expansion import FeatureSpec
         spec = FeatureSpec.from_options()
@@ -548,4 +565,4 @@ def make_expander(spec, mask: int, lowrank=None) -> Expander:
     skips = np.array(spec.skip_table, np.int64)
     wildcard = spec.expand_terms if spec.wildcards else None
     return Expander(mask, keep, linear, ngram, skips, spec.terms, spec.permutations, wildcard,
-                    limits=np.array(spec.limit_table, np.int64), lowrank=lowrank)
+                    limit=limit, limits=np.array(spec.limit_table, np.int64), lowrank=lowrank)

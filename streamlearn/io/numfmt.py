@@ -1,5 +1,6 @@
 """VW's number format for prediction lines (vw-spec.md §1e): an integral value without
-decimals ("0", "-1", "3"), any other in fixed point with 6 decimals ("0.509763", "-0.000000").
+decimals ("0", "-1", "3"), any other in fixed point with 6 decimals ("0.509763"); a negative value
+that rounds to zero prints "0" (no "-0.000000").
 
 ``format_lines(values)`` writes one line per value into a byte buffer, compiled, with the same characters
 Python's ``str(int(v))`` and ``f"{v:.6f}"`` give: ``format_predictions``, the plain Python of the format
@@ -30,7 +31,8 @@ def format_predictions(values: np.ndarray) -> list[str]:
         if -1e18 < v < 1e18 and v == floor(v):
             append(str(int(v)))
         else:
-            append(f"{v:.6f}")
+            text = f"{v:.6f}"
+            append("0" if text == "-0.000000" else text)     # no -0 (issue 29): a tiny negative prints 0
     return out
 
 
@@ -83,6 +85,11 @@ def format_kernel(values, start, out, pos):
             if abs(f - 0.5) <= x * ULP:
                 return pos, i
             q = np.int64(r) + (1 if f > 0.5 else 0)
+            if q == 0 and v < 0.0:             # no -0 (issue 29): a tiny negative prints 0
+                out[pos] = 48
+                out[pos + 1] = 10
+                pos += 2
+                continue
             if v < 0.0:
                 out[pos] = 45
                 pos += 1

@@ -45,7 +45,7 @@ def cpp_g(value) -> str:
         return "nan" if math.copysign(1.0, v) > 0 else "-nan"
     if math.isinf(v):
         return "inf" if v > 0 else "-inf"
-    return f"{v:g}"
+    return f"{v + 0.0:g}"     # + 0.0: -0.0 prints 0, not -0 (issue 29)
 
 
 def header_pieces(min_label: float, max_label: float, bits: int, ngrams=(), skips=(),
@@ -101,4 +101,4 @@ def vw_float_option(value: float) -> str:
     """A real option's value as VW's options line holds it: the float32 value with 15 significant
     digits (``-l 0.3`` is ``--learning_rate 0.300000011920929``)."""
     import numpy as np
-    return f"{float(np.float32(value)):.15g}"
+    return f"{float(np.float32(value)) + 0.0:.15g}"

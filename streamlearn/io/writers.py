@@ -38,7 +38,7 @@ def class_probabilities(scores: np.ndarray, softmax: bool) -> np.ndarray:
 def format_class_values(values: np.ndarray, first: int, lead: str = "") -> list[str]:
     """``k:v`` for every class k = first, first+1, ... with %g numbers (VW's --scores,
     --probabilities and -r lines); ``lead`` goes before each line."""
-    return [lead + " ".join(f"{first + k}:{v:g}" for k, v in enumerate(row)) for row in values.tolist()]
+    return [lead + " ".join(f"{first + k}:{v + 0.0:g}" for k, v in enumerate(row)) for row in values.tolist()]
 
 
 class PredictionWriter:
@@ -133,7 +133,7 @@ def write_readable_model(path: str, header: list[str], index: np.ndarray, values
             rows = values[s:s + step].tolist()
             lines = []
             for i, row in zip(part, rows):
-                text = f"{i}:" + " ".join(repr(v) for v in row)
+                text = f"{i}:" + " ".join(repr(v + 0.0) for v in row)     # + 0.0: -0.0 prints 0.0
                 if names is not None and (row[0] != 0.0 or name_zero_weights) and i in names:
                     text = f"{names[i]}:{text}"
                 lines.append(text + "\n")

@@ -100,18 +100,24 @@ def _fmt_opt(v) -> str:
     if isinstance(v, bool):
         return ""
     if isinstance(v, float):
-        return f"{v:g}"
+        v += 0.0                # never -0
+        short = f"{v:g}"
+        return short if float(short) == v else repr(v)     # %g when it reads back as the same number
     return str(v)
 
 
 def options_string(opts: dict) -> str:
+    """Options as a command line that replays them (issue 29): a flag when true, nothing when false,
+    nothing for an option whose value is None (its default: no value to give), each number exact."""
     parts = []
     for name, v in opts.items():
         flag = {"bits": "-b", "lam": "--lambda"}.get(name, "--" + name.replace("_", "-"))
         if isinstance(v, bool):
             if v:
                 parts.append(flag)
-        else:
+        elif isinstance(v, (tuple, list)):
+            parts += [f"{flag} {_fmt_opt(x)}" for x in v]
+        elif v is not None:
             parts.append(f"{flag} {_fmt_opt(v)}")
     return " ".join(parts)
 

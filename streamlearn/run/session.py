@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from streamlearn import learners
+from streamlearn._cache import compile_count, compile_seconds
 from streamlearn.run import classweight, counters, feature_mask, objective
 from streamlearn.learners import allocate_table
 from streamlearn.run.history import ProgressHistory, nonzero_in_force
@@ -367,6 +368,8 @@ class Progress:
     examples: int = 0
     entries: int = 0         # feature entries x_ij read by the learner (the data accesses)
     started: float = field(default_factory=time.perf_counter)
+    compiling0: float = field(default_factory=compile_seconds)   # kernel compile seconds before the run
+    compiled0: int = field(default_factory=compile_count)        # kernels compiled before the run
     rows_in_use: int | None = None   # a multiclass model's non-zero rows (features in use), once saved
     additive: bool = False          # -P/--progress: rows every ``interval`` weighted examples (additive)
     interval: float = 2.0           # or each time they grow ``interval``-fold (VW's default x2)
@@ -894,7 +897,13 @@ def _summary_lines(run: Run, loss: str, tau: float, passes: int, holdout: int, b
             lines.append(f"non-zero rows = {progress.rows_in_use} (features in use by any of the "
                          f"{outputs.classes} classes)")
     wall = time.perf_counter() - progress.started
-    lines.append(f"examples per second = {progress.examples / wall if wall > 0 else 0.0:.0f}")
+    compiling = max(0.0, compile_seconds() - progress.compiling0)
+    learning = wall - compiling
+    # a first run's compile time is left out of the throughput and said on the same line (the line that
+    # varies from run to run)
+    lines.append(f"examples per second = {progress.examples / learning if learning > 0 else 0.0:.0f}"
+                 + (f" (excluding the compile time: {compiling:.3f} s, {compile_count() - progress.compiled0} "
+                    f"kernels compiled on first use, cached for later runs)" if compiling > 0 else ""))
     lines.append(f"wall time = {wall:.3f} s")
     lines.append(f"malformed lines = {faults.malformed}")
     if faults.read_errors:

@@ -72,6 +72,8 @@ class Hashing:
     #: --lrq/--lrqfa (``streamlearn.features.lowrank.LowRank``): the blocks carry the features of its
     #: namespaces by group; None: none
     lowrank: object = field(default=None, compare=False)
+    #: --max-example-features (None: the memory-based default; ``streamlearn.io.expand``)
+    max_features: int | None = field(default=None, compare=False)
 
     @property
     def mask(self) -> int:
@@ -136,7 +138,7 @@ def hashing_of(cfg) -> Hashing:
                    costs=bool(getattr(cfg, "csoaa", 0)) or getattr(cfg, "ldf", None) is not None,
                    names=tuple(cfg.named_labels.split(",")) if getattr(cfg, "named_labels", None) else (),
                    multilabels=bool(getattr(cfg, "multilabel_oaa", 0)), ldf=getattr(cfg, "ldf", None) is not None,
-                   lowrank=lowrank_of(cfg))
+                   lowrank=lowrank_of(cfg), max_features=getattr(cfg, "max_example_features", None))
 
 
 def text_format_of(cfg):
@@ -170,7 +172,7 @@ def text_blocks(sources, fmt: str, hashing: Hashing, block_size: int, cache: Cac
     class_names = hashing.class_names()
     expander = redefine = None
     if hashing.expands:
-        expander = make_expander(hashing.features, hashing.mask, hashing.lowrank)
+        expander = make_expander(hashing.features, hashing.mask, hashing.lowrank, hashing.max_features)
         redefine = (IDENTITY_REDEFINE if hashing.features is None
                     else np.array(hashing.features.redefine_map, np.uint8))
         expanded = [ExpandedOutputs() for _ in range(ring)]

@@ -73,10 +73,15 @@ def test_interaction_limit_is_a_clear_error(tmp_path):
     words = " ".join(f"w{i}" for i in range(200))        # 200*201*202/6 = 1,353,400 > 10^6
     f = tmp_path / "big.vw"
     f.write_text(f"1 |a x\n1 |a {words}\n")
-    r = cli("train", "-d", f, "--interactions", "aaa", "--quiet")
+    r = cli("train", "-d", f, "--interactions", "aaa", "--quiet", "--max-example-features", "1000000")
     assert r.exit_code == 1
     assert r.stderr == (f"Error: {f} line 2: the feature interactions would produce more than 1,000,000 "
-                        "features for this example; use fewer or narrower -q/--cubic/--interactions terms\n")
+                        "features for this example (--max-example-features 1000000); raise --max-example-features "
+                        "or use fewer or narrower -q/--cubic/--interactions terms\n")
+    # issue 29: the default cap comes from the memory (no hard 10^6): this example fits under it
+    from streamlearn.io.expand import default_example_features
+    r = cli("train", "-d", f, "--interactions", "aaa", "--quiet")
+    assert (r.exit_code == 0) == (default_example_features() >= 1_353_400 + 1), r.stderr
 
 
 def test_model_records_the_expansion_and_predict_applies_it(data, tmp_path):

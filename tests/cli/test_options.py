@@ -35,8 +35,10 @@ def test_the_interface_is_as_recorded():
 
 def test_every_train_parameter_comes_from_one_declaration():
     from streamlearn.cli import main
-    params = {p.name: p for p in main.commands["train"].params if p.name != "help"}
+    params = {p.name: p for p in main.commands["train"].params if p.name != "help" and isinstance(p, click.Option)}
     assert list(params) == [o.name for o in config.OPTIONS]
+    # besides the options, only the data files as bare words (issue 29: as VW takes them)
+    assert [p.name for p in main.commands["train"].params if isinstance(p, click.Argument)] == ["data_files"]
     for o in config.OPTIONS:
         p = params[o.name]
         flags = tuple(p.opts) if o.kind != "switch" else (f"{p.opts[0]}/{p.secondary_opts[0]}",)

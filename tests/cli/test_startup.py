@@ -66,7 +66,8 @@ def test_module_is_cold(tmp_path):
 
 
 def test_first_use_notice_once_with_progress(tmp_path, monkeypatch):
-    monkeypatch.setattr(_cache, "_progress", {"announced": False, "compiled": 0, "t0": 0.0, "stream": None, "open": False})
+    monkeypatch.setattr(_cache, "_progress", {"announced": False, "compiled": 0, "t0": 0.0, "stream": None, "open": False,
+                                               "closed": False})
     monkeypatch.setattr("atexit.register", lambda fn: None)
     out = io.StringIO()
     warm = tmp_path / "warm"
@@ -77,7 +78,7 @@ def test_first_use_notice_once_with_progress(tmp_path, monkeypatch):
     assert out.getvalue() == ""
     assert _cache.note_miss(str(tmp_path / "cold"), "gd.g-7.py311", out)
     assert out.getvalue() == _cache.COMPILE_NOTICE + " "
-    assert "compiling streamlearn's kernels once" in _cache.COMPILE_NOTICE
+    assert "compiling the kernels this run needs, once" in _cache.COMPILE_NOTICE
     assert not _cache.note_miss(str(tmp_path / "cold"), "fobos.h-3.py311", out)   # once per process
     _cache.note_compiled(out)
     _cache.note_compiled(out)
@@ -89,7 +90,8 @@ def test_first_use_notice_once_with_progress(tmp_path, monkeypatch):
 
 def test_other_output_ends_the_notice_line(monkeypatch):
     """The CLI's stderr (LineGuard): the progress table starts on its own line after the dots."""
-    monkeypatch.setattr(_cache, "_progress", {"announced": False, "compiled": 0, "t0": 0.0, "stream": None, "open": False})
+    monkeypatch.setattr(_cache, "_progress", {"announced": False, "compiled": 0, "t0": 0.0, "stream": None, "open": False,
+                                               "closed": False})
     monkeypatch.setattr("atexit.register", lambda fn: None)
     raw = io.StringIO()
     err = _cache.LineGuard(raw)
@@ -100,15 +102,16 @@ def test_other_output_ends_the_notice_line(monkeypatch):
     err.write("row\n")
     _cache._finish_notice(err)
     lines = raw.getvalue().splitlines()
-    assert lines[:4] == [_cache.COMPILE_NOTICE + " .", "table", ".", "row"]
-    assert lines[4].startswith("streamlearn: 2 kernels compiled in ") and len(lines) == 5
+    assert lines[:3] == [_cache.COMPILE_NOTICE + " .", "table", "row"]     # no dot once the table started
+    assert lines[3].startswith("streamlearn: 2 kernels compiled in ") and len(lines) == 4
 
 
 @pytest.mark.parametrize("stream", ["__stderr__"])
 def test_notice_goes_to_the_process_stderr(stream, monkeypatch):
     """Click's test runner swaps sys.stderr: the notice writes to the process's own stderr, so the
     captured output of a command stays exactly as before."""
-    monkeypatch.setattr(_cache, "_progress", {"announced": False, "compiled": 0, "t0": 0.0, "stream": None, "open": False})
+    monkeypatch.setattr(_cache, "_progress", {"announced": False, "compiled": 0, "t0": 0.0, "stream": None, "open": False,
+                                               "closed": False})
     real = io.StringIO()
     monkeypatch.setattr(sys, stream, real)
     monkeypatch.setattr(sys, "stderr", io.StringIO())
@@ -122,3 +125,40 @@ def test_kernel_loader_is_installed_once():
     first = caching.Cache.load_overload
     _cache.install_kernel_loader()
     assert caching.Cache.load_overload is first and getattr(first, "_streamlearn", False)
+
+
+def test_a_cold_first_run_explains_itself(tmp_path):
+    """Issue 29: a first run (an empty kernel cache: NUMBA_CACHE_DIR) prints the compile notice on its own
+    line before the progress table, no dots inside the table (the second pass's holdout kernels compile
+    after the table started), and a summary whose throughput excludes the compile time it reports.
+    About 30-60 s: the run compiles about 55 kernels."""
+    cache = tmp_path / "numba"
+    cache.mkdir()
+    r = _cli("train", "-d", SAMPLE, "--loss", "logistic", "--algo", "tg", "--l1", "0.0005", "--passes", "2",
+             "-f", tmp_path / "m.slm", env={"NUMBA_CACHE_DIR": str(cache)})
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.splitlines()
+    notice = [i for i, l in enumerate(lines) if l.startswith(_cache.COMPILE_NOTICE)]
+    header = lines.index(HEADER_FIRST)
+    assert len(notice) == 1 and notice[0] < header
+    assert set(lines[notice[0]][len(_cache.COMPILE_NOTICE):].strip()) == {"."}     # the notice line: dots only
+    finished = lines.index("finished run")
+    table = lines[header + 2:finished - 1]
+    assert len(table) > 5 and all(len(l.split()) in (7, 8) and "." not in l.split()[-1] for l in table), table
+    summary = dict(l.split(" = ", 1) for l in lines[finished + 1:] if " = " in l)
+    said = summary["examples per second"]
+    assert " (excluding the compile time: " in said and " kernels compiled on first use, cached " in said
+    compiling = float(said.split("compile time: ")[1].split(" s, ")[0])
+    wall = float(summary["wall time"].split()[0])
+    assert 0 < compiling <= wall
+    eps = float(summary["examples per second"].split()[0])
+    examples = 2 * int(summary["number of examples per pass"])
+    assert eps > 5 * examples / wall and abs(eps - examples / (wall - compiling)) <= 0.25 * eps
+    assert lines[-1].startswith("streamlearn: ") and " kernels compiled in " in lines[-1]
+    warm = _cli("train", "-d", SAMPLE, "--loss", "logistic", "--algo", "tg", "--l1", "0.0005", "--passes", "2",
+                env={"NUMBA_CACHE_DIR": str(cache)})
+    assert warm.returncode == 0 and _cache.COMPILE_NOTICE not in warm.stderr
+    assert "compile time" not in warm.stderr and "kernels compiled" not in warm.stderr
+
+
+HEADER_FIRST = "average  since         example        example        current        current  current"

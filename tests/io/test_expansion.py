@@ -117,10 +117,11 @@ def test_too_many_features_for_one_example_is_a_clear_error():
     data = text_buffer(f"1 |a {words}\n")
     block = parse_block("big.vw", data, 1, FMT_VW, (1 << 18) - 1, False, 0, 0,
                         redefine=np.array(spec.redefine_map, np.uint8))
-    expander = make_expander(spec, (1 << 18) - 1)
-    expander.limit = 100_000
+    expander = make_expander(spec, (1 << 18) - 1, limit=100_000)    # --max-example-features 100000
     with pytest.raises(ExpansionError) as err:
         expander.expand(block, ExpandedOutputs())
     assert str(err.value) == ("big.vw line 1: the feature interactions would produce more than 100,000 "
-                              "features for this example; use fewer or narrower -q/--cubic/--interactions "
+                              "features for this example (--max-example-features 100000); raise "
+                              "--max-example-features or use fewer or narrower -q/--cubic/--interactions "
                               "terms")
+    assert make_expander(spec, (1 << 18) - 1, limit=300_000).expand(block, ExpandedOutputs()).n == 1
