@@ -228,7 +228,8 @@ def check_cache(package: str = _PACKAGE) -> list[str]:
 COMPILE_NOTICE = ("streamlearn: compiling the kernels this run needs, once (about 1 s each: 20-70 s "
                   "on first use); later runs start at once")
 
-_progress = {"announced": False, "compiled": 0, "t0": 0.0, "stream": None, "open": False, "closed": False}
+_progress = {"announced": False, "compiled": 0, "t0": 0.0, "stream": None, "open": False, "closed": False,
+             "table": False}
 
 
 class LineGuard:
@@ -273,23 +274,33 @@ def module_is_cold(cache_path: str, filename_base: str) -> bool:
     return not any(n.endswith(".nbi") and n.partition(".")[0] == stem for n in names)
 
 
+def table_started() -> None:
+    """The progress table's header is written: from now on a first compilation prints no notice (it
+    would land in the table); the kernels are counted and the last line reports them."""
+    _progress["table"] = True
+
+
 def note_miss(cache_path: str, filename_base: str, stream=None) -> bool:
     """A kernel is about to be compiled: print the one-line notice once per process when its
-    module is cold. Returns whether the notice was printed now."""
+    module is cold (only counted, once the progress table started). Returns whether the notice was
+    printed now."""
     if _progress["announced"] or not module_is_cold(cache_path, filename_base):
         return False
+    import atexit
     import time
     _progress["announced"] = True
     _progress["t0"] = time.perf_counter()
+    atexit.register(_finish_notice)
+    if _progress.get("table"):
+        _progress["closed"] = True
+        return False
     out = _raw(stream or _notice_stream())
     try:
         out.write(COMPILE_NOTICE + " ")
         out.flush()
         _progress["open"] = True
     except (OSError, ValueError, AttributeError):
-        return True
-    import atexit
-    atexit.register(_finish_notice)
+        pass
     return True
 
 

@@ -60,6 +60,8 @@ class Reporter:
                 c.ho_loss_since = 0.0
             return
         if not self.header_done:
+            from streamlearn import _cache
+            _cache.table_started()      # a kernel compiled from now on prints no notice inside the table
             self.out.write(HEADER)
             self.header_done = True
         if holding_out:

@@ -155,6 +155,14 @@ def test_a_cold_first_run_explains_itself(tmp_path):
     examples = 2 * int(summary["number of examples per pass"])
     assert eps > 5 * examples / wall and abs(eps - examples / (wall - compiling)) <= 0.25 * eps
     assert lines[-1].startswith("streamlearn: ") and " kernels compiled in " in lines[-1]
+    # predict with -p compiles the prediction format's kernel after its table started (make demo's second
+    # step): no notice inside the table, the last line counts it
+    r = _cli("predict", "-i", tmp_path / "m.slm", "-d", SAMPLE, "-p", tmp_path / "p.txt",
+             env={"NUMBA_CACHE_DIR": str(cache)})
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.splitlines()
+    assert not any(_cache.COMPILE_NOTICE in l for l in lines[lines.index(HEADER_FIRST):]), r.stderr
+    assert lines[-1].startswith("streamlearn: ") and " kernels compiled in " in lines[-1]
     warm = _cli("train", "-d", SAMPLE, "--loss", "logistic", "--algo", "tg", "--l1", "0.0005", "--passes", "2",
                 env={"NUMBA_CACHE_DIR": str(cache)})
     assert warm.returncode == 0 and _cache.COMPILE_NOTICE not in warm.stderr
