@@ -6,43 +6,32 @@ import shlex
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 from streamlearn import cli as cli_module, config, learners
-from streamlearn.cli import main
 from streamlearn.io import expand
 from streamlearn.io.writers import format_class_values, format_predictions, write_readable_model
 from streamlearn.run.model_io import options_string
+from support.helpers import cli
 
 TRAIN = "data/samples/sparse.train.vw"
 TEST = "data/samples/sparse.test.vw"
 
 
-def cli(*args, input=None):
-    return CliRunner().invoke(main, [str(a) for a in args], input=input)
-
-
-def ok(*args, input=None):
-    r = cli(*args, input=input)
-    assert r.exit_code == 0, r.output
-    return r
-
-
 # ----------------------------------------------------------------------------- positional data files
 
 def test_positional_data_files_are_the_same_as_d(tmp_path):
-    ok("train", "-d", TRAIN, "--quiet", "-f", tmp_path / "a.slm", "--passes", "2", "--cache-file", tmp_path / "a.c")
-    ok("train", TRAIN, "--quiet", "-f", tmp_path / "b.slm", "--passes", "2", "--cache-file", tmp_path / "b.c")
+    cli("train", "-d", TRAIN, "--quiet", "-f", tmp_path / "a.slm", "--passes", "2", "--cache-file", tmp_path / "a.c")
+    cli("train", TRAIN, "--quiet", "-f", tmp_path / "b.slm", "--passes", "2", "--cache-file", tmp_path / "b.c")
     assert (tmp_path / "a.slm").read_bytes() == (tmp_path / "b.slm").read_bytes()
     # two files: -d first, then the positional ones, in order
-    ok("train", "-d", TRAIN, "-d", TEST, "--quiet", "-f", tmp_path / "c.slm")
-    ok("train", "-d", TRAIN, TEST, "--quiet", "-f", tmp_path / "d.slm")
+    cli("train", "-d", TRAIN, "-d", TEST, "--quiet", "-f", tmp_path / "c.slm")
+    cli("train", "-d", TRAIN, TEST, "--quiet", "-f", tmp_path / "d.slm")
     assert (tmp_path / "c.slm").read_bytes() == (tmp_path / "d.slm").read_bytes()
     assert (tmp_path / "a.slm").read_bytes() != (tmp_path / "c.slm").read_bytes()
-    by_d = ok("predict", "-i", tmp_path / "a.slm", "-d", TEST, "--quiet").stdout
-    positional = ok("predict", TEST, "-i", tmp_path / "a.slm", "--quiet").stdout
+    by_d = cli("predict", "-i", tmp_path / "a.slm", "-d", TEST, "--quiet").stdout
+    positional = cli("predict", TEST, "-i", tmp_path / "a.slm", "--quiet").stdout
     assert by_d == positional and len(by_d.splitlines()) == 500
-    r = cli("train", tmp_path / "missing.vw", "--quiet")
+    r = cli("train", tmp_path / "missing.vw", "--quiet", expect_ok=False)
     assert r.exit_code == 1 and "missing.vw" in r.output
 
 
@@ -81,7 +70,7 @@ CONFIGURATIONS = [
 def test_readable_models_options_line_replays_as_a_command_line(tmp_path, args):
     """The line parses (no '--radius None'), names the learner, and gives every option it names the
     value of the run that wrote it, and every own option of a learner VW lacks its value."""
-    ok("train", "-d", TRAIN, "--quiet", "--readable-model", tmp_path / "r.txt", *args)
+    cli("train", "-d", TRAIN, "--quiet", "--readable-model", tmp_path / "r.txt", *args)
     line = _options_line(tmp_path / "r.txt")
     assert "None" not in line and "-0 " not in line + " "
     named, replayed = _parse(shlex.split(line))
@@ -117,15 +106,15 @@ def test_negative_zero_prints_as_zero(tmp_path):
 # ----------------------------------------------------------------------------- the feature cap
 
 def test_feature_cap_is_an_option_and_its_error_names_it(tmp_path):
-    r = cli("train", "-d", TRAIN, "--quiet", "-q", "::", "--max-example-features", "50")
+    r = cli("train", "-d", TRAIN, "--quiet", "-q", "::", "--max-example-features", "50", expect_ok=False)
     assert r.exit_code == 1
     assert "line 1: " in r.output and "more than 50 features" in r.output
     assert "--max-example-features" in r.output
     # the same data under a cap it fits: every example of the sample has fewer than 40^2 + 40 features
-    ok("train", "-d", TRAIN, "--quiet", "-q", "::", "--max-example-features", "2000", "-f", tmp_path / "a.slm")
-    ok("train", "-d", TRAIN, "--quiet", "-q", "::", "-f", tmp_path / "b.slm")   # the default
+    cli("train", "-d", TRAIN, "--quiet", "-q", "::", "--max-example-features", "2000", "-f", tmp_path / "a.slm")
+    cli("train", "-d", TRAIN, "--quiet", "-q", "::", "-f", tmp_path / "b.slm")   # the default
     assert (tmp_path / "a.slm").read_bytes() == (tmp_path / "b.slm").read_bytes()
-    r = cli("train", "-d", TRAIN, "--quiet", "--max-example-features", "0")
+    r = cli("train", "-d", TRAIN, "--quiet", "--max-example-features", "0", expect_ok=False)
     assert r.exit_code == 1 and "--max-example-features must be at least 1" in r.output
 
 

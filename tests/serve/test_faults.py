@@ -30,7 +30,7 @@ from types import SimpleNamespace
 import pytest
 
 from streamlearn.cli import main as cli_main
-from support.serving import read_all
+from support.serving import free_port, read_all, wait_http
 
 pytestmark = pytest.mark.faults
 
@@ -402,21 +402,9 @@ def test_http_memory_bounded_under_big_bodies(tmp_path, daemons):
     200 and it grew by about 400 MB)."""
     pytest.importorskip("aiohttp")
     import http.client
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     d = daemons(tmp_path, "-b", 18, "--http-port", port)
-    deadline = time.time() + 60
-    while True:
-        try:
-            c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-            c.request("POST", "/learn", body=b"1 |a f1\n")
-            assert c.getresponse().status == 200
-            c.close()
-            break
-        except OSError:
-            assert time.time() < deadline, "the HTTP endpoint did not start"
-            time.sleep(0.1)
+    wait_http(port, "POST", "/learn", b"1 |a f1\n")      # up, and its learner's kernels loaded
     payload = b"".join(x + b"\n" for x in examples(3, 40))
     payload = payload * ((4 << 20) // len(payload))
     statuses = []

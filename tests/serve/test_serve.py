@@ -17,7 +17,7 @@ import pytest
 
 from streamlearn.run.session import prepare_train
 from streamlearn.serve.service import Registry, Service, save_command
-from support.serving import ENV
+from support.serving import ENV, free_port, wait_http
 from support.vwsuite import extract
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -327,20 +327,12 @@ def test_vw_daemon_test_sh(tmp_path, foreground):
     for name, text in (("nc", NC), ("vw", VW)):
         (bin_ / name).write_text(text.format(py=sys.executable))
         (bin_ / name).chmod(0o755)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     env = dict(ENV, PATH=f"{bin_}{os.pathsep}{os.environ['PATH']}")
     args = ["bash", str(test / "daemon-test.sh"), "--vw", str(bin_ / "vw"), "--port", str(port)]
     r = subprocess.run(args + (["--foreground"] if foreground else []), cwd=test, env=env, capture_output=True,
                        text=True, timeout=300)
     assert r.returncode == 0 and "vw-daemon-test: OK" in r.stdout, r.stdout + r.stderr
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _post(port: int, path: str, body: bytes, accept: str = "text/plain") -> tuple[int, bytes]:
@@ -364,19 +356,9 @@ def test_http_port_serves_the_same_model(tmp_path, daemons):
     write(tmp_path / "te.vw", TEST)
     assert sl("train", "-d", "tr.vw", "-b", 18, "-f", "m.model", "-p", "tr.pred", "--quiet", cwd=tmp_path).returncode == 0
     assert sl("predict", "-i", "m.model", "-d", "te.vw", "-p", "te.pred", "--quiet", cwd=tmp_path).returncode == 0
-    port = _free_port()
+    port = free_port()
     d = daemons(tmp_path, "-b", 18, "-f", "final.model", "--http-port", port, "--save-every", 100)
-    deadline = time.time() + 60
-    while True:
-        try:
-            c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-            c.request("GET", "/healthz")
-            assert c.getresponse().status == 200
-            c.close()
-            break
-        except OSError:
-            assert time.time() < deadline, "the HTTP endpoint did not start"
-            time.sleep(0.1)
+    wait_http(port)
     status, body = _post(port, "/learn", b"".join(x + b"\n" for x in TRAIN))
     assert status == 200 and body.splitlines() == (tmp_path / "tr.pred").read_bytes().splitlines()
     # --save-every counts HTTP's learned examples too: a snapshot of train's model (300 learned)

@@ -59,3 +59,26 @@ class Daemon:
     def stop(self, sig=signal.SIGTERM) -> int:
         self.proc.send_signal(sig)
         return self.proc.wait(60)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_http(port: int, method: str = "GET", path: str = "/healthz", body: bytes | None = None,
+              seconds: float = 60) -> None:
+    """Until the daemon's HTTP endpoint on ``port`` answers ``method path`` (with ``body``) with 200."""
+    import http.client
+    deadline = time.time() + seconds
+    while True:
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            c.request(method, path, body=body)
+            assert c.getresponse().status == 200
+            c.close()
+            return
+        except OSError:
+            assert time.time() < deadline, "the HTTP endpoint did not start"
+            time.sleep(0.1)
