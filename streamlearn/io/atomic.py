@@ -54,6 +54,17 @@ def reason(exc: OSError) -> str:
     return exc.strerror or str(exc) or exc.__class__.__name__
 
 
+def write_through(f, data, error) -> None:
+    """``f.write(data)``; an OSError becomes ``error(exc)`` (the one-line message of the file), except a
+    broken pipe, which goes up as it is (the CLI ends quietly when its reader is gone)."""
+    try:
+        f.write(data)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise error(exc) from None
+
+
 def _kind(mode: int) -> str:
     if stat.S_ISDIR(mode):
         return "a directory"
@@ -222,12 +233,7 @@ class OutputFile:
         return self.error(f"cannot write {self._name()}: {reason(exc)}")
 
     def write(self, data) -> None:
-        try:
-            self.f.write(data)
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            raise self._error(exc) from None
+        write_through(self.f, data, self._error)
 
     def commit(self) -> None:
         """Finish: flush and sync, rename into place (a regular target), remove stale temporary files."""

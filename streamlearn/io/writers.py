@@ -15,7 +15,7 @@ import numpy as np
 
 from streamlearn.errors import ModelError, StreamlearnError
 from streamlearn.io.blocks import ParsedBlock
-from streamlearn.io.atomic import reason, write_atomic
+from streamlearn.io.atomic import reason, write_atomic, write_through
 from streamlearn.io.numfmt import format_lines, format_predictions  # noqa: F401 (format_predictions: re-exported)
 
 
@@ -75,12 +75,7 @@ class PredictionWriter:
         self.write_lines(format_predictions(values), block)
 
     def _write(self, data: bytes) -> None:
-        try:
-            self.f.write(data)
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            raise self._error(exc) from None
+        write_through(self.f, data, self._error)
 
     def write_lines(self, text: list[str], block: ParsedBlock, after: str = "") -> None:
         """One formatted line per example of the block, each followed by its tag (and by ``after``:
