@@ -331,10 +331,16 @@ def _finish_notice(stream=None) -> None:
     _progress["open"] = False
     try:
         seconds = compile_seconds() or (time.perf_counter() - _progress["t0"])
-        out.write(f"{lead}{_progress['compiled']} kernels compiled in {seconds:.0f} s\n")
+        # every kernel this process compiled (as the run's summary counts them), not only the dots
+        out.write(f"{lead}{kernels(compile_count() or _progress['compiled'])} compiled in {seconds:.0f} s\n")
         out.flush()
     except (OSError, ValueError, AttributeError):
         pass
+
+
+def kernels(n: int) -> str:
+    """"1 kernel", "2 kernels"."""
+    return f"{n} kernel{'' if n == 1 else 's'}"
 
 
 def compile_count() -> int:

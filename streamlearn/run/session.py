@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from streamlearn import learners
-from streamlearn._cache import compile_count, compile_seconds
+from streamlearn._cache import compile_count, compile_seconds, kernels
 from streamlearn.run import classweight, counters, feature_mask, objective
 from streamlearn.learners import allocate_table
 from streamlearn.run.history import ProgressHistory, nonzero_in_force
@@ -902,8 +902,8 @@ def _summary_lines(run: Run, loss: str, tau: float, passes: int, holdout: int, b
     # a first run's compile time is left out of the throughput and said on the same line (the line that
     # varies from run to run)
     lines.append(f"examples per second = {progress.examples / learning if learning > 0 else 0.0:.0f}"
-                 + (f" (excluding the compile time: {compiling:.3f} s, {compile_count() - progress.compiled0} "
-                    f"kernels compiled on first use, cached for later runs)" if compiling > 0 else ""))
+                 + (f" (excluding the compile time: {compiling:.3f} s, {kernels(compile_count() - progress.compiled0)} "
+                    f"compiled on first use, cached for later runs)" if compiling > 0 else ""))
     lines.append(f"wall time = {wall:.3f} s")
     lines.append(f"malformed lines = {faults.malformed}")
     if faults.read_errors:

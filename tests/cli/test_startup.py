@@ -69,6 +69,7 @@ def test_first_use_notice_once_with_progress(tmp_path, monkeypatch):
     monkeypatch.setattr(_cache, "_progress", {"announced": False, "compiled": 0, "t0": 0.0, "stream": None, "open": False,
                                                "closed": False})
     monkeypatch.setattr("atexit.register", lambda fn: None)
+    monkeypatch.setattr(_cache, "_counts", {"compiled": 0, "loaded": 0})     # no real compile counted
     out = io.StringIO()
     warm = tmp_path / "warm"
     warm.mkdir()
@@ -93,6 +94,7 @@ def test_other_output_ends_the_notice_line(monkeypatch):
     monkeypatch.setattr(_cache, "_progress", {"announced": False, "compiled": 0, "t0": 0.0, "stream": None, "open": False,
                                                "closed": False})
     monkeypatch.setattr("atexit.register", lambda fn: None)
+    monkeypatch.setattr(_cache, "_counts", {"compiled": 0, "loaded": 0})
     raw = io.StringIO()
     err = _cache.LineGuard(raw)
     assert _cache.note_miss("/nonexistent-cache-dir", "gd.g-7.py311", err)
@@ -162,7 +164,9 @@ def test_a_cold_first_run_explains_itself(tmp_path):
     assert r.returncode == 0, r.stderr
     lines = r.stderr.splitlines()
     assert not any(_cache.COMPILE_NOTICE in l for l in lines[lines.index(HEADER_FIRST):]), r.stderr
-    assert lines[-1].startswith("streamlearn: ") and " kernels compiled in " in lines[-1]
+    said = next(l for l in lines if l.startswith("examples per second = "))
+    count = said.split("compile time: ")[1].split(" s, ")[1].split(" compiled on first use")[0]   # "2 kernels"
+    assert lines[-1].startswith(f"streamlearn: {count} compiled in "), r.stderr
     warm = _cli("train", "-d", SAMPLE, "--loss", "logistic", "--algo", "tg", "--l1", "0.0005", "--passes", "2",
                 env={"NUMBA_CACHE_DIR": str(cache)})
     assert warm.returncode == 0 and _cache.COMPILE_NOTICE not in warm.stderr
