@@ -194,7 +194,7 @@ def test_kernel_loader_loads_without_numbas_registries_and_counts_compilations(w
     not imported)."""
     _, (first, err), load = warm
     assert first["counts"] == {"compiled": 1, "loaded": 0}
-    assert "compiling the kernels this run needs, once" in err and "1 kernels compiled" in err
+    assert "compiling the kernels this run needs, once" in err and "1 kernel compiled" in err
     ours = load()
     assert ours["counts"] == {"compiled": 0, "loaded": 1} and ours["value"] == 6.0
     assert "numba.np.polynomial" not in ours["imported"] and "numba.typed.typeddict" not in ours["imported"]
