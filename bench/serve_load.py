@@ -102,6 +102,13 @@ class Target:
             raise ValueError(f"target {spec!r}: want host:port, tcp://host:port or http://host:port/path")
         return cls(parts.scheme, parts.hostname, parts.port, parts.path or "/predict")
 
+    def request(self, payload: bytes) -> bytes:
+        """The bytes that send ``payload`` (VW lines): as they are over TCP, a ``POST`` over HTTP."""
+        if self.protocol != "http":
+            return payload
+        return (f"POST {self.path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\nContent-Type: text/plain\r\n"
+                f"Content-Length: {len(payload)}\r\n\r\n").encode() + payload
+
     def __str__(self) -> str:
         tail = self.path if self.protocol == "http" else ""
         return f"{self.protocol}://{self.host}:{self.port}{tail}"
@@ -168,8 +175,6 @@ async def _connection(target: Target, payloads: list[bytes], batch: int, offset:
     reader, writer = await asyncio.open_connection(target.host, target.port, limit=1 << 24)
     requests = examples = 0
     i = offset
-    prefix = (f"POST {target.path} HTTP/1.1\r\nHost: {target.host}:{target.port}\r\n"
-              f"Content-Type: text/plain\r\n").encode()
     try:
         while True:
             if deadline_ns is not None:
@@ -181,10 +186,7 @@ async def _connection(target: Target, payloads: list[bytes], batch: int, offset:
                 budget["left"] -= batch
             payload = payloads[i % len(payloads)]
             i += 1
-            if target.protocol == "http":
-                data = prefix + f"Content-Length: {len(payload)}\r\n\r\n".encode() + payload
-            else:
-                data = payload
+            data = target.request(payload)
             t0 = time.perf_counter_ns()
             writer.write(data)
             if target.protocol == "http":
@@ -268,8 +270,6 @@ def _thread_connection(target: Target, payloads: list[bytes], batch: int, offset
         sock = socket.create_connection((target.host, target.port))
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         rfile = sock.makefile("rb", buffering=1 << 16)
-        prefix = (f"POST {target.path} HTTP/1.1\r\nHost: {target.host}:{target.port}\r\n"
-                  f"Content-Type: text/plain\r\n").encode()
         own: list[int] = []
         i = offset
         start.wait()
@@ -285,8 +285,7 @@ def _thread_connection(target: Target, payloads: list[bytes], batch: int, offset
                     budget["left"] -= batch
             payload = payloads[i % len(payloads)]
             i += 1
-            if target.protocol == "http":
-                payload = prefix + f"Content-Length: {len(payload)}\r\n\r\n".encode() + payload
+            payload = target.request(payload)
             t0 = time.perf_counter_ns()
             sock.sendall(payload)
             if target.protocol == "http":

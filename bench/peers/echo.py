@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 
+from bench.peers import http_app as peer_app
+
 
 async def _echo_lines(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     pending = b""
@@ -41,13 +43,7 @@ def http_app():
     async def predict(request):
         return web.Response(body=await request.read(), content_type="text/plain")
 
-    async def healthz(request):
-        return web.Response(text="ok\n")
-
-    app = web.Application(client_max_size=1 << 26)
-    app.router.add_post("/predict", predict)
-    app.router.add_get("/healthz", healthz)
-    return app
+    return peer_app(predict)
 
 
 def main(argv: list[str] | None = None) -> int:

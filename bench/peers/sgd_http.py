@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import argparse
 
+from bench.peers import http_app
+
 
 def parse_line(line: str) -> tuple[float | None, str | None, list[tuple[str, float]]]:
     """One VW text line: (label or None, tag or None, [(namespace^name, value), ...])."""
@@ -103,13 +105,7 @@ def make_app(model, h):
             return web.Response(status=400, text=f"bad input: {e}\n")
         return web.Response(text=body, content_type="text/plain")
 
-    async def healthz(request):
-        return web.Response(text="ok\n")
-
-    app = web.Application(client_max_size=1 << 26)
-    app.router.add_post("/predict", predict)
-    app.router.add_get("/healthz", healthz)
-    return app
+    return http_app(predict)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,19 +16,12 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from bench.cases.serve import have  # noqa: E402
 from bench.peers.sgd_http import parse_line  # noqa: E402
 from bench.serve_load import (LoadResult, ProtocolError, free_port, percentile, read_examples,  # noqa: E402
                               run_load, stream, wait_for_port)
 
 SAMPLES = REPO / "data" / "samples"
-
-
-def have(module: str) -> bool:
-    try:
-        __import__(module)
-        return True
-    except ImportError:
-        return False
 
 
 needs_aiohttp = pytest.mark.skipif(not have("aiohttp"), reason="aiohttp is not installed")
