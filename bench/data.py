@@ -219,6 +219,40 @@ def ensure_throughput_data(lines: int) -> tuple[Path, dict]:
     return dst, meta
 
 
+# --------------------------------------------------------------------------- a stream with other statistics
+
+WIDE_VERSION = 1  # bump when the generator (bench.parse_speed.wide_stream) changes
+
+
+def ensure_wide(lines: int, multiclass: bool = False) -> Path:
+    """``bench/data/wide-N.vw``: ``bench.parse_speed.wide_stream`` (issue 30's second stream: labels with
+    importance and tag, 6 namespaces, ~60 features a line of varied names and values, ~480 B a line);
+    with ``multiclass`` its labels replaced by ``mc_label(line number)`` (``wide-N.oaa20.vw``)."""
+    from bench.parse_speed import wide_stream
+
+    name = data_name(lines, DEFAULT_SEED).replace("bench-", "wide-")
+    if multiclass:
+        name = name.replace(".vw", f".oaa{TP_CLASSES}.vw")
+    dst = DATA_DIR / name
+    want = {"kind": "wide-stream", "version": WIDE_VERSION, "lines": lines, "multiclass": multiclass}
+    if fresh(dst, want):
+        return dst
+    say(f"generating {dst} ({lines:,} lines) ...")
+    (REPO / DATA_DIR).mkdir(parents=True, exist_ok=True)
+    tmp = REPO / dst.with_name(dst.name + ".part")
+    with open(tmp, "wb") as out:
+        step = 100_000
+        for first in range(0, lines, step):
+            chunk = wide_stream(min(step, lines - first), seed=2 + first)
+            if multiclass:     # the first token (the label) replaced; importance and tag kept
+                rows = chunk.split(b"\n")[:-1]
+                chunk = b"".join(b"%d %s\n" % (mc_label(first + i), r.split(b" ", 1)[1]) for i, r in enumerate(rows))
+            out.write(chunk)
+    os.replace(tmp, REPO / dst)
+    write_meta(dst, {**want, "size": file_size(dst)})
+    return dst
+
+
 # --------------------------------------------------------------------------- the real text datasets
 
 PREP_DIR = Path("bench/data/frontier")

@@ -340,7 +340,7 @@ SUITES: dict[str, list[tuple[str, ...]]] = {
         ("core",), ("rules",), ("frontier",), ("l1ball",), ("objective",), ("scd",), ("expansion",),
         ("multiclass", "--second-shuffle"), ("multiclass", "--throughput"), ("startup",),
         ("parse", "--out", "bench/RESULTS.md"), ("table_dtype", "--out", "bench/RESULTS.md"),
-        ("targets", "--out", "bench/RESULTS.md"), ("api", "--out", "bench/RESULTS.md"),
+        ("targets", "--out", "bench/RESULTS.md"), ("vs_vw", "--out", "bench/RESULTS.md"), ("api", "--out", "bench/RESULTS.md"),
         ("dask", "--out", "bench/RESULTS.md"), ("dask_speed", "--out", "bench/RESULTS.md"),
     ],
     "repro": [

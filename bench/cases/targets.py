@@ -45,6 +45,32 @@ def arguments(ap: argparse.ArgumentParser) -> None:
     shared(ap, "out")
 
 
+def compare(name: str, sl: list, vw: list, rounds: int, target: float) -> tuple[str, str]:
+    """One warm-up run of each command, then ``rounds`` rounds alternating them (the first alternates);
+    returns the table row (fastest / median wall time, median peak RSS, ratio of the fastest runs and
+    the target) and the line of raw wall times."""
+    run_once(sl)
+    run_once(vw)
+    runs = {"streamlearn": [], "VW": []}
+    for i in range(rounds):
+        for tool in (("streamlearn", "VW") if i % 2 == 0 else ("VW", "streamlearn")):
+            runs[tool].append(run_once(sl if tool == "streamlearn" else vw))
+        say(f"  {name} round {i + 1}: streamlearn {runs['streamlearn'][-1].wall:.2f} s, "
+            f"VW {runs['VW'][-1].wall:.2f} s")
+    s = sorted(r.wall for r in runs["streamlearn"])
+    v = sorted(r.wall for r in runs["VW"])
+    ratio = s[0] / v[0]
+    rss_s = statistics.median(r.rss_mib for r in runs["streamlearn"])
+    rss_v = statistics.median(r.rss_mib for r in runs["VW"])
+    row = (f"| {name} | {s[0]:.2f} / {statistics.median(s):.2f} | {rss_s:.0f} | {v[0]:.2f} / "
+           f"{statistics.median(v):.2f} | {rss_v:.0f} | **{ratio:.2f}x** | at most {target:.1f}x: "
+           f"{'met' if ratio <= target else 'not met'} |")
+    say(row)
+    raw = (f"- {name}: streamlearn " + ", ".join(f"{r.wall:.2f}" for r in runs["streamlearn"])
+           + "; VW " + ", ".join(f"{r.wall:.2f}" for r in runs["VW"]))
+    return row, raw
+
+
 def run(args: argparse.Namespace, ctx: Context) -> None:
     names = [c.strip() for c in args.cases.split(",") if c.strip()]
     unknown = [n for n in names if n not in CASES]
@@ -65,26 +91,9 @@ def run(args: argparse.Namespace, ctx: Context) -> None:
         sl = streamlearn_base() + ["train", "-d", str(path), "-b", "20", "--loss", "logistic", "--quiet", *sl_opts]
         vw = VW + ["-d", str(path), "-b", "20", "--loss_function", "logistic", "--quiet", *vw_opts]
         cmds += [f"{name}, streamlearn: `{' '.join(sl)}`", f"{name}, VW: `{' '.join(vw)}`"]
-        run_once(sl)
-        run_once(vw)
-        runs = {"streamlearn": [], "VW": []}
-        for i in range(args.runs):
-            for tool in (("streamlearn", "VW") if i % 2 == 0 else ("VW", "streamlearn")):
-                runs[tool].append(run_once(sl if tool == "streamlearn" else vw))
-            say(f"  {name} round {i + 1}: streamlearn {runs['streamlearn'][-1].wall:.2f} s, "
-                f"VW {runs['VW'][-1].wall:.2f} s")
-        s = sorted(r.wall for r in runs["streamlearn"])
-        v = sorted(r.wall for r in runs["VW"])
-        ratio = s[0] / v[0]
-        rss_s = statistics.median(r.rss_mib for r in runs["streamlearn"])
-        rss_v = statistics.median(r.rss_mib for r in runs["VW"])
-        row = (f"| {name} | {s[0]:.2f} / {statistics.median(s):.2f} | {rss_s:.0f} | {v[0]:.2f} / "
-               f"{statistics.median(v):.2f} | {rss_v:.0f} | **{ratio:.2f}x** | at most {target:.1f}x: "
-               f"{'met' if ratio <= target else 'not met'} |")
-        say(row)
+        row, raw_line = compare(name, sl, vw, args.runs, target)
         rows.append(row)
-        raw.append(f"- {name}: streamlearn " + ", ".join(f"{r.wall:.2f}" for r in runs["streamlearn"])
-                   + "; VW " + ", ".join(f"{r.wall:.2f}" for r in runs["VW"]))
+        raw.append(raw_line)
     end_load = machine_facts()["load"]
     lines = [
         SECTION.start,
