@@ -204,3 +204,30 @@ class SparseStore:
     def in_use(self, table: np.ndarray) -> np.ndarray:
         """The table's rows of the features in use (a view)."""
         return table[:self.n_rows * self.width]
+
+
+#: learners whose weights the sparse store cannot hold: the batch ones keep arrays of their own
+#: (``LearnerSpec.batch``), and these online ones read every weight of the table (their normalizer
+#: or projection counts all 2^b slots) -- filled in by the registry's test
+REFUSED_LEARNERS = ()
+#: options of a run the sparse store does not take: (config field, flag)
+REFUSED_OPTIONS = (
+    ("initial_weight", "--initial_weight"), ("initial_constant", "--constant"),
+    ("random_weights", "--random_weights"), ("normal_weights", "--normal_weights"),
+    ("truncated_normal_weights", "--truncated_normal_weights"), ("feature_mask", "--feature_mask"),
+    ("audit", "--audit"), ("invert_hash", "--invert_hash"), ("audit_regressor", "--audit_regressor"),
+    ("objective", "--objective"), ("objective_data", "--objective-data"), ("trace", "--trace"),
+    ("csoaa", "--csoaa"), ("multilabel_oaa", "--multilabel_oaa"), ("csoaa_ldf", "--csoaa_ldf"),
+    ("wap_ldf", "--wap_ldf"), ("lrq", "--lrq"), ("lrqfa", "--lrqfa"), ("nn", "--nn"),
+    ("vw_model_out", "--vw-model-out"),
+)
+
+
+def refusal(cfg, spec) -> str | None:
+    """Why a run of ``cfg`` (learner ``spec``) cannot use the sparse store, or None."""
+    if spec.batch or spec.name in REFUSED_LEARNERS:
+        return f"--algo {spec.name}"
+    for name, flag in REFUSED_OPTIONS:
+        if getattr(cfg, name, None):
+            return flag
+    return None
