@@ -209,7 +209,7 @@ class SparseStore:
 #: learners whose weights the sparse store cannot hold: the batch ones keep arrays of their own
 #: (``LearnerSpec.batch``), and these online ones read every weight of the table (their normalizer
 #: or projection counts all 2^b slots) -- filled in by the registry's test
-REFUSED_LEARNERS = ()
+REFUSED_LEARNERS = ("eg",)
 #: options of a run the sparse store does not take: (config field, flag)
 REFUSED_OPTIONS = (
     ("initial_weight", "--initial_weight"), ("initial_constant", "--constant"),

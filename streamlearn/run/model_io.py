@@ -388,6 +388,16 @@ def _finite_in_force(cfg: TrainConfig, run, in_force: np.ndarray) -> np.ndarray:
     return np.where(bad, 0.0, in_force)
 
 
+def by_slot(arrays, touched: np.ndarray, in_force: np.ndarray) -> tuple:
+    """(touched, in_force, slots): a sparse store's rows in the order of their weight slots, and the
+    slots (a model file's index); a dense table's as they are, slots None (the rows)."""
+    if arrays.store is None:
+        return touched, in_force, None
+    slots = arrays.slots(touched)
+    order = np.argsort(slots, kind="stable")
+    return touched[order], in_force[order], slots[order]
+
+
 def save_outputs(cfg: TrainConfig, run, snapshot: bool = False) -> int:
     """Finalize the table and write -f / --readable-model. Returns the number of non-zero weights.
 
@@ -407,11 +417,7 @@ def save_outputs(cfg: TrainConfig, run, snapshot: bool = False) -> int:
         return int(count_nonzero(table))
     touched = nonzero_rows(table, lay.saved)     # rows with a weight or saved state that is not 0
     in_force = _finite_in_force(cfg, run, learners.weights_in_force(cfg, table, st, touched))
-    slots = None
-    if run.arrays.store is not None:    # a sparse store's rows in the order of their weight slots
-        slots = run.arrays.slots(touched)
-        order = np.argsort(slots, kind="stable")
-        touched, in_force, slots = touched[order], in_force[order], slots[order]
+    touched, in_force, slots = by_slot(run.arrays, touched, in_force)
     index = (touched if slots is None else slots)[in_force != 0.0]
     if cfg.classes:
         run.progress.rows_in_use = rows_in_use(index, cfg.class_width)
