@@ -865,6 +865,13 @@ def preamble(cfg: TrainConfig, rep: Reporter, learner, cache_note: str | None) -
              + (f" (q = {cfg.expectile_q:g})" if cfg.loss == "expectile" else ""))
 
 
+def _sparse_note(cfg, state: RunState, rep: Reporter) -> None:
+    """The info line of a run that took the sparse weight store without --sparse_weights."""
+    if state.store is not None and not getattr(cfg, "sparse_weights", False):
+        rep.line(f"sparse weights: the dense table of -b {cfg.bits} would take more than half the memory, "
+                 f"so the weights are a hash map of the features in use (--sparse_weights)")
+
+
 def _summary_lines(run: Run, loss: str, tau: float, passes: int, holdout: int, best_holdout,
                    nonzero: int | None, bits: int, best: bool = True) -> list[str]:
     c = run.arrays.counters
@@ -1098,6 +1105,7 @@ def train(cfg: TrainConfig, model=None, progress: bool = False, observer=None) -
             rep.warn("--probabilities should be used with --csoaa_ldf=mc (or --oaa, --multilabel_oaa)")
     sources = SourcePlan(cfg, hashing, rep)
     preamble(cfg, rep, learners.get(cfg.algo), sources.note)
+    _sparse_note(cfg, state, rep)
     hint = learners.get(cfg.algo).hint
     if hint is not None and hint(cfg) is not None:
         rep.line(hint(cfg))
@@ -1202,6 +1210,7 @@ def predict(cfg: PredictConfig) -> dict:
     for path in cfg.sources:
         rep.line(f"Reading datafile = {'stdin' if path == '-' else path}")
     rep.line(f"Num weight bits = {mcfg.bits}")
+    _sparse_note(mcfg, state, rep)
     writer = PredictionWriter(cfg.predictions)
     run = Run.predicting(state, rep, writer, cfg.strict)
     try:

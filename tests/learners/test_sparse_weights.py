@@ -30,6 +30,12 @@ def data(tmp_path_factory):
     return d, train, test, write_lines(d / "multi.vw", multi)
 
 
+@pytest.fixture(autouse=True)
+def memory(monkeypatch):
+    """A machine of 16 GiB, whatever this one has: -b 32's dense table never fits (the automatic store)."""
+    monkeypatch.setattr(sparse, "machine_memory", lambda: 16 << 30)
+
+
 @pytest.fixture
 def stores(monkeypatch):
     """The sparse stores the runs made."""
@@ -150,3 +156,14 @@ def test_python_model_sparse_equals_dense(data, stores):
                     m.to_bytes()))
     assert stores
     assert out[0] == out[1]
+
+
+def test_the_automatic_store_says_so(data, tmp_path):
+    """-b 32 without --sparse_weights takes the store with one info line (none under --quiet, none when
+    asked for)."""
+    _, train, _, _ = data
+    note = "sparse weights: the dense table of -b 32 would take more than half the memory"
+    assert note in cli("train", "-d", train, "-b", "32", "-f", tmp_path / "m").output
+    assert note not in cli("train", "-d", train, "-b", "32", "--quiet").output
+    assert note not in cli("train", "-d", train, "-b", "32", "--sparse_weights").output
+    assert note in cli("predict", "-i", tmp_path / "m", "-d", train).output
