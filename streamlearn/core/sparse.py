@@ -2,8 +2,9 @@
 with the features a run touches, whatever ``-b`` is (up to 32).
 
 The kernels never see a hash index in this mode. Before a block reaches its kernel, an open-addressing
-hash map (``map_rows``: keys the weight slots of the masked feature indices, values row numbers;
-linear probing, load at most 1/2, grown by rehashing between calls) replaces each index of the block
+hash map (``map_rows``: keys the weight slots of the masked feature indices, values row numbers,
+side by side; linear probing, load at most 1/2, grown by rehashing between calls, the slots of the
+next entries prefetched) replaces each index of the block
 by a row of the table, handing out new rows in order (0, 1, 2, ...) to the keys it has not seen;
 ``key_of_row`` maps rows back. Since rows are handed out in order, the table stays one lazily committed
 anonymous map of a *capacity* of rows (only the pages of the rows in use become resident; it never
@@ -23,6 +24,7 @@ import os
 import numpy as np
 from numba import njit
 
+from streamlearn.core.prefetch import prefetch_row
 from streamlearn.errors import OptionError
 
 EMPTY = -1
@@ -43,25 +45,40 @@ def _shift(cap):
     return np.uint64(64 - b)
 
 
+#: entries ahead whose map slot is prefetched (the lookups of a block are independent: their cache misses overlap)
+AHEAD = 32
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _home(key, shift):
+    return np.int64((np.uint64(key) * _GOLDEN) >> shift)
+
+
 @njit(cache=True, nogil=True)
-def map_rows(slots, vals, key_of_row, used, idx, out, start, W, dmask, insert, spare):
+def map_rows(ent, key_of_row, used, idx, out, start, W, dmask, insert, spare):
     """Rows of the keys ``(idx[j] * W) & dmask`` for j from ``start`` into ``out[j]``: a key seen
     before gets its row; a new key gets the next row (``used[0]``, then counted) when ``insert``,
-    else ``spare`` (a row that stays zero). The map is ``slots`` (keys, EMPTY for none; a power of
-    two long) and ``vals`` (their rows). Stops before inserting into a map already half full and
-    returns the position to resume from after growing it (``grown``); returns len(idx) when done."""
-    cap = slots.shape[0]
+    else ``spare`` (a row that stays zero). The map ``ent`` is (capacity, 2): a key (EMPTY for none)
+    and its row side by side, so that a lookup misses the cache once; its capacity is a power of
+    two. Stops before inserting into a map already half full and returns the position to resume from
+    after growing it (``SparseStore._grow``); returns len(idx) when done."""
+    cap = ent.shape[0]
     cmask = cap - 1
     shift = _shift(cap)
     limit = cap >> 1
     n = used[0]
-    for j in range(start, idx.shape[0]):
+    m = idx.shape[0]
+    for j in range(start, min(m, start + AHEAD)):
+        prefetch_row(ent, _home((np.int64(idx[j]) * W) & dmask, shift))
+    for j in range(start, m):
+        if j + AHEAD < m:
+            prefetch_row(ent, _home((np.int64(idx[j + AHEAD]) * W) & dmask, shift))
         key = (np.int64(idx[j]) * W) & dmask
-        pos = np.int64((np.uint64(key) * _GOLDEN) >> shift)
+        pos = _home(key, shift)
         while True:
-            k = slots[pos]
+            k = ent[pos, 0]
             if k == key:
-                out[j] = vals[pos]
+                out[j] = ent[pos, 1]
                 break
             if k == EMPTY:
                 if not insert:
@@ -70,30 +87,29 @@ def map_rows(slots, vals, key_of_row, used, idx, out, start, W, dmask, insert, s
                 if n >= limit:
                     used[0] = n
                     return j
-                slots[pos] = key
-                vals[pos] = n
+                ent[pos, 0] = key
+                ent[pos, 1] = n
                 key_of_row[n] = key
                 out[j] = n
                 n += 1
                 break
             pos = (pos + 1) & cmask
     used[0] = n
-    return idx.shape[0]
+    return m
 
 
 @njit(cache=True, nogil=True)
-def rehash(key_of_row, n, slots, vals):
-    """Fill the empty map ``slots``/``vals`` with the rows 0..n-1 of ``key_of_row``."""
-    cap = slots.shape[0]
-    cmask = cap - 1
-    shift = _shift(cap)
+def rehash(key_of_row, n, ent):
+    """Fill the empty map ``ent`` with the rows 0..n-1 of ``key_of_row``."""
+    cmask = ent.shape[0] - 1
+    shift = _shift(ent.shape[0])
     for r in range(n):
         key = key_of_row[r]
-        pos = np.int64((np.uint64(key) * _GOLDEN) >> shift)
-        while slots[pos] != EMPTY:
+        pos = _home(key, shift)
+        while ent[pos, 0] != EMPTY:
             pos = (pos + 1) & cmask
-        slots[pos] = key
-        vals[pos] = r
+        ent[pos, 0] = key
+        ent[pos, 1] = r
 
 
 def machine_memory() -> int | None:
@@ -143,8 +159,7 @@ class SparseStore:
     def __init__(self, bits: int, width: int, capacity: int):
         self.bits, self.width, self.capacity = bits, width, capacity
         self.dmask = np.int64((1 << bits) - 1)
-        self.slots = np.full(MIN_SLOTS, EMPTY, np.int64)
-        self.vals = np.zeros(MIN_SLOTS, np.int64)
+        self.ent = np.full((MIN_SLOTS, 2), EMPTY, np.int64)
         self.key_of_row = np.zeros(MIN_SLOTS // 2, np.int64)
         self.used = np.zeros(1, np.int64)
         self._out = np.empty(0, np.uint32)
@@ -158,12 +173,12 @@ class SparseStore:
         if self.n_rows >= self.capacity:
             raise OptionError(f"--sparse_weights: the weight store is full ({self.capacity} features, what "
                               f"fits in this machine's memory); use a smaller -b or fewer features")
-        cap = self.slots.shape[0] * 2
-        slots, vals = np.full(cap, EMPTY, np.int64), np.zeros(cap, np.int64)
-        rehash(self.key_of_row, self.n_rows, slots, vals)
+        cap = self.ent.shape[0] * 2
+        ent = np.full((cap, 2), EMPTY, np.int64)
+        rehash(self.key_of_row, self.n_rows, ent)
         keys = np.zeros(cap // 2, np.int64)
         keys[:self.n_rows] = self.key_of_row[:self.n_rows]
-        self.slots, self.vals, self.key_of_row = slots, vals, keys
+        self.ent, self.key_of_row = ent, keys
 
     def rows(self, idx: np.ndarray, insert: bool = True, out: np.ndarray | None = None,
              width: int | None = None) -> np.ndarray:
@@ -177,7 +192,7 @@ class SparseStore:
         W = self.width if width is None else width
         pos = 0
         while True:
-            pos = map_rows(self.slots, self.vals, self.key_of_row, self.used, idx, out, pos,
+            pos = map_rows(self.ent, self.key_of_row, self.used, idx, out, pos,
                            np.int64(W), self.dmask, insert, self.capacity - 1)
             if pos >= idx.shape[0]:
                 break

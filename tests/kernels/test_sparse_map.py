@@ -41,7 +41,7 @@ def test_map_equals_a_dict(batches, shape):
         assert rows.tolist() == [seen[int(k)] * width + off for k in keys]
         assert store.slots_of(rows).tolist() == slots.tolist()
     # the map at most half full
-    assert store.n_rows <= store.slots.shape[0] // 2
+    assert store.n_rows <= store.ent.shape[0] // 2
 
 
 def test_unseen_keys_go_to_the_spare_row_without_insertion():
@@ -54,12 +54,12 @@ def test_unseen_keys_go_to_the_spare_row_without_insertion():
 
 def test_memory_grows_with_the_touched_features():
     store = SparseStore(32, 1, 1 << 30)
-    assert store.slots.shape[0] == MIN_SLOTS
+    assert store.ent.shape[0] == MIN_SLOTS
     rng = np.random.default_rng(0)
     keys = rng.choice(2**32, size=100_000, replace=False).astype(np.uint32)
     store.rows(keys)
     # the smallest power of two at least twice the keys
-    assert store.slots.shape[0] == 1 << 18
+    assert store.ent.shape[0] == 1 << 18
     assert store.n_rows == 100_000
 
 
