@@ -167,3 +167,15 @@ def test_the_automatic_store_says_so(data, tmp_path):
     assert note not in cli("train", "-d", train, "-b", "32", "--quiet").output
     assert note not in cli("train", "-d", train, "-b", "32", "--sparse_weights").output
     assert note in cli("predict", "-i", tmp_path / "m", "-d", train).output
+
+
+def test_oaa_b32_predict(data, tmp_path):
+    """--oaa at -b 32 (the automatic store, W rows a feature): train, then predict (the predictor's store,
+    unseen features on its zero row), as at -b 18."""
+    _, _, test, multi = data
+    for b in ("18", "32"):
+        cli("train", "-d", multi, "--oaa", "3", "-b", b, "-f", tmp_path / f"m{b}", "-p", tmp_path / f"p{b}", "--quiet")
+        cli("predict", "-i", tmp_path / f"m{b}", "-d", test, "-p", tmp_path / f"q{b}", "--quiet")
+    assert (tmp_path / "p32").read_text() == (tmp_path / "p18").read_text()
+    assert (tmp_path / "q32").read_text() == (tmp_path / "q18").read_text()
+    assert len(set((tmp_path / "q32").read_text().split())) > 1
