@@ -13,7 +13,7 @@ key is the feature's first slot ``(idx * W) & (2^b - 1)`` and its row r holds ta
 as a dense table's slots key .. key+W-1.
 
 A model file keeps the dense slots (``SparseStore.slots_of``), so a sparse run's model is the dense
-run's when no two features collide in either; ``-i`` maps its slots to rows (``SparseStore.rows_of_slots``).
+run's when no two features collide in either; ``-i`` maps its slots to rows (``SparseStore.table_rows_of_slots``).
 """
 
 from __future__ import annotations
@@ -222,8 +222,8 @@ class SparseStore:
 
 
 #: learners whose weights the sparse store cannot hold: the batch ones keep arrays of their own
-#: (``LearnerSpec.batch``), and these online ones read every weight of the table (their normalizer
-#: or projection counts all 2^b slots) -- filled in by the registry's test
+#: (``LearnerSpec.batch``), and these online ones count every one of the 2^b slots (eg's normalizer:
+#: its table's length); tests/learners/test_sparse_weights.py checks every other online learner
 REFUSED_LEARNERS = ("eg",)
 #: options of a run the sparse store does not take: (config field, flag)
 REFUSED_OPTIONS = (
