@@ -123,6 +123,28 @@ def test_the_table_grows_with_the_touched_features():
     assert store.in_use(table).shape == (distinct, 6)
     assert store.in_use(table)[:, 0].sum() == 21_000.0
     assert not table[store.n_rows:store.n_rows + 4096].any()
+    # the pages resident: those of the rows in use (Linux), not the capacity's
+    resident = resident_kib(table.ctypes.data)
+    if resident is not None:
+        assert table.nbytes >= 1 << 30
+        assert resident <= distinct * 6 * 8 / 1024 + 2 * 4096 / 1024 + 64
+
+
+def resident_kib(address: int) -> int | None:
+    """Rss (KiB) of the mapping holding ``address`` (/proc/self/smaps), None where there is none."""
+    try:
+        text = open("/proc/self/smaps").read().splitlines()
+    except OSError:
+        return None
+    inside = False
+    for line in text:
+        head = line.split()[0]
+        if "-" in head and ":" not in head:
+            lo, hi = (int(x, 16) for x in head.split("-"))
+            inside = lo <= address < hi
+        elif inside and head == "Rss:":
+            return int(line.split()[1])
+    return None
 
 
 def test_runs_the_store_cannot_serve(data, tmp_path):
