@@ -168,6 +168,7 @@ class Engine:
         arrays = block.arrays(preds)
         if state.store is not None:     # sparse weights: the store's rows
             arrays = (arrays[0], state.rows(block.idx)) + arrays[2:]
+            table = state.kernel_view()[0]
         learners.predict_kernel(self.cfg)(arrays, (table, prm, iprm, st.copy(), ctr), 0, n)
         return preds
 

@@ -147,6 +147,20 @@ class RunState:
         # a predictor's twins predict on several threads: reads only, each into its own array
         return self.store.rows(idx, insert=False, out=np.empty(idx.shape[0], np.uint32))
 
+    def kernel_view(self) -> tuple:
+        """``kernel_state`` for a block whose indices are the store's rows (after ``rows``): a sparse
+        table cut to the first power of two of features at least those in use, so that the
+        operations a learner's kernel applies to every row (gravity's sync, pegasos's rescale, fobos's
+        folds) cost the rows in use, not the capacity, and one-against-all's mask (the table's length
+        less 1) still keeps a row's classes. The rows past it are zero, on which those operations
+        change nothing (they act on non-zero weights, or write 0). A predictor's table is whole (its
+        zero row for unseen features is the last)."""
+        if self.store is None or not self.inserts:
+            return self.kernel_state
+        need = max(1, self.store.n_rows)
+        rows = min(self.store.capacity, 1 << (need - 1).bit_length()) * self.store.width
+        return (self.table[:rows],) + self.kernel_state[1:]
+
     def slots(self, rows: np.ndarray) -> np.ndarray:
         """The model file's weight slots of table rows."""
         return rows if self.store is None else self.store.slots_of(rows)

@@ -564,6 +564,7 @@ class Run:
         if self.arrays.store is not None:       # sparse weights: the kernel sees the store's rows
             idx = self.arrays.rows(idx)
             arrays = (arrays[0], idx) + arrays[2:]
+            state = self.arrays.kernel_view()
         if self.no_bases:
             arrays = arrays[:5] + (np.zeros_like(block.bases),) + arrays[6:]
         if self.classweights is not None and training:
