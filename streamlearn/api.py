@@ -35,7 +35,7 @@ from streamlearn.features.hashing import CONSTANT_RAW_INDEX, HASH_MODES, default
 from streamlearn.io.blocks import FMT_LIBSVM, FMT_VW, ParsedBlock, line_ends, parse_block
 from streamlearn.io.model_file import model_bytes, parse_model
 from streamlearn.core.table import nonzero_rows
-from streamlearn.run.model_io import model_content, model_options
+from streamlearn.run.model_io import by_slot, model_content, model_options
 from streamlearn.run.runstate import RunState
 from streamlearn.run.report import Reporter
 from streamlearn.run.session import Run
@@ -110,24 +110,24 @@ class Engine:
         """(table, state, touched rows, their weights in force), the lazy weights caught up on a copy
         of the run's table, so that learning goes on exactly as if nothing had been read (the CLI
         finalizes once, at the end; any chunking of ``learn`` calls therefore gives the same model)."""
-        cfg, table, st = self.cfg, self.table.copy(), self.st.copy()
+        cfg, table, st = self.cfg, self.state.used_table.copy(), self.st.copy()
         learners.finalize(cfg, table, self.prm, self.iprm, st)
         touched = nonzero_rows(table, learners.layout(cfg).saved)
-        return table, st, touched, learners.weights_in_force(cfg, table, st, touched)
+        return (table, st) + by_slot(self.state, touched, learners.weights_in_force(cfg, table, st, touched))
 
     def weights(self) -> tuple[np.ndarray, np.ndarray]:
         """(weight indices, weights in force) of the non-zero weights, by increasing index."""
         if self._weights is None:
-            _, _, touched, w = self.finalized()
+            _, _, touched, w, slots = self.finalized()
             keep = w != 0.0
-            self._weights = (touched[keep], w[keep])
+            self._weights = ((touched if slots is None else slots)[keep], w[keep])
         return self._weights
 
     def to_bytes(self) -> bytes:
         """The model file ``streamlearn train -f`` would write now."""
-        table, st, touched, w = self.finalized()
+        table, st, touched, w, slots = self.finalized()
         return model_bytes(*model_content(self.cfg, table, st, touched, w,
-                                          counters.for_model(self.cfg, self.run, self.passes + 1)))
+                                          counters.for_model(self.cfg, self.run, self.passes + 1), slots))
 
     def counters_state(self) -> tuple:
         """The run's counters and passes, for a pickle (``restore_counters`` puts them back), so that
@@ -150,22 +150,26 @@ class Engine:
         return cls(cfg, model)
 
     def predictor(self):
-        """(one-column table of the weights in force, prm, iprm, state) for prediction."""
+        """The RunState of a predictor of the weights in force."""
         if self._predictor is None:
             rows, w = self.weights()
-            state = RunState.predictor(self.cfg, rows, w, self.st)
-            self._predictor = (state.table, state.prm, state.iprm, state.st)
+            self._predictor = RunState.predictor(self.cfg, rows, w, self.st)
         return self._predictor
 
     def predict(self, block: ParsedBlock) -> np.ndarray:
         """Predictions of the block's examples with the weights in force, nothing learned."""
-        table, prm, iprm, st = self.predictor()
+        state = self.predictor()
+        table, prm, iprm, st = state.table, state.prm, state.iprm, state.st
         ctr = learners.make_counters()
         CounterView(ctr).dump = math.inf      # no progress rows
         n = block.n
         K = self.cfg.classes
         preds = np.empty((n, K + 2)) if K else np.empty(n)
-        learners.predict_kernel(self.cfg)(block.arrays(preds), (table, prm, iprm, st.copy(), ctr), 0, n)
+        arrays = block.arrays(preds)
+        if state.store is not None:     # sparse weights: the store's rows
+            arrays = (arrays[0], state.rows(block.idx)) + arrays[2:]
+            table = state.kernel_view()[0]
+        learners.predict_kernel(self.cfg)(arrays, (table, prm, iprm, st.copy(), ctr), 0, n)
         return preds
 
     def nonzero(self) -> int:

@@ -242,9 +242,10 @@ class Model:
         from streamlearn.io.writers import write_readable_model
         from streamlearn.run.model_io import readable_content
         cfg, engine = self.cfg, self.engine
-        header, rows, values = readable_content(cfg, *engine.finalized(), engine.run.ctr,
+        table, st, touched, in_force, slots = engine.finalized()
+        header, rows, values = readable_content(cfg, table, st, touched, in_force, engine.run.ctr,
                                                 engine.run.passes_before + max(1, engine.passes),
-                                                engine.run.counters_loaded)
+                                                engine.run.counters_loaded, slots)
         fd, path = tempfile.mkstemp(suffix=".txt", prefix="streamlearn-readable-")
         os.close(fd)
         try:

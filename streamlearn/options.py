@@ -383,8 +383,9 @@ LATE_OPTIONS = (
             "namespace B's (matched by their offset from each namespace's first feature, which must "
             "have value 1); B's features are dropped.", section=HASHING),
     _o("sparse_weights", ("--sparse-weights", "--sparse_weights"), "flag", False,
-       help="Accepted for VW command lines (VW's hash-map weights); the weights stay a dense table, "
-            "with the same numbers.", section=FILES),
+       help="VW's --sparse_weights: a weight table whose memory grows with the features the run touches "
+            "(-b up to 32; automatic when the dense table would take more than half the memory), with the "
+            "same numbers and model file (docs/usage.md).", section=FILES),
     _o("progress", ("-P", "--progress"), "text", None, metavar="N|X",
        help="When the progress table prints a row (VW's -P): an integer N every N weighted "
             "examples, a number with a '.' X each time the weighted examples grow X-fold "

@@ -234,6 +234,7 @@ class _Linear:
             nfeat, preds = np.zeros(n, np.int64), np.empty(n)
         ctr = self._ctr
         saved = ctr.copy()
+        idx = self._engine.state.rows(idx)      # a sparse store's rows (the indices themselves when dense)
         arrays, kernel, pos = (indptr, idx, val, labels, weights, bases, nfeat, preds), self._kernel, 0
         try:
             while pos < n:      # the kernel stops where a progress row is due: go on

@@ -311,32 +311,36 @@ def rows_in_use(slots: np.ndarray, width: int) -> int:
 
 
 def model_content(cfg: TrainConfig, table, st, touched, in_force,
-                  counters: dict | None = None) -> tuple[dict, np.ndarray, np.ndarray]:
+                  counters: dict | None = None, slots=None) -> tuple[dict, np.ndarray, np.ndarray]:
     """(header, weight indices, rows) of the model file of a finalized table: the weights in force
     (``in_force``, of the ``touched`` rows), and the learner's state for -i unless
-    --predict-only-model; ``counters``: the performance counters it keeps (``run/counters.py``)."""
+    --predict-only-model; ``counters``: the performance counters it keeps (``run/counters.py``);
+    ``slots``: the weight indices of the touched rows (a sparse store's; default the rows)."""
     keep = in_force != 0.0
+    slots = touched if slots is None else slots
     extra = learners.state_columns(cfg)
     if cfg.predict_only_model or not extra:
-        names, rows, values = ["w"], touched[keep], in_force[keep][:, None]
+        names, rows, values = ["w"], slots[keep], in_force[keep][:, None]
     else:
         names = ["w"] + [name for name, _ in extra]
-        rows = touched
+        rows = slots
         values = np.column_stack([in_force] + [table[touched, col] for _, col in extra])
     return _model_header(cfg, st, names, counters), rows, values
 
 
 def readable_content(cfg: TrainConfig, table, st, touched, in_force, ctr=None,
-                     passes: int = 1, loaded: dict | None = None) -> tuple[list, np.ndarray, np.ndarray]:
+                     passes: int = 1, loaded: dict | None = None, slots=None) -> tuple[list, np.ndarray, np.ndarray]:
     """(header lines, weight indices, rows) of the readable model of a finalized table. VW's weight
     lines: with the per-feature state (save_resume) every row with a weight or a G/N that is not 0,
     as "slot:w G N"; weights only (--predict-only-model, -t) "slot:w", w != 0. ``loaded``: the -i
-    model's counters the run went on from (--preserve_performance_counters)."""
+    model's counters the run went on from (--preserve_performance_counters); ``slots``: as
+    ``model_content``'s."""
     keep = in_force != 0.0
+    slots = touched if slots is None else slots
     if cfg.predict_only_model or cfg.testonly:
-        rows, values = touched[keep], in_force[keep][:, None]
+        rows, values = slots[keep], in_force[keep][:, None]
     else:
-        rows = touched
+        rows = slots
         shown = table[touched, 0] if learners.get(cfg.algo).readable_raw else in_force
         values = np.column_stack([shown] + [table[touched, c] for c in learners.readable_columns(cfg)])
     return _readable_header(cfg, st, ctr, passes, loaded), rows, values
@@ -350,8 +354,9 @@ def check_finite(cfg: TrainConfig, run) -> None:
     many), so that it can be read back: a model never silently holds inf or NaN, nor holds them at all."""
     from streamlearn.core.loop import first_nonfinite_row, zero_nonfinite
     faults = run.faults
-    cols = max(1, min(learners.layout(cfg).saved, run.table.shape[1]))
-    weights = first_nonfinite_row(run.table, cols) >= 0
+    table = run.arrays.used_table
+    cols = max(1, min(learners.layout(cfg).saved, table.shape[1]))
+    weights = first_nonfinite_row(table, cols) >= 0
     if not weights and faults.diverged is None:
         return
     saves = bool(cfg.final_model or cfg.readable_model or cfg.invert_hash)
@@ -361,7 +366,7 @@ def check_finite(cfg: TrainConfig, run) -> None:
     text = f"training diverged: {what} became infinite or NaN{where}; try a smaller learning rate (-l)"
     if faults.strict:
         raise InputError(text + "; no model was written" if saves else text)
-    zeroed = zero_nonfinite(run.table, cols) if weights else 0
+    zeroed = zero_nonfinite(table, cols) if weights else 0
     if not faults.diverge_warned:
         faults.reporter.warn(text + (f"; the model saves its {zeroed} infinite or NaN values as 0"
                                      if zeroed and saves else ""))
@@ -383,6 +388,16 @@ def _finite_in_force(cfg: TrainConfig, run, in_force: np.ndarray) -> np.ndarray:
     return np.where(bad, 0.0, in_force)
 
 
+def by_slot(arrays, touched: np.ndarray, in_force: np.ndarray) -> tuple:
+    """(touched, in_force, slots): a sparse store's rows in the order of their weight slots, and the
+    slots (a model file's index); a dense table's as they are, slots None (the rows)."""
+    if arrays.store is None:
+        return touched, in_force, None
+    slots = arrays.slots(touched)
+    order = np.argsort(slots, kind="stable")
+    return touched[order], in_force[order], slots[order]
+
+
 def save_outputs(cfg: TrainConfig, run, snapshot: bool = False) -> int:
     """Finalize the table and write -f / --readable-model. Returns the number of non-zero weights.
 
@@ -390,7 +405,7 @@ def save_outputs(cfg: TrainConfig, run, snapshot: bool = False) -> int:
     taken from a copy, so that applying the open batch does not change the run. Non-finite values are
     checked first (``check_finite``)."""
     check_finite(cfg, run)
-    table, st = run.table, run.st
+    table, st = run.arrays.used_table, run.st
     if snapshot and cfg.batch_size > 1:
         table, st = table.copy(), st.copy()
     learners.finalize(cfg, table, run.prm, run.iprm, st)
@@ -402,12 +417,13 @@ def save_outputs(cfg: TrainConfig, run, snapshot: bool = False) -> int:
         return int(count_nonzero(table))
     touched = nonzero_rows(table, lay.saved)     # rows with a weight or saved state that is not 0
     in_force = _finite_in_force(cfg, run, learners.weights_in_force(cfg, table, st, touched))
-    index = touched[in_force != 0.0]
+    touched, in_force, slots = by_slot(run.arrays, touched, in_force)
+    index = (touched if slots is None else slots)[in_force != 0.0]
     if cfg.classes:
         run.progress.rows_in_use = rows_in_use(index, cfg.class_width)
     if cfg.final_model:
         save_model(cfg.final_model, *model_content(cfg, table, st, touched, in_force,
-                                                   counters_for_model(cfg, run, run.passes_done)))
+                                                   counters_for_model(cfg, run, run.passes_done), slots))
     if cfg.vw_model_out:
         from streamlearn.io.model_file import write_atomic
         from streamlearn.run.vw_models import vw_model_bytes
@@ -415,7 +431,8 @@ def save_outputs(cfg: TrainConfig, run, snapshot: bool = False) -> int:
                                                                run.passes_before + max(1, run.passes_done))], "VW model")
     if cfg.readable_model or cfg.invert_hash:
         header, rows, values = readable_content(cfg, table, st, touched, in_force, run.ctr,
-                                                run.passes_before + max(1, run.passes_done), run.counters_loaded)
+                                                run.passes_before + max(1, run.passes_done), run.counters_loaded,
+                                                slots)
         if cfg.readable_model:
             write_readable_model(cfg.readable_model, header, rows, values)
         if cfg.invert_hash:

@@ -392,7 +392,7 @@ class Progress:
         """A progress row into the history, with the non-zero weights in force now and the data
         accesses so far (default: every entry of the blocks processed)."""
         self.history.record(arrays.ctr, self.holding_out,
-                            nonzero_in_force(arrays.cfg, arrays.table, arrays.prm, arrays.iprm, arrays.st),
+                            nonzero_in_force(arrays.cfg, arrays.used_table, arrays.prm, arrays.iprm, arrays.st),
                             self.entries if accesses is None else accesses)
 
     def row(self, ctr: np.ndarray, label: float, pred: float, nfeat: int, label_text: str | None = None,
@@ -560,6 +560,11 @@ class Run:
         kernel = self.kernel
         counts = block.feature_counts()
         arrays, state = block.arrays(preds), self.arrays.kernel_state
+        idx = block.idx
+        if self.arrays.store is not None:       # sparse weights: the kernel sees the store's rows
+            idx = self.arrays.rows(idx)
+            arrays = (arrays[0], idx) + arrays[2:]
+            state = self.arrays.kernel_view()
         if self.no_bases:
             arrays = arrays[:5] + (np.zeros_like(block.bases),) + arrays[6:]
         if self.classweights is not None and training:
@@ -581,7 +586,7 @@ class Run:
             if self.confidence == 1 and block.labels[pos] == block.labels[pos]:
                 # before learning a labeled example, VW's confidence takes the sensitivity with the
                 # example's prediction not made yet (0)
-                sens = self.sensitivity(block, pos, 0.0)
+                sens = self.sensitivity(block, idx, pos, 0.0)
             twice = audit and self.learner.predicts_twice and training
             units = int(self.arrays.iprm[I_NN_UNITS]) if audit else 0
             if units:       # --nn: the network's predictions as its kernel records them
@@ -601,7 +606,7 @@ class Run:
             if self.confidence:
                 p = float(self.outputs.shown(preds[first:first + 1])[0])    # VW's ec.pred.scalar
                 if self.confidence == 2 or block.labels[first] != block.labels[first]:
-                    sens = self.sensitivity(block, first, p)
+                    sens = self.sensitivity(block, idx, first, p)
                 conf[first] = confidence_of(p, sens)
             if self.printer is not None:
                 self.printer(block, first, pos)
@@ -726,16 +731,16 @@ class Run:
                 raise InputError(f"{where}: {reason}")
             self.faults.reporter.warn(f"{where}: {reason}; the example is predicted, not learned")
 
-    def sensitivity(self, block: ParsedBlock, e: int, p: float) -> float:
+    def sensitivity(self, block: ParsedBlock, idx: np.ndarray, e: int, p: float) -> float:
         """--confidence: example e's sensitivity at prediction p (gd.cc; ``core.confidence``), for its
-        label, or the label opposite to p's sign when it has none."""
+        label, or the label opposite to p's sign when it has none (``idx``: the block's table rows)."""
         from streamlearn.core.confidence import FLT_MAX, sensitivity
         y = block.labels[e]
         code, tau = int(self.iprm[I_LOSS]), float(self.prm[P_TAU])
         if y != y:      # unlabeled: VW's opposite label, or after learning its "no label" FLT_MAX
             y = FLT_MAX if self.confidence == 2 else (-1.0 if p > 0 else 1.0)
         s, f = int(block.indptr[e]), int(block.indptr[e + 1])
-        return sensitivity(block.idx, block.val, s, f, self.table, self.st, gd_settings(self.prm, self.iprm), code,
+        return sensitivity(idx, block.val, s, f, self.table, self.st, gd_settings(self.prm, self.iprm), code,
                            p, y, tau, float(block.weights[e]))
 
     # ------------------------------------------------------------------------- multiclass
@@ -859,6 +864,13 @@ def preamble(cfg: TrainConfig, rep: Reporter, learner, cache_note: str | None) -
         rep.line(f"learner = {learner.describe(cfg)}")
     rep.line(f"loss function = {cfg.loss}" + (f" (tau = {cfg.quantile_tau:g})" if cfg.loss == "quantile" else "")
              + (f" (q = {cfg.expectile_q:g})" if cfg.loss == "expectile" else ""))
+
+
+def _sparse_note(cfg, state: RunState, rep: Reporter) -> None:
+    """The info line of a run that took the sparse weight store without --sparse_weights."""
+    if state.store is not None and not getattr(cfg, "sparse_weights", False):
+        rep.line(f"sparse weights: the dense table of -b {cfg.bits} would take more than half the memory, "
+                 f"so the weights are a hash map of the features in use (--sparse_weights)")
 
 
 def _summary_lines(run: Run, loss: str, tau: float, passes: int, holdout: int, best_holdout,
@@ -1094,6 +1106,7 @@ def train(cfg: TrainConfig, model=None, progress: bool = False, observer=None) -
             rep.warn("--probabilities should be used with --csoaa_ldf=mc (or --oaa, --multilabel_oaa)")
     sources = SourcePlan(cfg, hashing, rep)
     preamble(cfg, rep, learners.get(cfg.algo), sources.note)
+    _sparse_note(cfg, state, rep)
     hint = learners.get(cfg.algo).hint
     if hint is not None and hint(cfg) is not None:
         rep.line(hint(cfg))
@@ -1144,7 +1157,7 @@ def train(cfg: TrainConfig, model=None, progress: bool = False, observer=None) -
     rep.summary(_summary_lines(run, cfg.loss, cfg.quantile_tau, run.passes_before + passes_done, holdout, stop.best,
                                nonzero, cfg.bits,
                                best=not cfg.dont_output_best_constant))
-    result = {"state": state.st, "counters": ctr, "table": state.table, "nonzero": nonzero,
+    result = {"state": state.st, "counters": ctr, "table": state.used_table, "nonzero": nonzero,
               "malformed": run.faults.malformed, "passes": passes_done, "best_holdout": stop.best,
               "early_stop": stop.stopped, "objectives": objectives, "last_line": last_line}
     if history is not None:
@@ -1198,6 +1211,7 @@ def predict(cfg: PredictConfig) -> dict:
     for path in cfg.sources:
         rep.line(f"Reading datafile = {'stdin' if path == '-' else path}")
     rep.line(f"Num weight bits = {mcfg.bits}")
+    _sparse_note(mcfg, state, rep)
     writer = PredictionWriter(cfg.predictions)
     run = Run.predicting(state, rep, writer, cfg.strict)
     try:
