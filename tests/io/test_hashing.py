@@ -76,3 +76,20 @@ def test_scan_hash_equals_scan_then_hash(data, seed, mode):
     q, h = scan_hash(buf, 0, buf.size, seed, mode, stop)
     expected_end = next((i for i, c in enumerate(data) if stop[c]), len(data))
     assert q == expected_end and h == hash_name(buf, 0, q, seed, mode)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.integers(0, 12), st.sampled_from([b" ", b"\t", b":", b"|", b"\r", b""]),
+       st.binary(max_size=12), st.integers(0, 2**32 - 1), st.sampled_from([0, 1]),
+       st.sampled_from([b"a", b"w1", b"Z9_", b"\x01"]))
+def test_scan_hash_every_name_length(n, sep, rest, seed, mode, head):
+    """Every name length around the 8 bytes scan_hash reads at once (issue 30), each stop byte or the
+    end after it, and any bytes after that: the same end and hash as finding the end, then hash_name."""
+    name = (head * 12)[:n]
+    data = name + sep + rest
+    stop = np.zeros(256, np.bool_)
+    stop[[32, 9, 58, 124, 13]] = True
+    buf = np.frombuffer(bytearray(data), np.uint8)
+    q, h = scan_hash(buf, 0, buf.size, seed, mode, stop)
+    expected_end = next((i for i, c in enumerate(data) if stop[c]), len(data))
+    assert q == expected_end and h == hash_name(buf, 0, q, seed, mode)
