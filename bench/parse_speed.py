@@ -78,9 +78,8 @@ def blocks_of(data: bytes, block_size: int):
 # ----------------------------------------------------------------------------- partial-work variants
 
 def make_variants():
-    from streamlearn.features.hashing import scan_hash
+    from streamlearn.features.hashing import NAME_STOP as _NAME_STOP, scan_hash
     from streamlearn.io.parsing import line_span, parse_number
-    from streamlearn.io.vw import _NAME_STOP
 
     @njit(nogil=True)
     def variant(buf, ends, do_hash, do_num):
@@ -98,7 +97,7 @@ def make_variants():
                     continue
                 q = p
                 if do_hash:
-                    q, h = scan_hash(buf, p, e, 0, 0, _NAME_STOP)
+                    q, h = scan_hash(buf, p, e, 0, 0, False)
                     acc += h
                 else:
                     while q < e and not _NAME_STOP[buf[q]]:
