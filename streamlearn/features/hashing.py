@@ -276,7 +276,7 @@ def default_namespace_hash(seed):
     """Hash of the default namespace: 0 for seed 0, else murmur3 of the empty string (vw-spec §1b)."""
     if seed == 0:
         return np.int64(0)
-    return murmur3_32(np.zeros(1, dtype=np.uint8), 0, 0, seed)
+    return _finish(np.uint64(seed) & _M32, 0)      # murmur3 of no bytes: the seed, finished
 
 
 # --------------------------------------------------------------------------- Python helpers

@@ -221,7 +221,11 @@ def _parse_features(buf, p, e, mask, seed, mode, dflt_hash, idx, val, nf, redefi
     return nf, 0, 0, 0
 
 
-@njit(cache=True, nogil=True)
+# _nrt=False (numba's flag, inherited by the functions it calls): no reference counting of the arrays. The
+# kernel allocates nothing, but numba counted references to the buffer and the output arrays around every
+# inlined helper taking them (scan_hash, parse_number, the label and feature parts): an atomic increment
+# and decrement per name and a dozen per line, ~15% of the parse (issue 30).
+@njit(cache=True, nogil=True, _nrt=False)
 def parse_vw_block(buf, ends, first_line, mask, noconstant, seed, mode,
                    labels, weights, bases, lines, tag_s, tag_e, indptr, idx, val, faults,
                    redefine, ns, want_ns):
