@@ -180,6 +180,7 @@ _CR8 = np.uint64(0x0D0D0D0D0D0D0D0D)
 _NL8 = np.uint64(0x0A0A0A0A0A0A0A0A)
 _COLON8 = np.uint64(0x3A3A3A3A3A3A3A3A)
 _BAR8 = np.uint64(0x7C7C7C7C7C7C7C7C)
+_LT8 = np.uint64(0x2121212121212121)
 _S3 = np.uint64(3)
 _S7 = np.uint64(7)
 _ONE = np.uint64(1)
@@ -221,6 +222,7 @@ def scan_hash(buf, p, end, seed, mode, ws):
     start = p
     h = np.uint64(seed) & _M32
     k = _ZERO
+    ctl = _ZERO       # the high bit of the name's bytes < 0x21 (VW's rules), if any
     last = buf.size - 8
     while p <= last:
         w = load_u64(buf, p)
@@ -228,14 +230,17 @@ def scan_hash(buf, p, end, seed, mode, ws):
         room = end - p
         if room < 8:
             m |= np.uint64(0x80) << np.uint64(8 * max(room, 0))
+        low = (w - _LT8) & (w ^ _ALL) & _HI     # bytes < 0x21 (the lowest exact, like _zero_bytes)
         lo = w & _M32
         hi = w >> _S32
         if m != _ZERO:
             n = trailing_zeros(m) >> _S3      # the name's bytes in this word, 0-7
+            ctl |= low & ((m & (_ZERO - m)) - _ONE)      # those before the stop byte
             full = n >= _FOUR
             h = _mix(h, lo) if full else h
             k = (hi if full else lo) & ((_ONE << ((n & _S3) << _S3)) - _ONE)
-            return _scan_hash_end(buf, start, p + np.int64(n), seed, mode, h, k)
+            return _swar_end(buf, start, p + np.int64(n), seed, mode, h, k, ctl)
+        ctl |= low
         h = _mix(_mix(h, lo), hi)
         p += 8
     table = WS_STOP if ws else NAME_STOP
@@ -252,6 +257,21 @@ def scan_hash(buf, p, end, seed, mode, ws):
             shift = _ZERO
         p += 1
     return _scan_hash_end(buf, start, p, seed, mode, h, k)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _swar_end(buf, start, p, seed, mode, h, k, ctl):
+    """scan_hash's result for the name buf[start:p] scanned by words: its full words mixed into h, its
+    tail in k, ``ctl`` nonzero if it holds a byte <= 0x20 (then VW's stripping rules apply)."""
+    n = p - start
+    if mode != HASH_ALL:
+        if n == 0:
+            return p, np.int64(seed) & 0xFFFFFFFF
+        c = buf[start]
+        if ctl != _ZERO or (c >= 48 and c <= 57):
+            return p, hash_name(buf, start, p, seed, mode)
+    h ^= _scramble(k)
+    return p, _finish(h, n)
 
 
 @njit(cache=True, nogil=True, inline="always")
