@@ -182,7 +182,6 @@ _COLON8 = np.uint64(0x3A3A3A3A3A3A3A3A)
 _BAR8 = np.uint64(0x7C7C7C7C7C7C7C7C)
 _LT8 = np.uint64(0x2121212121212121)
 _S3 = np.uint64(3)
-_S7 = np.uint64(7)
 _ONE = np.uint64(1)
 _FOUR = np.uint64(4)
 _ZERO = np.uint64(0)
@@ -217,7 +216,8 @@ def scan_hash(buf, p, end, seed, mode, ws):
     loop's exit was mispredicted about once a name). Bytes past ``end`` may be read (never past the
     buffer: the last 7 bytes of the buffer go through a byte loop) but are ignored. Names that may
     need VW's other rules -- those whose first byte is a digit (all-digit names are read as numbers) or
-    whose first or last byte is <= 0x20 (VW strips those) -- go through ``hash_name``.
+    whose first or last byte is <= 0x20 (VW strips those; on the word path, any name holding such a byte)
+    -- go through ``hash_name``.
     """
     start = p
     h = np.uint64(seed) & _M32
