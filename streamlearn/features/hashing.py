@@ -18,8 +18,13 @@ indices (e.g. to read a readable model).
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
+from llvmlite import ir
 from numba import njit
+from numba.core import types
+from numba.extending import intrinsic
 
 CONSTANT_RAW_INDEX = 11650396
 HASH_STRINGS = 0
@@ -125,30 +130,153 @@ def hash_name(buf, start, end, seed, mode):
     return (v + np.int64(seed)) & 0xFFFFFFFF
 
 
-@njit(cache=True, nogil=True, inline="always")
-def scan_hash(buf, p, end, seed, mode, stop):
-    """Scan a name from p up to the first byte b with ``stop[b]`` (or ``end``), hashing it on the way.
+# Bytes that end a name (space, TAB, ':', '|', CR) and a string value (space, TAB, CR, newline): the
+# tables of the byte loop, the same sets as the SWAR tests below.
+NAME_STOP = np.zeros(256, np.bool_)
+NAME_STOP[[32, 9, 58, 124, 13]] = True
+WS_STOP = np.zeros(256, np.bool_)
+WS_STOP[[32, 9, 13, 10]] = True
+_BIG_ENDIAN = sys.byteorder != "little"
 
-    Returns (end of the name, hash_name of it). One pass over the bytes: MurmurHash3 consumes 4-byte
-    words as they are read. Names that may need VW's other rules -- those whose first byte is a digit
-    (all-digit names are read as numbers) or whose first or last byte is <= 0x20 (VW strips those) --
-    go through ``hash_name``.
+
+@intrinsic
+def load_u64(typingctx, buf, p):
+    """The 8 bytes buf[p:p + 8] of a contiguous uint8 array as one little-endian uint64 (an unaligned
+    load; the caller checks p + 8 <= buf.size)."""
+    if not (isinstance(buf, types.Array) and buf.dtype == types.uint8 and buf.ndim == 1 and buf.layout == "C"):
+        return None
+    sig = types.uint64(buf, types.intp)
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        i64 = ir.IntType(64)
+        ptr = builder.bitcast(builder.gep(ary.data, [args[1]]), i64.as_pointer())
+        w = builder.load(ptr, align=1)
+        if _BIG_ENDIAN:
+            w = builder.bswap(w)
+        return w
+
+    return sig, codegen
+
+
+@intrinsic
+def trailing_zeros(typingctx, w):
+    """The number of trailing zero bits of a nonzero uint64 (LLVM's cttz)."""
+    if w != types.uint64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+
+    return types.uint64(w), codegen
+
+
+_LO = np.uint64(0x0101010101010101)
+_HI = np.uint64(0x8080808080808080)
+_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+_SP8 = np.uint64(0x2020202020202020)
+_TAB8 = np.uint64(0x0909090909090909)
+_CR8 = np.uint64(0x0D0D0D0D0D0D0D0D)
+_NL8 = np.uint64(0x0A0A0A0A0A0A0A0A)
+_COLON8 = np.uint64(0x3A3A3A3A3A3A3A3A)
+_BAR8 = np.uint64(0x7C7C7C7C7C7C7C7C)
+_LT8 = np.uint64(0x2121212121212121)
+_S3 = np.uint64(3)
+_ONE = np.uint64(1)
+_FOUR = np.uint64(4)
+_ZERO = np.uint64(0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _zero_bytes(x):
+    """High bit of every byte of x that is 0 (and maybe of bytes above the lowest such: only the lowest
+    set bit is exact, which is all the scan reads)."""
+    return (x - _LO) & (x ^ _ALL)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def stop_bits(w, ws):
+    """The high bit of (at least) the first byte of the word w that ends a name (``ws`` False: space,
+    TAB, ':', '|', CR) or a string value (``ws`` True: space, TAB, CR, newline); 0 if none does."""
+    m = _zero_bytes(w ^ _SP8) | _zero_bytes(w ^ _TAB8) | _zero_bytes(w ^ _CR8)
+    if ws:
+        m |= _zero_bytes(w ^ _NL8)
+    else:
+        m |= _zero_bytes(w ^ _COLON8) | _zero_bytes(w ^ _BAR8)
+    return m & _HI
+
+
+@njit(cache=True, nogil=True, inline="always")
+def scan_hash(buf, p, end, seed, mode, ws):
+    """Scan a name from p up to the first byte that ends it (``stop_bits``: a name when ``ws`` is False,
+    a string value when True) or ``end``, hashing it on the way. Returns (end of the name, hash_name of it).
+
+    SWAR, 8 bytes at a time (issue 30): one unaligned little-endian load, the stop bytes found with
+    bit tricks, the word's two 4-byte halves fed to MurmurHash3's mix, no branch per byte (the byte
+    loop's exit was mispredicted about once a name). Bytes past ``end`` may be read (never past the
+    buffer: the last 7 bytes of the buffer go through a byte loop) but are ignored. Names that may
+    need VW's other rules -- those whose first byte is a digit (all-digit names are read as numbers) or
+    whose first or last byte is <= 0x20 (VW strips those; on the word path, any name holding such a byte)
+    -- go through ``hash_name``.
     """
     start = p
     h = np.uint64(seed) & _M32
-    k = np.uint64(0)
-    shift = np.uint64(0)
+    k = _ZERO
+    ctl = _ZERO       # the high bit of the name's bytes < 0x21 (VW's rules), if any
+    last = buf.size - 8
+    while p <= last:
+        w = load_u64(buf, p)
+        m = stop_bits(w, ws)
+        room = end - p
+        if room < 8:
+            m |= np.uint64(0x80) << np.uint64(8 * max(room, 0))
+        low = (w - _LT8) & (w ^ _ALL) & _HI     # bytes < 0x21 (the lowest exact, like _zero_bytes)
+        lo = w & _M32
+        hi = w >> _S32
+        if m != _ZERO:
+            n = trailing_zeros(m) >> _S3      # the name's bytes in this word, 0-7
+            ctl |= low & ((m & (_ZERO - m)) - _ONE)      # those before the stop byte
+            full = n >= _FOUR
+            h = _mix(h, lo) if full else h
+            k = (hi if full else lo) & ((_ONE << ((n & _S3) << _S3)) - _ONE)
+            return _swar_end(buf, start, p + np.int64(n), seed, mode, h, k, ctl)
+        ctl |= low
+        h = _mix(_mix(h, lo), hi)
+        p += 8
+    table = WS_STOP if ws else NAME_STOP
+    shift = _ZERO
     while p < end:
         c = buf[p]
-        if stop[c]:
+        if table[c]:
             break
         k |= np.uint64(c) << shift
         shift += _S8
         if shift == _S32:
             h = _mix(h, k)
-            k = np.uint64(0)
-            shift = np.uint64(0)
+            k = _ZERO
+            shift = _ZERO
         p += 1
+    return _scan_hash_end(buf, start, p, seed, mode, h, k)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _swar_end(buf, start, p, seed, mode, h, k, ctl):
+    """scan_hash's result for the name buf[start:p] scanned by words: its full words mixed into h, its
+    tail in k, ``ctl`` nonzero if it holds a byte <= 0x20 (then VW's stripping rules apply)."""
+    n = p - start
+    if mode != HASH_ALL:
+        if n == 0:
+            return p, np.int64(seed) & 0xFFFFFFFF
+        c = buf[start]
+        if ctl != _ZERO or (c >= 48 and c <= 57):
+            return p, hash_name(buf, start, p, seed, mode)
+    h ^= _scramble(k)
+    return p, _finish(h, n)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _scan_hash_end(buf, start, p, seed, mode, h, k):
+    """scan_hash's result for the name buf[start:p], its full words mixed into h and its tail in k."""
     n = p - start
     if mode != HASH_ALL:
         if n == 0:
@@ -168,7 +296,7 @@ def default_namespace_hash(seed):
     """Hash of the default namespace: 0 for seed 0, else murmur3 of the empty string (vw-spec §1b)."""
     if seed == 0:
         return np.int64(0)
-    return murmur3_32(np.zeros(1, dtype=np.uint8), 0, 0, seed)
+    return _finish(np.uint64(seed) & _M32, 0)      # murmur3 of no bytes: the seed, finished
 
 
 # --------------------------------------------------------------------------- Python helpers

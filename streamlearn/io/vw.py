@@ -33,10 +33,6 @@ from streamlearn.io.parsing import (
 
 
 CONSTANT_NS = np.uint8(128)             # namespace index of the constant feature (VW's constant_namespace)
-_NAME_STOP = np.zeros(256, np.bool_)     # bytes that end a name
-_NAME_STOP[[SP, TAB, COLON, BAR, CR]] = True
-_WS_STOP = np.zeros(256, np.bool_)       # bytes that end a string value
-_WS_STOP[[SP, TAB, CR, NL]] = True
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -164,7 +160,7 @@ def _parse_features(buf, p, e, mask, seed, mode, dflt_hash, idx, val, nf, redefi
         else:
             if want_ns:
                 ns_index = redefine[buf[p]]
-            q, ns_hash = scan_hash(buf, p, e, seed, mode, _NAME_STOP)
+            q, ns_hash = scan_hash(buf, p, e, seed, mode, False)
             if q < e and buf[q] == COLON:
                 v, r2, kind, _ = parse_number(buf, q + 1, e)
                 if kind != NUM_FINITE:
@@ -180,7 +176,7 @@ def _parse_features(buf, p, e, mask, seed, mode, dflt_hash, idx, val, nf, redefi
             if buf[p] == CR:
                 return nf, E_CR, p, p + 1
             fs = p
-            q, h = scan_hash(buf, p, e, ns_hash, mode, _NAME_STOP)   # h = hash(name, ns)
+            q, h = scan_hash(buf, p, e, ns_hash, mode, False)   # h = hash(name, ns)
             named = q > fs
             value = ns_value
             if q < e and buf[q] == COLON:
@@ -192,7 +188,7 @@ def _parse_features(buf, p, e, mask, seed, mode, dflt_hash, idx, val, nf, redefi
                         r += 1
                     q = r
                     if r < e:
-                        q, h = scan_hash(buf, r, e, h, mode, _WS_STOP)
+                        q, h = scan_hash(buf, r, e, h, mode, True)
                         named = True
                     value = 1.0
                 elif kind == NUM_FINITE:
@@ -225,7 +221,11 @@ def _parse_features(buf, p, e, mask, seed, mode, dflt_hash, idx, val, nf, redefi
     return nf, 0, 0, 0
 
 
-@njit(cache=True, nogil=True)
+# _nrt=False (numba's flag, inherited by the functions it calls): no reference counting of the arrays. The
+# kernel allocates nothing, but numba counted references to the buffer and the output arrays around every
+# inlined helper taking them (scan_hash, parse_number, the label and feature parts): an atomic increment
+# and decrement per name and a dozen per line, ~15% of the parse (issue 30).
+@njit(cache=True, nogil=True, _nrt=False)
 def parse_vw_block(buf, ends, first_line, mask, noconstant, seed, mode,
                    labels, weights, bases, lines, tag_s, tag_e, indptr, idx, val, faults,
                    redefine, ns, want_ns):

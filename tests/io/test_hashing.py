@@ -63,16 +63,68 @@ def test_all_vw_hash_vectors(shared):
         assert feature_index(r["namespace"], r["feature"], int(r["bits"])) == int(r["index"]), r
 
 
-@settings(max_examples=1000, deadline=None)
-@given(st.binary(max_size=16) | st.from_regex(rb"\A[0-9]{0,12}[ :]?[a-z]?\Z"),
-       st.integers(0, 2**32 - 1), st.sampled_from([0, 1]))
-def test_scan_hash_equals_scan_then_hash(data, seed, mode):
-    """The parser's one-pass scan-and-hash equals finding the name's end, then hash_name."""
-    stop = np.zeros(256, np.bool_)
-    stop[[32, 9, 58, 124, 13]] = True
+_STOPS = {False: frozenset(b" \t:|\r"), True: frozenset(b" \t\r\n")}   # name / string value
+
+
+def _reference_scan_hash(data: bytes, p: int, end: int, seed: int, mode: int, ws: bool):
+    """Plain byte loop: the first stop byte from p (or end), then VW's hasher in Python over mmh3."""
+    q = p
+    while q < end and data[q] not in _STOPS[ws]:
+        q += 1
+    name = data[p:q]
+    if mode == 0:
+        name = name.strip(bytes(range(0x21)))
+        if not name:
+            return q, seed
+        if all(48 <= c <= 57 for c in name):
+            return q, (int(name) + seed) % 2**32
+    return q, mmh3.hash(name, seed, signed=False)
+
+
+def _scan(data: bytes, p: int, end: int, seed: int, mode: int, ws: bool):
     # a writable array, as the parser's buffer: one compiled specialization (the parser inlines
     # scan_hash; a read-only view of the bytes would compile it a second time)
-    buf = np.frombuffer(bytearray(data), np.uint8)
-    q, h = scan_hash(buf, 0, buf.size, seed, mode, stop)
-    expected_end = next((i for i, c in enumerate(data) if stop[c]), len(data))
-    assert q == expected_end and h == hash_name(buf, 0, q, seed, mode)
+    buf = np.frombuffer(bytearray(data), np.uint8) if data else np.zeros(0, np.uint8)
+    q, h = scan_hash(buf, p, end, seed, mode, ws)
+    return int(q), int(h)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.binary(max_size=16) | st.from_regex(rb"\A[0-9]{0,12}[ :]?[a-z]?\Z"),
+       st.integers(0, 2**32 - 1), st.sampled_from([0, 1]), st.booleans())
+def test_scan_hash_equals_scan_then_hash(data, seed, mode, ws):
+    """The parser's one-pass scan-and-hash equals finding the name's end, then hashing it."""
+    assert _scan(data, 0, len(data), seed, mode, ws) == _reference_scan_hash(data, 0, len(data), seed, mode, ws)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.integers(0, 12), st.sampled_from([b" ", b"\t", b":", b"|", b"\r", b"\n", b""]),
+       st.binary(max_size=12), st.integers(0, 2**32 - 1), st.sampled_from([0, 1]),
+       st.sampled_from([b"a", b"w1", b"Z9_", b"\x01"]), st.booleans())
+def test_scan_hash_every_name_length(n, sep, rest, seed, mode, head, ws):
+    """Every name length around the 8 bytes scan_hash reads at once (issue 30), each stop byte or the
+    end after it, and any bytes after that: the same end and hash as the byte loop."""
+    data = (head * 12)[:n] + sep + rest
+    assert _scan(data, 0, len(data), seed, mode, ws) == _reference_scan_hash(data, 0, len(data), seed, mode, ws)
+
+
+_NAME_BYTES = st.sampled_from([b"a", b"Z", b"_", b"0", b"7", b"9", b"-", b".", b"\x00", b"\x01", b"\x1f", b"\x0b",
+                               b"\x80", b"\xa0", b"\xff", b"\xe2\x82\xac", b"\x7f", b"'", b"\\"])
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.binary(max_size=20), st.integers(0, 40), st.data(),
+       st.sampled_from([b" ", b"\t", b":", b"|", b"\r", b"\n", b""]), st.binary(max_size=20),
+       st.integers(0, 2**32 - 1), st.sampled_from([0, 1]), st.booleans(), st.integers(0, 30))
+def test_swar_scan_hash_equals_byte_loop(prefix, n, data, sep, rest, seed, mode, ws, cut):
+    """SWAR scan_hash == the plain byte loop on random bytes: names of every length 0..40 (ASCII,
+    digits, bytes <= 0x20, non-ASCII) starting anywhere in the buffer (unaligned), every stop byte or
+    none after them, and ``end`` anywhere from the name's start to the buffer's end, so that names end
+    at ``end`` with bytes after it, at the buffer's end (fewer than 8 bytes left), or at a stop byte."""
+    name = b"".join(data.draw(st.lists(_NAME_BYTES, min_size=n, max_size=n)))[:n]
+    if data.draw(st.booleans()):
+        name = bytes(c for c in name if c not in _STOPS[ws])   # or with a stop byte inside
+    buf = prefix + name + sep + rest
+    p = len(prefix)
+    end = max(p, len(buf) - cut)
+    assert _scan(buf, p, end, seed, mode, ws) == _reference_scan_hash(buf, p, end, seed, mode, ws)
