@@ -115,8 +115,9 @@ COUNTER_KEYS = {"example_number": (True, True), "weighted_labeled_examples": (Fa
 MIX_KEYS = {"workers": (lambda v: _is_int(v) and 1 <= v < 1 << 31, "an integer >= 1"),
             "syncs": (lambda v: _is_int(v) and 0 <= v < 1 << 62, "an integer >= 0"),
             "rule": (lambda v: v in ("weighted", "uniform"), "weighted or uniform")}
-#: saved learner state that counts or sums non-negative quantities
-NONNEGATIVE_STATE = ("t", "eta", "pending", "n_learned", "norm_sum", "total_weight", "gravity_vw", "multiplier",
+#: saved learner state that counts or sums non-negative quantities (not VW's gravity "gravity_vw": the
+#: invariant step of a logistic label inside (-1, 1) can lower it below 0, in VW too)
+NONNEGATIVE_STATE = ("t", "eta", "pending", "n_learned", "norm_sum", "total_weight", "multiplier",
                      "contraction_vw")
 #: how long a model read from a FIFO waits for a writer before giving up (seconds)
 FIFO_WAIT = 10.0

@@ -1,9 +1,14 @@
 """gravity: VW's own --l1 and --l2 in gd (gd.cc's "gravity" and "contraction"), with VW's update
 rules (vw-spec.md): one global gravity g accrued over all examples and one global contraction c.
-The table holds raw weights z; the weight in force is c * sign(z) max(|z| - g, 0). After the step
-u of a learned example (without the normalizer m), with eta_bar = -u / loss'(p, y) when |u| > 1e-8
-and |loss'| > 1e-8: c <- c (1 - l2 eta_bar), the step on z is u / c, and g <- g + l1 eta_bar. When
-c < 1e-9 or g > 1e3 every weight takes its value in force and g = 0, c = 1 (VW's sync_weights)."""
+The table holds raw weights z; the weight in force is c * trunc(z, g), VW's trunc_weight:
+z - sign(z) g where |z| > g (sign(z) = -1 for z <= 0), else 0; for g >= 0 that is
+sign(z) max(|z| - g, 0). After the step u of a learned example (without the normalizer m), with
+eta_bar = -u / loss'(p, y) when |u| > 1e-8 and |loss'| > 1e-8: c <- c (1 - l2 eta_bar), the step on
+z is u / c, and g <- g + l1 eta_bar. When c < 1e-9 or g > 1e3 every weight takes its value in force
+and g = 0, c = 1 (VW's sync_weights).
+eta_bar is negative when u and loss' have the same sign, which a logistic label strictly inside
+(-1, 1) gives under the invariant rule (u mixes the two classes' closed-form steps, loss' their
+derivatives): g may then go below 0, as VW's does, and every weight, 0 included, moves by -sign(z) g."""
 
 import numpy as np
 from numba import njit
@@ -33,15 +38,19 @@ def gravity_view(cfg, st):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def gravity_weight(table, i, cfg, gravity):
-    """The stored (raw) weight truncated by the global gravity: sign(w) max(|w| - g, 0)
-    (vw-spec.md §1c, "How --l1 is implemented"; VW's trunc_weight)."""
-    w = table[i, W]
-    if w > gravity:
-        return w - gravity
-    if w < -gravity:
-        return w + gravity
+def trunc(w, gravity):
+    """VW's trunc_weight (vw-spec.md §1c, "How --l1 is implemented"): w - sign(w) g where |w| > g, with
+    sign(w) = -1 for w <= 0, else 0. For g >= 0 it is sign(w) max(|w| - g, 0); for a negative g
+    (module docstring) every weight is pushed away from 0 by -g, and a weight 0 becomes g."""
+    if gravity < abs(w):
+        return w - gravity if w > 0.0 else w + gravity
     return 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def gravity_weight(table, i, cfg, gravity):
+    """The stored (raw) weight truncated by the global gravity (``trunc``)."""
+    return trunc(table[i, W], gravity)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -57,13 +66,8 @@ def sync_weights(table, st):
     g = st[S_GRAVITY_VW]
     c = st[S_CONTRACTION_VW]
     for i in range(table.shape[0]):
-        w = table[i, W]
-        if w > g:
-            table[i, W] = (w - g) * c
-        elif w < -g:
-            table[i, W] = (w + g) * c
-        else:
-            table[i, W] = 0.0
+        v = trunc(table[i, W], g)
+        table[i, W] = v * c if v != 0.0 else 0.0     # 0 stays +0, whatever the sign of c
     st[S_GRAVITY_VW] = 0.0
     st[S_CONTRACTION_VW] = 1.0
 

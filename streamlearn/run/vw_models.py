@@ -134,7 +134,8 @@ def load_vw(data, path, explicit: dict, predicting: bool) -> tuple[dict, np.ndar
                              f"{contraction:g}): streamlearn predicts with it (-t, predict) but does not "
                              f"continue training it")
         w = values[:, 0]
-        values[:, 0] = np.sign(w) * np.maximum(np.abs(w) - gravity, 0.0) * contraction
+        # VW's trunc_weight: w - sign(w) g beyond |w| > g, sign(0) = -1 (g may be < 0: learners/gravity.py)
+        values[:, 0] = np.where(np.abs(w) > gravity, w - np.where(w > 0.0, 1.0, -1.0) * gravity, 0.0 * w) * contraction
     names = ["w"] + [name for name, _ in learners.state_columns(cfg)]
     if not model.resume or values.shape[1] != len(names):
         names, values = ["w"], values[:, :1]

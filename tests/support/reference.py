@@ -212,7 +212,9 @@ def eager_gd(examples, dim, loss="squared", tau=0.5, eta=0.5, power_t=0.5, initi
     g * scale * m * r_j; l2sq multiplies it by (1 + l2 * scale * m)^(-r_j) (eq. 7 when r_j = 1).
 
     VW's own --l1 and --l2 (``algo="gravity"``, gd.cc): w holds raw weights; the weight in force is
-    c * sign(w) max(|w| - grav, 0) and the prediction c * (base + sum of the truncated weights times x).
+    c * (w - sign(w) grav) where |w| > grav, else 0, sign(0) = -1 (VW's trunc_weight: sign(w) max(|w| -
+    grav, 0) while grav >= 0; a mixed logistic label's invariant step can make grav < 0) and the
+    prediction c * (base + sum of the truncated weights times x).
     When an example's step u (before m) is > 1e-8 in size: eta_bar = -u / loss' (0 when |loss'| <=
     1e-8), c *= 1 - l2 * eta_bar (when |loss'| > 1e-8), the step becomes u / c, grav += g * eta_bar.
     When c < 1e-9 or grav > 1e3 every w becomes its value in force and grav = 0, c = 1."""
@@ -226,8 +228,8 @@ def eager_gd(examples, dim, loss="squared", tau=0.5, eta=0.5, power_t=0.5, initi
     grav, contraction = 0.0, 1.0
 
     def in_force(j):
-        if algo == "gravity":
-            return math.copysign(max(abs(w[j]) - grav, 0.0), w[j]) * contraction
+        if algo == "gravity":       # VW's trunc_weight: w - sign(w) grav beyond |w| > grav, sign(0) = -1
+            return (w[j] - (1.0 if w[j] > 0 else -1.0) * grav if abs(w[j]) > grav else 0.0) * contraction
         if not cumulative:
             return w[j]
         return math.copysign(max(abs(w[j]) - P[j], 0.0), w[j])
