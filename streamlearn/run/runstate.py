@@ -41,7 +41,8 @@ class RunState:
     def fresh(cls, cfg, train: bool = True, holdout: int = 0) -> "RunState":
         """A new model of the configured learner."""
         prm, iprm = learners.make_settings(cfg, train=train, holdout=holdout)
-        table = allocate_table(cfg.bits, learners.layout(cfg).columns)
+        lay = learners.layout(cfg)
+        table = allocate_table(cfg.bits, lay.columns, lay.dtype)
         st = learners.make_state(cfg, prm)
         learners.start(cfg, table, prm, iprm, st)
         return cls(cfg, table, prm, iprm, st)
@@ -51,7 +52,8 @@ class RunState:
         """A model file's (header, index, rows) continued: its weights and per-feature state in the
         table, its saved state in ``st``, and what the learner derives from them rebuilt."""
         prm, iprm = learners.make_settings(cfg, train=train, holdout=holdout)
-        table = allocate_table(cfg.bits, learners.layout(cfg).columns)
+        lay = learners.layout(cfg)
+        table = allocate_table(cfg.bits, lay.columns, lay.dtype)
         st = restore_model(cfg, table, model, prm)
         learners.after_load(cfg, table, prm, iprm, st)
         return cls(cfg, table, prm, iprm, st)
