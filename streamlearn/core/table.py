@@ -3,8 +3,8 @@
 ``table`` is a C-contiguous array of shape (2^b, k): one row per hashed weight, so everything
 an update needs about one weight shares a cache line. It is float64, or float32 for sgd and tg
 (issue 30; ``streamlearn.core.spec.Layout``): there LAST and P, which must stay exact, are float64
-values in two adjacent float32 columns, read and written with ``get64`` / ``set64`` (which read a
-float64 table's column itself, so every kernel serves both). Column 0 is the weight. Depending on the update
+values in two adjacent float32 columns (even index, rows of a multiple of 8 bytes), read and written
+with ``get64`` / ``set64`` (which read a float64 table's column itself, so every kernel serves both). Column 0 is the weight. Depending on the update
 rule and the learner, further columns hold (their positions are resolved once, at set-up, into the
 ``I_COL_*`` settings):
 
@@ -26,23 +26,43 @@ it is constant between two touches and the catch-up stays exact and O(1).
 import math
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 W = 0       # weight
+
+
+@intrinsic
+def _at64(typingctx, table, i, c):
+    """A float64 pointer to element (i, c) of a C-contiguous 2-d array: the element itself in a float64
+    table, elements c and c + 1 of row i in a float32 one. (``table.view(np.float64)`` would give the
+    same value, but numba builds and checks the view on every call: ~20x slower in a loop, measured.)"""
+    def codegen(context, builder, sig, args):
+        aryty = sig.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        inds = [context.cast(builder, args[1], sig.args[1], types.intp),
+                context.cast(builder, args[2], sig.args[2], types.intp)]
+        ptr = cgutils.get_item_pointer2(context, builder, data=ary.data, shape=cgutils.unpack_tuple(builder, ary.shape, 2),
+                                        strides=cgutils.unpack_tuple(builder, ary.strides, 2),
+                                        layout=aryty.layout, inds=inds)
+        return builder.bitcast(ptr, ir.PointerType(ir.DoubleType()))
+    return types.CPointer(types.float64)(table, i, c), codegen
 
 
 @njit(cache=True, nogil=True, inline="always")
 def get64(table, i, c):
     """The float64 value of column ``c`` of row i: the column itself in a float64 table, the two
-    float32 columns c, c + 1 (c even) of a float32 one read through its float64 view (the
-    last-touch value and the penalty stay exact in the float32 tables: ``streamlearn.core.spec.Layout``)."""
-    return table.view(np.float64)[i, (c * table.itemsize) // 8]
+    float32 columns c, c + 1 (c even) of a float32 one (the last-touch value and the penalty stay
+    exact in the float32 tables: ``streamlearn.core.spec.Layout``)."""
+    return _at64(table, i, c)[0]
 
 
 @njit(cache=True, nogil=True, inline="always")
 def set64(table, i, c, v):
     """Store the float64 ``v`` in column ``c`` of row i (``get64``)."""
-    table.view(np.float64)[i, (c * table.itemsize) // 8] = v
+    _at64(table, i, c)[0] = v
 
 
 @njit(cache=True, nogil=True, inline="always")
