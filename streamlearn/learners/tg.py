@@ -110,6 +110,13 @@ def _tg_penalty(cfg) -> bool:
     return bool(cfg.cumulative_penalty)
 
 
+def _tg_f32(cfg) -> bool:
+    """tg keeps a float32 table (issue 30) under per-feature rates with the cumulative penalty (the
+    default); with --threshold (--no-cumulative-penalty) a weight's truncation hangs on |w| <= theta,
+    which a float32 weight at theta would flip, so that table stays float64, as under --sgd."""
+    return bool(cfg.per_feature and cfg.cumulative_penalty)
+
+
 def _tg_check(cfg, flag) -> None:
     if cfg.cumulative_penalty and "threshold" in cfg.explicit:
         raise OptionError("--threshold does not apply with --cumulative-penalty (the default with "
@@ -131,10 +138,10 @@ LEARNER = LearnerSpec(
     describe=lambda c: (f"tg (truncated gradient, {c.rule()}: l1 = {c.l1:g}, "
                         + ("cumulative penalty" if c.cumulative_penalty else f"threshold = {c.threshold:g}")
                         + f", period = {c.period})"),
-    layout=lambda c: rule_layout(c, penalty=_tg_penalty(c), lazy=True, rate=True, f32=c.per_feature),
-    saved=lambda c: rule_saved(c, rule_layout(c, penalty=_tg_penalty(c), lazy=True, rate=True, f32=c.per_feature)),
+    layout=lambda c: rule_layout(c, penalty=_tg_penalty(c), lazy=True, rate=True, f32=_tg_f32(c)),
+    saved=lambda c: rule_saved(c, rule_layout(c, penalty=_tg_penalty(c), lazy=True, rate=True, f32=_tg_f32(c))),
     in_force=lambda c, table, st, rows: effective_weights(
-        table, rows, rule_layout(c, _tg_penalty(c), True, rate=True, f32=c.per_feature).pen),
+        table, rows, rule_layout(c, _tg_penalty(c), True, rate=True, f32=_tg_f32(c)).pen),
     weights_in_column=lambda c: not _tg_penalty(c),
     regularizer=l1_regularizer,
     merge=merge,

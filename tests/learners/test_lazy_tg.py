@@ -262,7 +262,7 @@ def test_rate_column_holds_every_used_rows_rate(tmp_path, opts):
     assert np.array_equal(table[:, lay.rate], stored)
 
 
-@pytest.mark.parametrize("rule", [{}, {"adaptive": True}, {"cumulative_penalty": False}])
+@pytest.mark.parametrize("rule", [{}, {"adaptive": True}, {"normalized": True}])
 def test_float32_table_keeps_the_time_stamps_exact(rule):
     """The float32 table (issue 30) keeps a weight's last-touch value in float64: a weight untouched
     for 10^6 learned examples owes exactly the float64 difference of the global cumulative gravity,
@@ -295,12 +295,9 @@ def test_float32_table_keeps_the_time_stamps_exact(rule):
     assert stamp == cum_touch and np.float32(cum_touch) != cum_touch    # exact, and not a float32
     raw = float(table[1, 0])
     assert abs(raw) > 0.1
-    P = lay.column(table, lay.pen)[1] if lay.pen >= 0 else 0.0
+    P = lay.column(table, lay.pen)[1]
     learners.finalize(cfg, table, prm, iprm, st)
     owed = cum_end - cum_touch
     assert owed > 0.0 and n - m > 10 ** 5
     owed *= float(table[1, lay.rate])       # scaled by the weight's own rate
-    if lay.pen >= 0:      # the cumulative penalty: P grows by the owed gravity
-        assert lay.column(table, lay.pen)[1] == P + owed
-    else:                 # the weight is truncated by it
-        assert table[1, 0] == np.float32(math.copysign(max(abs(raw) - owed, 0.0), raw)) != 0.0
+    assert lay.pen >= 0 and lay.column(table, lay.pen)[1] == P + owed     # the cumulative penalty grows by it
