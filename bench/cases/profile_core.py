@@ -44,7 +44,7 @@ def learn_time(cfg, blocks) -> float:
     from streamlearn.core import state as S
     from streamlearn.learners import allocate_table
     prm, iprm = learners.make_settings(cfg, train=True)
-    table = allocate_table(cfg.bits, learners.layout(cfg).columns)
+    table = allocate_table(cfg.bits, learners.layout(cfg).columns, learners.layout(cfg).dtype)
     st = learners.make_state(cfg, prm)
     ctr = learners.make_counters()
     ctr[S.C_DUMP] = np.inf

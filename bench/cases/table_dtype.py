@@ -75,6 +75,9 @@ def run(args: argparse.Namespace, ctx: Context) -> None:
     rows = []
     for name, opts in CASES.items():
         cfg = train_config(dict({"sources": (str(path),), "bits": 20, "loss": "logistic"}, **opts))
+        if __import__("streamlearn.learners", fromlist=["layout"]).layout(cfg).dtype != "float32":
+            print(f"{name}: its layout is float64 (issue 30: float32 only under per-feature rates), skipped")
+            continue          # a float32 table needs a float32 layout (its float64 columns' places)
         blocks, _ = parse_blocks(path, cfg)
         cols = __import__("streamlearn.learners", fromlist=["layout"]).layout(cfg).columns
         learn(cfg, blocks[:1], np.float32)            # compile (or load) the float32 variant

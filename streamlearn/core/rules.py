@@ -41,7 +41,7 @@ from streamlearn.core.state import (
     P_G0, P_L1, P_POWER_T, P_THRESHOLD, S_ETA, S_MAX_LABEL, S_MIN_LABEL, S_MULT, S_NLEARN, S_NORM_SUM, S_T,
     S_TOTAL_W,
 )
-from streamlearn.core.table import W, feature_rate, normalizer_rescale, rate_decay, update_normalizer
+from streamlearn.core.table import W, feature_rate, get64, normalizer_rescale, rate_decay, set64, update_normalizer
 
 
 @njit(cache=True, nogil=True)
@@ -90,9 +90,8 @@ def rate_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized, sqrt_ra
         G = 0.0
         N = 0.0
         if adaptive:
-            G = table[i, cg] + gsq * x2
-            table[i, cg] = G
-            G += g0
+            table[i, cg] += gsq * x2
+            G = table[i, cg] + g0       # as stored (a float32 table's rounding), as a loaded model's rate
         if normalized:
             N = table[i, cn]
             ax = abs(x)
@@ -101,9 +100,9 @@ def rate_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized, sqrt_ra
                     scale = normalizer_rescale(N, ax, adaptive, sqrt_rate, power_t)
                     table[i, W] *= scale
                     if cpen >= 0:          # the weight in force scales with its raw value
-                        table[i, cpen] *= scale
-                N = ax
-                table[i, cn] = N
+                        set64(table, i, cpen, get64(table, i, cpen) * scale)
+                table[i, cn] = ax
+                N = table[i, cn]
             if x2 > X2_MAX:
                 norm_x += 1.0
             else:
@@ -213,7 +212,9 @@ def gd_update(idx, val, s, f, table, cfg, st, code, p, y, tau, h):
 
 @njit(cache=True, nogil=True, inline="always")
 def sgd_weight(table, i, cfg, v):
-    return table[i, W]
+    """The weight of row i, as float64 (a float32 table's too: the dot product then multiplies in
+    float64, as the lazy learners' catch-up does)."""
+    return np.float64(table[i, W])
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -279,11 +280,29 @@ def ldf_wap_sgd_block(block, state, start, end):
 
 
 
-def rule_layout(cfg, penalty: bool = False, lazy: bool = False, extra: tuple = (), rate: bool = False) -> Layout:
+def rule_layout(cfg, penalty: bool = False, lazy: bool = False, extra: tuple = (), rate: bool = False,
+                f32: bool = False) -> Layout:
     """The weight column, then G (adaptive), N (normalized), P (cumulative penalty): the saved
     columns; then LAST (lazy learners), the learner's ``extra`` columns, and with ``rate`` and
     per-feature rates the RATE column (``rate_statistics``; rebuilt from G and N after a model is
-    loaded, ``fill_rates``)."""
+    loaded, ``fill_rates``).
+
+    With ``f32`` (sgd's and tg's tables under per-feature rates; no ``extra``) the table is float32:
+    W, G, N and RATE one float32 column each, then P and LAST (float64, exact: ``Layout``) two
+    columns each at an even index (after a pad column when needed): the default rule's tg has 8
+    columns of 4 bytes (w g n rate p p:2 last last:2, 32 B a slot, 48 B in float64), its sgd 4 (16 B,
+    VW's; 32 B in float64). Under --sgd they stay float64 (sgd 8 B, tg 16 B: a float32 weight beside a
+    float64 stamp would take 16 B too)."""
+    if f32:
+        names = (("w",) + (("g",) if cfg.adaptive else ()) + (("n",) if cfg.normalized else ()))
+        saved = len(names)
+        names += ("rate",) if rate and (cfg.adaptive or cfg.normalized) else ()
+        wide = (("p",) if penalty else ()) + (("last",) if lazy else ())
+        if wide and len(names) % 2:
+            names += ("pad",)
+        for name in wide:
+            names += (name, name + ":2")
+        return Layout(names, saved, "float32")
     names = ("w",) + (("g",) if cfg.adaptive else ()) + (("n",) if cfg.normalized else ())
     names += ("p",) if penalty else ()
     saved = len(names)

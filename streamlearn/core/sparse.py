@@ -119,37 +119,37 @@ def machine_memory() -> int | None:
         return None
 
 
-def dense_bytes(bits: int, columns: int) -> int:
-    return (1 << bits) * columns * 8
+def dense_bytes(bits: int, columns: int, itemsize: int = 8) -> int:
+    return (1 << bits) * columns * itemsize
 
 
-def wants_sparse(bits: int, columns: int) -> bool:
+def wants_sparse(bits: int, columns: int, itemsize: int = 8) -> bool:
     """The automatic switch: the dense table of -b ``bits`` would take more than AUTO_SHARE of memory."""
     total = machine_memory()
-    return total is not None and dense_bytes(bits, columns) > AUTO_SHARE * total
+    return total is not None and dense_bytes(bits, columns, itemsize) > AUTO_SHARE * total
 
 
-def capacity_rows(bits: int, width: int, columns: int) -> int:
+def capacity_rows(bits: int, width: int, columns: int, itemsize: int = 8) -> int:
     """The store's capacity in features: 2^bits / width, at most the largest power of two whose rows
     fit in the machine's memory."""
     rows = (1 << bits) // width
     total = machine_memory()
     if total is not None:
-        while rows > 1 and rows * width * columns * 8 > total:
+        while rows > 1 and rows * width * columns * itemsize > total:
             rows >>= 1
     return rows
 
 
-def reserve_table(rows: int, columns: int) -> np.ndarray:
-    """A zeroed (rows, columns) float64 table in an anonymous map without reservation: only the pages
-    written become resident."""
-    need = rows * columns * 8
+def reserve_table(rows: int, columns: int, dtype="float64") -> np.ndarray:
+    """A zeroed (rows, columns) table of ``dtype`` in an anonymous map without reservation: only the
+    pages written become resident."""
+    need = rows * columns * np.dtype(dtype).itemsize
     try:
         buf = mmap.mmap(-1, need, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | MAP_NORESERVE)
     except (OSError, MemoryError, OverflowError):
         raise OptionError(f"--sparse_weights could not reserve {need / 2**30:.1f} GiB of address space "
                           f"for the weight table") from None
-    return np.frombuffer(buf, dtype=np.float64).reshape(rows, columns)
+    return np.frombuffer(buf, dtype=dtype).reshape(rows, columns)
 
 
 class SparseStore:

@@ -20,13 +20,33 @@ import numpy as np
 class Layout:
     """Columns of a learner's weight table, by name (``names[j]`` is column j). The first ``saved``
     columns hold the weight and the per-feature state a row needs (a row whose saved columns are all
-    0 is unused); the others are the learner's bookkeeping (last-touch values, heap, lists)."""
+    0 is unused); the others are the learner's bookkeeping (last-touch values, heap, lists).
+
+    ``dtype`` is the table's: "float64", or "float32" (sgd's and tg's tables, issue 30: VW's 4 bytes a
+    value). A float32 table keeps its float64 quantities (the last-touch value and the penalty, which
+    must stay exact) in two adjacent columns at an even index, the name and the name + ":2"; the
+    kernels read them through the table's float64 view (``streamlearn.core.table.get64``) and Python
+    through ``column``. ``saved`` then counts the 32-bit columns only (the bits of a float64 half
+    are no float32 value)."""
     names: tuple
     saved: int
+    dtype: str = "float64"
 
     @property
     def columns(self) -> int:
         return len(self.names)
+
+    def wide(self, col: int) -> bool:
+        """Column ``col`` is the first half of a float64 value of a float32 table."""
+        return (self.dtype != "float64" and 0 <= col < len(self.names) - 1
+                and self.names[col + 1] == self.names[col] + ":2")
+
+    def column(self, table, col: int) -> np.ndarray:
+        """Column ``col`` of ``table`` (of this layout) as an array of its values, a view (writes
+        store into the table): a float64 column of a float32 table read through the float64 view."""
+        if self.wide(col) and table.dtype != np.float64:
+            return table.view(np.float64)[:, col // 2]
+        return table[:, col]
 
     def col(self, name: str) -> int:
         """Index of the named column, -1 when the table has none."""

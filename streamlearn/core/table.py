@@ -1,7 +1,10 @@
 """The lazily regularized weight table and the per-feature learning rates read from it.
 
-``table`` is a C-contiguous float64 array of shape (2^b, k): one row per hashed weight, so everything
-an update needs about one weight shares a cache line. Column 0 is the weight. Depending on the update
+``table`` is a C-contiguous array of shape (2^b, k): one row per hashed weight, so everything
+an update needs about one weight shares a cache line. It is float64, or float32 for sgd and tg
+(issue 30; ``streamlearn.core.spec.Layout``): there LAST and P, which must stay exact, are float64
+values in two adjacent float32 columns (even index, rows of a multiple of 8 bytes), read and written
+with ``get64`` / ``set64`` (which read a float64 table's column itself, so every kernel serves both). Column 0 is the weight. Depending on the update
 rule and the learner, further columns hold (their positions are resolved once, at set-up, into the
 ``I_COL_*`` settings):
 
@@ -23,9 +26,43 @@ it is constant between two touches and the catch-up stays exact and O(1).
 import math
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 W = 0       # weight
+
+
+@intrinsic
+def _at64(typingctx, table, i, c):
+    """A float64 pointer to element (i, c) of a C-contiguous 2-d array: the element itself in a float64
+    table, elements c and c + 1 of row i in a float32 one. (``table.view(np.float64)`` would give the
+    same value, but numba builds and checks the view on every call: ~20x slower in a loop, measured.)"""
+    def codegen(context, builder, sig, args):
+        aryty = sig.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        inds = [context.cast(builder, args[1], sig.args[1], types.intp),
+                context.cast(builder, args[2], sig.args[2], types.intp)]
+        ptr = cgutils.get_item_pointer2(context, builder, data=ary.data, shape=cgutils.unpack_tuple(builder, ary.shape, 2),
+                                        strides=cgutils.unpack_tuple(builder, ary.strides, 2),
+                                        layout=aryty.layout, inds=inds)
+        return builder.bitcast(ptr, ir.PointerType(ir.DoubleType()))
+    return types.CPointer(types.float64)(table, i, c), codegen
+
+
+@njit(cache=True, nogil=True, inline="always")
+def get64(table, i, c):
+    """The float64 value of column ``c`` of row i: the column itself in a float64 table, the two
+    float32 columns c, c + 1 (c even) of a float32 one (the last-touch value and the penalty stay
+    exact in the float32 tables: ``streamlearn.core.spec.Layout``)."""
+    return _at64(table, i, c)[0]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def set64(table, i, c, v):
+    """Store the float64 ``v`` in column ``c`` of row i (``get64``)."""
+    _at64(table, i, c)[0] = v
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -58,7 +95,7 @@ def effective_weights(table, rows, cpen):
     out = np.empty(rows.shape[0])
     for j in range(rows.shape[0]):
         i = rows[j]
-        out[j] = shrink(table[i, W], table[i, cpen]) if cpen >= 0 else table[i, W]
+        out[j] = shrink(table[i, W], get64(table, i, cpen)) if cpen >= 0 else table[i, W]
     return out
 
 
@@ -145,17 +182,17 @@ def catch_up(table, i, cum, theta, clast, cpen, cg, cn, g0, sqrt_rate, power_t, 
     keeps it equal to the rate of the weight's G and N), and computed from G and N otherwise.
     """
     w = table[i, W]
-    owed = cum - table[i, clast]
-    table[i, clast] = cum
+    owed = cum - get64(table, i, clast)
+    set64(table, i, clast, cum)
     if cpen >= 0:
-        P = table[i, cpen]
+        P = get64(table, i, cpen)
         if owed > 0.0 and (w != 0.0 or P != 0.0):
             if cr >= 0:
                 owed *= table[i, cr]
             elif cg >= 0 or cn >= 0:
                 owed *= feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t)
             P += owed
-            table[i, cpen] = P
+            set64(table, i, cpen, P)
         return shrink(w, P)
     if w != 0.0 and owed > 0.0:
         if cr >= 0:
@@ -176,8 +213,8 @@ def catch_up_plain(table, i, cum, clast):
     unconditionally (owed >= 0 because the released gravity never decreases, so this is the same
     arithmetic): at -b 20 on the core file that took 37 -> 23 ns per feature entry."""
     w = table[i, W]
-    owed = cum - table[i, clast]
-    table[i, clast] = cum
+    owed = cum - get64(table, i, clast)
+    set64(table, i, clast, cum)
     w = shrink(w, owed)     # = truncate(w, owed, inf), since owed >= 0
     table[i, W] = w
     return w
@@ -191,24 +228,26 @@ def catch_up_penalty(table, i, cum, clast, cpen, cr):
     200K lines of the core file, -b 20, fastest of 5, alternating, together with the update's read of
     the same column)."""
     w = table[i, W]
-    owed = cum - table[i, clast]
-    table[i, clast] = cum
-    P = table[i, cpen]
+    owed = cum - get64(table, i, clast)
+    set64(table, i, clast, cum)
+    P = get64(table, i, cpen)
     if owed > 0.0 and (w != 0.0 or P != 0.0):
         P += owed * table[i, cr]
-        table[i, cpen] = P
+        set64(table, i, cpen, P)
     return shrink(w, P)
 
 
 @njit(cache=True, nogil=True)
-def finalize_lazy(table, cum, theta, clast, cpen, cg, cn, g0, sqrt_rate, power_t):
-    """Catch every weight up (before saving): afterwards the table holds the eager weights.
+def finalize_lazy(table, cum, theta, clast, cpen, cg, cn, g0, sqrt_rate, power_t, cr):
+    """Catch every weight up (before saving): afterwards the table holds the eager weights. With a
+    rate column (``cr`` >= 0) each weight's rate is read from it, as the training's catch-up reads it
+    (a float32 table's rounded rate).
 
     A zero weight stays zero whatever it owes, so its row is not written: pages of the table that
     training never touched stay untouched (and out of the resident set)."""
     for i in range(table.shape[0]):
-        if table[i, W] != 0.0 or (cpen >= 0 and table[i, cpen] != 0.0):
-            catch_up(table, i, cum, theta, clast, cpen, cg, cn, g0, sqrt_rate, power_t, -1)
+        if table[i, W] != 0.0 or (cpen >= 0 and get64(table, i, cpen) != 0.0):
+            catch_up(table, i, cum, theta, clast, cpen, cg, cn, g0, sqrt_rate, power_t, cr)
 
 
 @njit(cache=True, nogil=True)

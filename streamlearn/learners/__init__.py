@@ -93,6 +93,12 @@ def layout(cfg) -> Layout:
     return get(cfg.algo).layout(cfg)
 
 
+def column(cfg, table, col: int) -> np.ndarray:
+    """Column ``col`` of a table of cfg's learner as an array of its values, a view
+    (``Layout.column``: a float64 column of a float32 table read whole)."""
+    return layout(cfg).column(table, col)
+
+
 def state_columns(cfg) -> list[tuple[str, int]]:
     """Table columns a model saves beside the weights in force ("w") so that -i resumes exactly:
     (name, column)."""
@@ -106,8 +112,9 @@ def weight_column(cfg) -> int | None:
 
 
 def weights_in_force(cfg, table, st, rows):
-    """The weights the model predicts with, for the given rows (after ``finalize``)."""
-    return get(cfg.algo).in_force(cfg, table, st, rows)
+    """The weights the model predicts with, for the given rows (after ``finalize``), float64 (a
+    float32 table's too)."""
+    return np.asarray(get(cfg.algo).in_force(cfg, table, st, rows), np.float64)
 
 
 def readable_columns(cfg) -> tuple:
@@ -313,13 +320,14 @@ def block_kernel(cfg, spec: LearnerSpec | None = None):
     return compiled.kernel
 
 
-def allocate_table(bits: int, columns: int) -> np.ndarray:
-    """A zeroed (2^bits, columns) float64 table in an anonymous memory map.
+def allocate_table(bits: int, columns: int, dtype="float64") -> np.ndarray:
+    """A zeroed (2^bits, columns) table of ``dtype`` (float64, or a layout's float32) in an anonymous
+    memory map.
 
     The pages are zero until written and only written pages are resident. (numpy would advise huge
     pages for an array this large, and then the first write anywhere in a 2 MiB stretch makes all of
     it resident: a few examples at -b 24 would cost ~200 MiB.)"""
-    need = (1 << bits) * columns * 8
+    need = (1 << bits) * columns * np.dtype(dtype).itemsize
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
@@ -332,4 +340,4 @@ def allocate_table(bits: int, columns: int) -> np.ndarray:
     except (OSError, MemoryError, OverflowError):
         raise OptionError(f"-b {bits} needs {need / 2**30:.1f} GiB for the weight table, which could "
                           f"not be allocated; use a smaller -b") from None
-    return np.frombuffer(buf, dtype=np.float64).reshape(1 << bits, columns)
+    return np.frombuffer(buf, dtype=dtype).reshape(1 << bits, columns)

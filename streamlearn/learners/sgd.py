@@ -69,6 +69,14 @@ def _start(cfg, table, prm, iprm, st) -> None:
         table[(constant_index(cfg.bits) * cfg.class_width) & mask, 0] = cfg.initial_constant
 
 
+def _f32(cfg) -> bool:
+    """sgd keeps a float32 table (issue 30: VW's 4 bytes a value) under per-feature rates (the default
+    rule: w G N rate, 16 B a slot as VW's) for a binary or one-against-all model; --sgd (8 B a slot)
+    and the cost-sensitive, multilabel, label-dependent, --lrq and --nn kernels keep float64."""
+    return cfg.per_feature and not (cfg.csoaa or cfg.multilabel_oaa or cfg.ldf is not None
+                                    or getattr(cfg, "nn", 0) or getattr(cfg, "lowrank", None) is not None)
+
+
 def _check(cfg, flag) -> None:
     """The random starts are VW's for a new binary model: not with --oaa or -i; the feature mask
     masks the weights of features (one per feature: not with --oaa)."""
@@ -95,7 +103,7 @@ LEARNER = LearnerSpec(
     lowrank_kernel=lowrank_sgd_block, nn_kernel=nn_sgd_block, lowrank_nn_kernel=lowrank_nn_block,
     slots=LOWRANK_SLOTS, end_pass=lambda cfg, table, st: lowrank_end_pass(cfg, table, st) if cfg.lowrank is not None else None,
     describe=lambda c: f"sgd (gradient descent, {c.rule()})",
-    layout=lambda c: rule_layout(c, rate=True),
-    saved=lambda c: rule_saved(c, rule_layout(c)),
+    layout=lambda c: rule_layout(c, rate=True, f32=_f32(c)),
+    saved=lambda c: rule_saved(c, rule_layout(c, rate=True, f32=_f32(c))),
     weights_in_column=lambda c: True,
 )

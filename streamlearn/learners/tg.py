@@ -22,7 +22,7 @@ from streamlearn.core.multiclass import oaa_loop
 from streamlearn.core.rules import gd_settings, gd_update, rule_layout, rule_saved
 from streamlearn.core.spec import LearnerSpec, l1_regularizer
 from streamlearn.core.state import (
-    I_COL_G, I_COL_LAST, I_COL_N, I_COL_PEN, P_G0, P_POWER_T, P_THRESHOLD, S_NLEARN, own_slots,
+    I_COL_G, I_COL_LAST, I_COL_N, I_COL_PEN, I_COL_RATE, P_G0, P_POWER_T, P_THRESHOLD, S_NLEARN, own_slots,
 )
 from streamlearn.core.table import (
     catch_up, catch_up_penalty, catch_up_plain, effective_weights, finalize_lazy,
@@ -99,7 +99,7 @@ def oaa_tg_block(block, state, start, end):
 def finalize_tg(table, prm, iprm, st):
     """Catch every weight of a truncated-gradient table up (see ``finalize_lazy``)."""
     finalize_lazy(table, st[S_GRAVITY], prm[P_THRESHOLD], iprm[I_COL_LAST], iprm[I_COL_PEN], iprm[I_COL_G],
-                  iprm[I_COL_N], prm[P_G0], prm[P_POWER_T] == 0.5, prm[P_POWER_T])
+                  iprm[I_COL_N], prm[P_G0], prm[P_POWER_T] == 0.5, prm[P_POWER_T], iprm[I_COL_RATE])
 
 
 
@@ -108,6 +108,13 @@ def finalize_tg(table, prm, iprm, st):
 
 def _tg_penalty(cfg) -> bool:
     return bool(cfg.cumulative_penalty)
+
+
+def _tg_f32(cfg) -> bool:
+    """tg keeps a float32 table (issue 30) under per-feature rates with the cumulative penalty (the
+    default); with --threshold (--no-cumulative-penalty) a weight's truncation hangs on |w| <= theta,
+    which a float32 weight at theta would flip, so that table stays float64, as under --sgd."""
+    return bool(cfg.per_feature and cfg.cumulative_penalty)
 
 
 def _tg_check(cfg, flag) -> None:
@@ -131,10 +138,10 @@ LEARNER = LearnerSpec(
     describe=lambda c: (f"tg (truncated gradient, {c.rule()}: l1 = {c.l1:g}, "
                         + ("cumulative penalty" if c.cumulative_penalty else f"threshold = {c.threshold:g}")
                         + f", period = {c.period})"),
-    layout=lambda c: rule_layout(c, penalty=_tg_penalty(c), lazy=True, rate=True),
-    saved=lambda c: rule_saved(c, rule_layout(c, penalty=_tg_penalty(c), lazy=True)),
-    in_force=lambda c, table, st, rows: effective_weights(table, rows,
-                                                          rule_layout(c, _tg_penalty(c), True).pen),
+    layout=lambda c: rule_layout(c, penalty=_tg_penalty(c), lazy=True, rate=True, f32=_tg_f32(c)),
+    saved=lambda c: rule_saved(c, rule_layout(c, penalty=_tg_penalty(c), lazy=True, rate=True, f32=_tg_f32(c))),
+    in_force=lambda c, table, st, rows: effective_weights(
+        table, rows, rule_layout(c, _tg_penalty(c), True, rate=True, f32=_tg_f32(c)).pen),
     weights_in_column=lambda c: not _tg_penalty(c),
     regularizer=l1_regularizer,
     merge=merge,

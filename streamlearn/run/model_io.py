@@ -144,7 +144,7 @@ def restore_model(cfg: TrainConfig, table, model, prm) -> np.ndarray:
         else:
             col = mine.get(name)
         if col is not None:
-            table[index, col] = rows[:, j]
+            learners.column(cfg, table, col)[index] = rows[:, j]
     saved = dict(header.get("state", {}))
     if {"learning_rate", "initial_t", "power_t"} & cfg.explicit:
         saved.pop("eta", None)
@@ -324,7 +324,7 @@ def model_content(cfg: TrainConfig, table, st, touched, in_force,
     else:
         names = ["w"] + [name for name, _ in extra]
         rows = slots
-        values = np.column_stack([in_force] + [table[touched, col] for _, col in extra])
+        values = np.column_stack([in_force] + [learners.column(cfg, table, col)[touched] for _, col in extra])
     return _model_header(cfg, st, names, counters), rows, values
 
 
@@ -342,7 +342,8 @@ def readable_content(cfg: TrainConfig, table, st, touched, in_force, ctr=None,
     else:
         rows = slots
         shown = table[touched, 0] if learners.get(cfg.algo).readable_raw else in_force
-        values = np.column_stack([shown] + [table[touched, c] for c in learners.readable_columns(cfg)])
+        values = np.column_stack([shown] + [learners.column(cfg, table, c)[touched]
+                                            for c in learners.readable_columns(cfg)])
     return _readable_header(cfg, st, ctr, passes, loaded), rows, values
 
 

@@ -45,37 +45,38 @@ class RunState:
     inserts: bool = True
 
     @staticmethod
-    def sparse_store(cfg, columns: int) -> sparse.SparseStore | None:
+    def sparse_store(cfg, lay) -> sparse.SparseStore | None:
         """The sparse store of a run: with --sparse_weights, or when the dense table would take more
         than ``sparse.AUTO_SHARE`` of the memory; else None. A run the store cannot serve
         (``sparse.refusal``) keeps the dense table (the same numbers) while it fits, and is an error
         naming why when it does not."""
-        large = sparse.wants_sparse(cfg.bits, columns)
+        size = (lay.columns, np.dtype(lay.dtype).itemsize)
+        large = sparse.wants_sparse(cfg.bits, *size)
         if not (large or getattr(cfg, "sparse_weights", False)):
             return None
         why = sparse.refusal(cfg, learners.get(cfg.algo))
         if why is not None:
             if large:
-                raise OptionError(f"-b {cfg.bits} needs {sparse.dense_bytes(cfg.bits, columns) / 2**30:.1f} GiB "
+                raise OptionError(f"-b {cfg.bits} needs {sparse.dense_bytes(cfg.bits, *size) / 2**30:.1f} GiB "
                                   f"for a dense weight table and the sparse one (--sparse_weights) does not "
                                   f"apply to {why}; use a smaller -b")
             return None
         width = cfg.class_width if cfg.classes else 1
-        return sparse.SparseStore(cfg.bits, width, sparse.capacity_rows(cfg.bits, width, columns))
+        return sparse.SparseStore(cfg.bits, width, sparse.capacity_rows(cfg.bits, width, *size))
 
     @staticmethod
-    def _table(cfg, columns: int, store) -> np.ndarray:
+    def _table(cfg, lay, store) -> np.ndarray:
         if store is None:
-            return allocate_table(cfg.bits, columns)
-        return sparse.reserve_table(store.capacity * store.width, columns)
+            return allocate_table(cfg.bits, lay.columns, lay.dtype)
+        return sparse.reserve_table(store.capacity * store.width, lay.columns, lay.dtype)
 
     @classmethod
     def fresh(cls, cfg, train: bool = True, holdout: int = 0) -> "RunState":
         """A new model of the configured learner."""
         prm, iprm = learners.make_settings(cfg, train=train, holdout=holdout)
-        columns = learners.layout(cfg).columns
-        store = cls.sparse_store(cfg, columns)
-        table = cls._table(cfg, columns, store)
+        lay = learners.layout(cfg)
+        store = cls.sparse_store(cfg, lay)
+        table = cls._table(cfg, lay, store)
         st = learners.make_state(cfg, prm)
         learners.start(cfg, table if store is None else store.in_use(table), prm, iprm, st)
         return cls(cfg, table, prm, iprm, st, store=store)
@@ -85,9 +86,9 @@ class RunState:
         """A model file's (header, index, rows) continued: its weights and per-feature state in the
         table, its saved state in ``st``, and what the learner derives from them rebuilt."""
         prm, iprm = learners.make_settings(cfg, train=train, holdout=holdout)
-        columns = learners.layout(cfg).columns
-        store = cls.sparse_store(cfg, columns)
-        table = cls._table(cfg, columns, store)
+        lay = learners.layout(cfg)
+        store = cls.sparse_store(cfg, lay)
+        table = cls._table(cfg, lay, store)
         if store is not None:       # the file's slots -> the store's rows
             model = (model[0], store.table_rows_of_slots(model[1]), model[2])
         st = restore_model(cfg, table, model, prm)

@@ -256,7 +256,7 @@ def vw_model_bytes(cfg, table, st, ctr, touched, in_force, passes: int = 1) -> b
         model.index, model.values = touched[keep], in_force[keep][:, None]
         return vw_model.dump(model)
     cols = [col for _, col in learners.state_columns(cfg) if _ != "z"]
-    values = np.column_stack([in_force] + [table[touched, c] for c in cols])
+    values = np.column_stack([in_force] + [learners.column(cfg, table, c)[touched] for c in cols])
     if _g0(cfg) and cfg.adaptive:
         values[:, 1] += _g0(cfg)
     values = values.astype(np.float32)

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from support.helpers import cli, vw_dataset
+from support.helpers import RESUME_TOL32, cli, table_dtype, vw_dataset
 from streamlearn import learners
 from streamlearn.config import train_config
 from streamlearn.io.model_file import load_model, model_bytes, parse_model
@@ -343,5 +343,7 @@ def test_trained_models_merge_write_predict_and_continue(tmp_path, opts):
     cli("train", "-i", tmp_path / "mix.m", "-d", tmp_path / "empty.vw", "-f", tmp_path / "again.m", "--quiet")
     again = load_model(tmp_path / "again.m")
     assert np.array_equal(again[1], index)
-    np.testing.assert_allclose(again[2], rows, rtol=1e-12, atol=1e-15)
+    # tg's float32 table (issue 30) stores the merged raw weights, G and N rounded to float32
+    tol = (RESUME_TOL32, RESUME_TOL32) if table_dtype(tmp_path / "again.m") == "float32" else (1e-12, 1e-15)
+    np.testing.assert_allclose(again[2], rows, rtol=tol[0], atol=tol[1])
     cli("train", "-i", tmp_path / "mix.m", "-d", shards[0], "-f", tmp_path / "next.m", "--quiet")

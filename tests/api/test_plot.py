@@ -67,7 +67,8 @@ def test_recording_does_not_change_the_run(data, options):
     cfg, _ = driver.prepare_train(dict(sources=(str(data),), quiet=True, loss="logistic", **options))
     b = session.train(cfg)
     assert "progress" not in b
-    assert np.array_equal(a["table"], b["table"]) and np.array_equal(a["state"], b["state"])
+    # the tables byte for byte: a float32 table's float64 halves (issue 30) are no float32 values (NaN patterns)
+    assert a["table"].tobytes() == b["table"].tobytes() and np.array_equal(a["state"], b["state"])
     assert 0 < a["progress"]["nonzero"][-1] == b["nonzero"]
 
 

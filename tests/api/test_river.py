@@ -210,7 +210,9 @@ def test_pickle_goes_on_as_the_original():
         b.learn_one(x, y)
     # the weights in force (a lazy learner's saved state columns are caught up in the pickle's model)
     (ra, wa), (rb, wb) = a.engine.weights(), b.engine.weights()
-    assert np.array_equal(ra, rb) and np.array_equal(wa, wb) and wa.size
+    # tg's float32 table (issue 30): the pickle's catch-up sums a weight's penalty in another order than
+    # the original's later catch-up, and a flipped float32 rounding moves later values by ulps
+    assert np.array_equal(ra, rb) and np.allclose(wa, wb, rtol=1e-5, atol=1e-5) and wa.size
     assert np.array_equal(a.engine.run.ctr, b.engine.run.ctr)
     fresh = pickle.loads(pickle.dumps(LinearRegressor(bits=12)))
     assert fresh.bits == 12 and fresh.predict_one({"a": 1.0}) == 0.0

@@ -20,7 +20,9 @@ import numpy as np
 import pytest
 
 from support.helpers import (cli, close_models, dense_rows, file_digest, model_arrays, parse_examples,
-                     read_predictions, same_model, shuffle_namespaces, vw_dataset, write_lines)
+                     read_predictions, same_model, shuffle_namespaces, table_dtype, vw_dataset, write_lines,
+                     RESUME_TOL32)
+from support.compare import TOL32
 from support.reference import eager_gd
 from streamlearn.cli import main
 from streamlearn import learners
@@ -133,9 +135,11 @@ def test_resume_equals_one_run(data, algo):
     d = data["dir"]
     resumed, p2 = d / f"{algo}.resumed.slm", d / f"{algo}.resumed.pred"
     cli("train", "-d", data["second"], "-i", first, "-f", resumed, "-p", p2, "--quiet")
-    close_models(resumed, one, rtol=1e-9, atol=1e-12)
+    f32 = table_dtype(one) == "float32"
+    close_models(resumed, one, rtol=RESUME_TOL32 if f32 else 1e-9, atol=RESUME_TOL32 if f32 else 1e-12)
     both = np.concatenate([read_predictions(p1), read_predictions(p2)])
-    assert np.allclose(both, read_predictions(base_model(data, algo)[1]), rtol=0, atol=1.01e-6)
+    assert np.allclose(both, read_predictions(base_model(data, algo)[1]), rtol=0,
+                       atol=RESUME_TOL32 if f32 else 1.01e-6)
 
 
 @pytest.mark.parametrize("algo", ALGOS)
@@ -286,5 +290,6 @@ def test_lazy_equals_eager(data, variant, tmp_path):
     header, rows = dense_rows(model)
     w = rows[:, header["column_names"].index("w")]
     assert np.count_nonzero(ref_w) > 10
-    assert np.allclose(w, ref_w, rtol=1e-9, atol=1e-12), np.abs(w - ref_w).max()
+    tol = (TOL32, TOL32) if table_dtype(model) == "float32" else (1e-9, 1e-12)   # float32 table: issue 30
+    assert np.allclose(w, ref_w, rtol=tol[0], atol=tol[1]), np.abs(w - ref_w).max()
     assert np.allclose(read_predictions(preds), ref_preds, rtol=0, atol=1.01e-6)

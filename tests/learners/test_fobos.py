@@ -135,7 +135,7 @@ def test_fobos_l1_is_sparse_and_zero_lambda_is_sgd():
     zeroes weights."""
     examples = random_stream(400, 256, 6, 5)
     p0, w0, _ = run_fobos(examples, 8, loss="logistic", l1=0.0)
-    p1, w1 = run_kernel(examples, 8, loss="logistic", algo="sgd")
+    p1, w1 = run_kernel(examples, 8, loss="logistic", algo="sgd", dtype="float64")   # fobos keeps float64
     assert np.array_equal(p0, p1) and np.array_equal(w0, w1)
     _, w2, _ = run_fobos(examples, 8, loss="logistic", l1=0.05)
     assert 0 < np.count_nonzero(w2) < np.count_nonzero(w0)

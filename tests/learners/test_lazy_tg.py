@@ -13,11 +13,19 @@ from streamlearn.core import state as S
 from streamlearn.learners import tg
 from streamlearn.learners.tg import finalize_tg
 from streamlearn.core.table import catch_up, truncate
-from support.compare import allclose
-from support.kernels import run_kernel
+from support.compare import allclose, close_in
+from support.kernels import run_kernel, table_dtype
 from support.streams import streams
 
 LOSSES = ["squared", "logistic", "hinge", "quantile"]
+
+
+def dtypes(opts) -> tuple:
+    """The tables every lazy == eager property runs on: the one the learner ships (float32 for sgd and
+    tg under per-feature rates, issue 30: to ``TOL32``, the stored values being rounded to float32 and
+    the time stamps not) and a float64 one of the same layout through the same kernels (to 1e-9: the
+    lazy bookkeeping itself is exact); one table when they are the same."""
+    return tuple(dict.fromkeys((table_dtype(**opts), "float64")))
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -31,11 +39,12 @@ def test_lazy_tg_equals_eager(data, loss, g, theta, K, eta, power_t, initial_t):
     splits = data.draw(st.lists(st.integers(0, len(examples)), max_size=3))
     opts = dict(loss=loss, algo="tg", l1=g, threshold=theta, period=K, learning_rate=eta,
                 power_t=power_t, initial_t=initial_t, sgd=True)
-    preds, w = run_kernel(examples, bits, splits, **opts)
     ref_preds, ref_w = eager_linear(examples, 1 << bits, loss=loss, eta=eta, power_t=power_t,
                                     initial_t=initial_t, algo="tg", g=g, theta=theta, K=K)
-    assert allclose(preds, ref_preds), (preds, ref_preds)
-    assert allclose(w, ref_w), (w, ref_w)
+    for dtype in dtypes(opts):
+        preds, w = run_kernel(examples, bits, splits, dtype=dtype, **opts)
+        assert close_in(dtype, preds, ref_preds), (dtype, preds, ref_preds)
+        assert close_in(dtype, w, ref_w), (dtype, w, ref_w)
 
 
 @settings(max_examples=80, deadline=None)
@@ -44,12 +53,13 @@ def test_lazy_tg_equals_eager(data, loss, g, theta, K, eta, power_t, initial_t):
 def test_sgd_equals_reference(data, loss, eta, power_t, initial_t):
     bits = data.draw(st.integers(2, 6))
     examples = data.draw(streams(bits))
-    preds, w = run_kernel(examples, bits, loss=loss, algo="sgd", learning_rate=eta,
-                          power_t=power_t, initial_t=initial_t, sgd=True)
     ref_preds, ref_w = eager_linear(examples, 1 << bits, loss=loss, eta=eta, power_t=power_t,
                                     initial_t=initial_t)
-    assert allclose(preds, ref_preds), (preds, ref_preds)
-    assert allclose(w, ref_w), (w, ref_w)
+    opts = dict(loss=loss, algo="sgd", learning_rate=eta, power_t=power_t, initial_t=initial_t, sgd=True)
+    for dtype in dtypes(opts):
+        preds, w = run_kernel(examples, bits, dtype=dtype, **opts)
+        assert close_in(dtype, preds, ref_preds), (dtype, preds, ref_preds)
+        assert close_in(dtype, w, ref_w), (dtype, w, ref_w)
 
 
 def test_tg_with_zero_gravity_is_sgd():
@@ -88,7 +98,7 @@ def test_catch_up_is_idempotent_and_composes():
     iprm = np.zeros(S.N_IPRM, np.int64)
     prm[S.P_THRESHOLD] = 0.6
     iprm[S.I_COL_LAST] = 1
-    iprm[S.I_COL_G] = iprm[S.I_COL_N] = iprm[S.I_COL_PEN] = -1
+    iprm[S.I_COL_G] = iprm[S.I_COL_N] = iprm[S.I_COL_PEN] = iprm[S.I_COL_RATE] = -1
     prm[S.P_POWER_T] = 0.5
     stt = np.zeros(S.N_ST)
     stt[tg.S_GRAVITY] = 0.2
@@ -160,11 +170,12 @@ def test_gd_rules_equal_eager_reference(data, loss, rule, eta, power_t, initial_
     splits = data.draw(st.lists(st.integers(0, len(examples)), max_size=3))
     opts = dict(loss=loss, algo="sgd", learning_rate=eta, power_t=power_t, initial_t=initial_t,
                 **rule_options(rule))
-    preds, w, G, N = run_kernel(examples, bits, splits, full=True, **opts)
     ref = eager_gd(examples, 1 << bits, loss=loss, eta=eta, power_t=power_t, initial_t=initial_t, **rule)
-    assert allclose(preds, ref[0]), (preds, ref[0])
-    assert allclose(w, ref[1]), (w, ref[1])
-    assert allclose(G, ref[2]) and allclose(N, ref[3])
+    for dtype in dtypes(opts):
+        preds, w, G, N = run_kernel(examples, bits, splits, full=True, dtype=dtype, **opts)
+        assert close_in(dtype, preds, ref[0]), (dtype, preds, ref[0])
+        assert close_in(dtype, w, ref[1]), (dtype, w, ref[1])
+        assert close_in(dtype, G, ref[2]) and close_in(dtype, N, ref[3])
 
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -186,11 +197,12 @@ def test_lazy_tg_with_per_feature_rates_equals_eager(data, loss, rule, g, theta,
                 initial_t=initial_t, cumulative_penalty=cumulative, **rule_options(rule))
     if theta != math.inf:
         opts["threshold"] = theta
-    preds, w, G, N = run_kernel(examples, bits, splits, full=True, **opts)
     ref = eager_gd(examples, 1 << bits, loss=loss, eta=eta, power_t=power_t, initial_t=initial_t,
                    algo="tg", g=g, theta=theta, K=K, cumulative=cumulative, **rule)
-    assert allclose(preds, ref[0]), (preds, ref[0])
-    assert allclose(w, ref[1]), (w, ref[1])
+    for dtype in dtypes(opts):
+        preds, w, G, N = run_kernel(examples, bits, splits, full=True, dtype=dtype, **opts)
+        assert close_in(dtype, preds, ref[0]), (dtype, preds, ref[0])
+        assert close_in(dtype, w, ref[1]), (dtype, w, ref[1])
 
 
 def test_default_tg_late_feature_is_not_crushed():
@@ -231,7 +243,7 @@ def test_rate_column_holds_every_used_rows_rate(tmp_path, opts):
     lay = learners.layout(cfg)
     assert lay.rate >= 0
     prm, iprm = learners.make_settings(cfg, train=True)
-    table = allocate_table(cfg.bits, lay.columns)
+    table = allocate_table(cfg.bits, lay.columns, lay.dtype)      # float32 (issue 30): the rate rounded
     st = learners.make_state(cfg, prm)
     ctr = learners.make_counters()
     ctr[S.C_DUMP] = np.inf
@@ -241,10 +253,51 @@ def test_rate_column_holds_every_used_rows_rate(tmp_path, opts):
     assert rows.shape[0] > 20
     g0, pt = prm[S.P_G0], prm[S.P_POWER_T]
     for i in rows:
-        G = table[i, lay.g] + g0 if lay.g >= 0 else 0.0
-        N = table[i, lay.n] if lay.n >= 0 else 0.0
-        assert table[i, lay.rate] == rate_decay(G, N, lay.g >= 0, lay.n >= 0, pt == 0.5, pt)
+        G = float(table[i, lay.g]) + g0 if lay.g >= 0 else 0.0
+        N = float(table[i, lay.n]) if lay.n >= 0 else 0.0
+        assert table[i, lay.rate] == np.asarray(rate_decay(G, N, lay.g >= 0, lay.n >= 0, pt == 0.5, pt), table.dtype)
     stored = table[:, lay.rate].copy()
     table[:, lay.rate] = 0.0
     fill_rates(table, lay.saved, lay.g, lay.n, lay.rate, g0, pt == 0.5, pt)
     assert np.array_equal(table[:, lay.rate], stored)
+
+
+@pytest.mark.parametrize("rule", [{}, {"adaptive": True}, {"normalized": True}])
+def test_float32_table_keeps_the_time_stamps_exact(rule):
+    """The float32 table (issue 30) keeps a weight's last-touch value in float64: a weight untouched
+    for 10^6 learned examples owes exactly the float64 difference of the global cumulative gravity,
+    although neither value is a float32 (a float32 column would have rounded the stamp)."""
+    from streamlearn import learners
+    from streamlearn.config import train_config
+    from support.kernels import kernel_arrays, run_block
+    n, m = 1_000_001, 500_000            # feature 1 (label 1) is touched at example m only, feature 2 always
+    nfeat = np.ones(n, np.int64)
+    nfeat[m] = 2
+    indptr = np.concatenate([[0], np.cumsum(nfeat)]).astype(np.int64)
+    idx = np.full(indptr[-1], 2, np.uint32)
+    idx[indptr[m]] = 1
+    val = np.ones(indptr[-1], np.float32)
+    labels, weights, bases = np.zeros(n), np.ones(n), np.zeros(n)
+    labels[m] = 1.0
+    cfg = train_config(dict(rule, bits=3, sources=("-",), loss="squared", algo="tg", l1=1e-7,
+                            learning_rate=0.5, power_t=0.0))
+    lay = learners.layout(cfg)
+    assert lay.dtype == "float32" and lay.wide(lay.last)
+    kernel = learners.block_kernel(cfg)
+    prm, iprm, st, ctr = kernel_arrays(cfg)
+    table = learners.allocate_table(cfg.bits, lay.columns, lay.dtype)
+    preds = np.zeros(n)
+    run_block(kernel, indptr, idx, val, labels, weights, bases, 0, m, table, prm, iprm, st, ctr, preds)
+    cum_touch = st[tg.S_GRAVITY]        # what example m's catch-up reads
+    run_block(kernel, indptr, idx, val, labels, weights, bases, m, n, table, prm, iprm, st, ctr, preds)
+    cum_end = st[tg.S_GRAVITY]
+    stamp = lay.column(table, lay.last)[1]
+    assert stamp == cum_touch and np.float32(cum_touch) != cum_touch    # exact, and not a float32
+    raw = float(table[1, 0])
+    assert abs(raw) > 0.1
+    P = lay.column(table, lay.pen)[1]
+    learners.finalize(cfg, table, prm, iprm, st)
+    owed = cum_end - cum_touch
+    assert owed > 0.0 and n - m > 10 ** 5
+    owed *= float(table[1, lay.rate])       # scaled by the weight's own rate
+    assert lay.pen >= 0 and lay.column(table, lay.pen)[1] == P + owed     # the cumulative penalty grows by it

@@ -123,7 +123,11 @@ def test_oaa_contract(data, name):
     cli("train", "-d", data["train"], "-f", full, *opts)
     cli("train", "-d", data["first"], "-f", half, *opts)
     cli("train", "-d", data["second"], "-i", half, "-f", resumed, *opts)
-    close_models(full, resumed, rtol=1e-9, atol=1e-12)   # as the binary contract: lazy state to rounding
+    # as the binary contract: lazy state to rounding; tg's float32 table (issue 30) to float32 rounding: the
+    # half run's save catches every weight up, a float64 sum the uninterrupted run makes in another
+    # order, and one float32 rounding of a raw weight or G that flips moves the rest by ulps
+    rtol, atol = (1e-5, 1e-7) if name == "tg" else (1e-9, 1e-12)
+    close_models(full, resumed, rtol=rtol, atol=atol)
     small = d / f"{name}.small"
     cli("train", "-d", data["train"], "-f", small, "--block-size", 64, *opts)
     same_model(full, small)

@@ -161,3 +161,18 @@ def close_models(a, b, rtol: float = 1e-9, atol: float = 1e-12) -> None:
             assert np.isclose(sa[k], sb[k], rtol=rtol, atol=atol), (k, sa[k], sb[k])
         else:
             assert sa[k] == sb[k], (k, sa[k], sb[k])
+
+
+def table_dtype(path) -> str:
+    """The weight table's type ("float64", or "float32": sgd's and tg's under per-feature rates, issue
+    30) of the run that saved the model at ``path``."""
+    from streamlearn import learners
+    from streamlearn.config import train_config
+    from streamlearn.run.model_io import model_options
+    return learners.layout(train_config({}, model_options(load_model(str(path))[0], str(path)))).dtype
+
+
+#: how far a float32 table's run continued with -i may be from the one run (relative and absolute): the
+#: save catches every lazy weight up, a float64 sum the one run makes in another order, and where that
+#: flips one float32 rounding of a weight, G or N, later values move by float32 ulps
+RESUME_TOL32 = 1e-5

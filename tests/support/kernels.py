@@ -31,16 +31,19 @@ def run_block(kernel, indptr, idx, val, labels, weights, bases, start, end, tabl
     return kernel((indptr, idx, val, labels, weights, bases, nfeat, preds), (table, prm, iprm, st, ctr), start, end)
 
 
-def run_kernel(examples, bits, splits=(), full=False, state=False, after=None, **opts):
+def run_kernel(examples, bits, splits=(), full=False, state=False, after=None, dtype=None, **opts):
     """Run the compiled learner over ``examples`` (optionally in several calls), finalize, return
     (predictions, weights in force), or with ``full`` (predictions, weights, G, N) (zeros where
     absent), or with ``state`` (predictions, weights, state array). With ``after``, one call per
-    example, each followed by ``after(table, st)`` (an eager reference acting on the kernel's table)."""
+    example, each followed by ``after(table, st)`` (an eager reference acting on the kernel's table).
+    The table is the learner's (``Layout.dtype``: float32 for sgd and tg), or of ``dtype`` (float64:
+    the same kernels, layout and arithmetic without the float32 rounding of the stored values)."""
     cfg = train_config(dict(opts, bits=bits, sources=("-",)))
     kernel = learners.block_kernel(cfg)
     prm, iprm, stt, ctr = kernel_arrays(cfg)
     lay = learners.layout(cfg)
-    table = np.zeros((1 << bits, lay.columns))
+    assert dtype in (None, "float64", lay.dtype), "a float32 table needs a float32 layout"
+    table = np.zeros((1 << bits, lay.columns), dtype or lay.dtype)
     indptr, idx, val, labels, weights, bases = to_csr(examples)
     n = len(examples)
     preds = np.zeros(n)
@@ -58,3 +61,8 @@ def run_kernel(examples, bits, splits=(), full=False, state=False, after=None, *
         return (preds, weights, table[:, lay.g].copy() if lay.g >= 0 else zeros,
                 table[:, lay.n].copy() if lay.n >= 0 else zeros)
     return preds, weights
+
+
+def table_dtype(**opts) -> str:
+    """The type of the table a run of these options keeps (``Layout.dtype``)."""
+    return learners.layout(train_config(dict(opts, bits=4, sources=("-",)))).dtype
