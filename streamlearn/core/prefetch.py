@@ -16,6 +16,15 @@ from numba.core import cgutils, types
 from numba.extending import intrinsic
 
 
+def element_pointer(context, builder, aryty, array, row, col):
+    """In an intrinsic's code generation: the pointer to element (row, col) (intp values) of the 2-d
+    array value ``array`` of type ``aryty`` (no bounds check)."""
+    ary = context.make_array(aryty)(context, builder, array)
+    return cgutils.get_item_pointer2(context, builder, ary.data, cgutils.unpack_tuple(builder, ary.shape, 2),
+                                     cgutils.unpack_tuple(builder, ary.strides, 2), aryty.layout, [row, col],
+                                     wraparound=False)
+
+
 @intrinsic
 def prefetch_row(typingctx, table, i):
     """LLVM's ``llvm.prefetch`` (for writing, high locality, data cache) of row i of a 2-D table."""
@@ -23,12 +32,8 @@ def prefetch_row(typingctx, table, i):
 
     def codegen(context, builder, signature, args):
         aryty, ity = signature.args
-        ary = context.make_array(aryty)(context, builder, args[0])
-        row = context.cast(builder, args[1], ity, types.intp)
-        col = context.get_constant(types.intp, 0)
-        ptr = cgutils.get_item_pointer2(context, builder, ary.data, cgutils.unpack_tuple(builder, ary.shape),
-                                        cgutils.unpack_tuple(builder, ary.strides), aryty.layout, [row, col],
-                                        wraparound=False)
+        ptr = element_pointer(context, builder, aryty, args[0], context.cast(builder, args[1], ity, types.intp),
+                              context.get_constant(types.intp, 0))
         i8p = ir.PointerType(ir.IntType(8))
         i32 = ir.IntType(32)
         fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),

@@ -113,6 +113,7 @@ def rehash(key_of_row, n, ent):
 
 
 def machine_memory() -> int | None:
+    """The machine's physical memory in bytes, None when the system does not say."""
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
@@ -169,10 +170,13 @@ class SparseStore:
         """Features (table rows of ``width`` slots) in use."""
         return int(self.used[0])
 
+    def _full(self) -> OptionError:
+        return OptionError(f"--sparse_weights: the weight store is full ({self.capacity} features, what "
+                           f"fits in this machine's memory); use a smaller -b or fewer features")
+
     def _grow(self) -> None:
         if self.n_rows >= self.capacity:
-            raise OptionError(f"--sparse_weights: the weight store is full ({self.capacity} features, what "
-                              f"fits in this machine's memory); use a smaller -b or fewer features")
+            raise self._full()
         cap = self.ent.shape[0] * 2
         ent = np.full((cap, 2), EMPTY, np.int64)
         rehash(self.key_of_row, self.n_rows, ent)
@@ -198,8 +202,7 @@ class SparseStore:
                 break
             self._grow()
         if self.n_rows > self.capacity - (0 if insert else 1):
-            raise OptionError(f"--sparse_weights: the weight store is full ({self.capacity} features, what "
-                              f"fits in this machine's memory); use a smaller -b or fewer features")
+            raise self._full()
         return out
 
     def table_rows_of_slots(self, slots: np.ndarray, insert: bool = True) -> np.ndarray:

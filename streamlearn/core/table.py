@@ -28,8 +28,9 @@ import math
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
-from numba.core import cgutils
 from numba.extending import intrinsic
+
+from streamlearn.core.prefetch import element_pointer
 
 W = 0       # weight
 
@@ -40,13 +41,9 @@ def _at64(typingctx, table, i, c):
     table, elements c and c + 1 of row i in a float32 one. (``table.view(np.float64)`` would give the
     same value, but numba builds and checks the view on every call: ~20x slower in a loop, measured.)"""
     def codegen(context, builder, sig, args):
-        aryty = sig.args[0]
-        ary = context.make_array(aryty)(context, builder, args[0])
-        inds = [context.cast(builder, args[1], sig.args[1], types.intp),
-                context.cast(builder, args[2], sig.args[2], types.intp)]
-        ptr = cgutils.get_item_pointer2(context, builder, data=ary.data, shape=cgutils.unpack_tuple(builder, ary.shape, 2),
-                                        strides=cgutils.unpack_tuple(builder, ary.strides, 2),
-                                        layout=aryty.layout, inds=inds)
+        ptr = element_pointer(context, builder, sig.args[0], args[0],
+                              context.cast(builder, args[1], sig.args[1], types.intp),
+                              context.cast(builder, args[2], sig.args[2], types.intp))
         return builder.bitcast(ptr, ir.PointerType(ir.DoubleType()))
     return types.CPointer(types.float64)(table, i, c), codegen
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import importlib
 import math
 import mmap
-import os
 import pkgutil
 
 import numpy as np
@@ -23,6 +22,7 @@ from streamlearn.errors import OptionError
 from streamlearn.core import multiclass
 from streamlearn.core import state as S
 from streamlearn.core.losses import LOGISTIC, LOGISTIC_BOUND, LOSSES, POISSON
+from streamlearn.core.sparse import machine_memory
 from streamlearn.core.spec import Layout, LearnerSpec
 from streamlearn.core.table import fill_rates
 
@@ -328,10 +328,7 @@ def allocate_table(bits: int, columns: int, dtype="float64") -> np.ndarray:
     pages for an array this large, and then the first write anywhere in a 2 MiB stretch makes all of
     it resident: a few examples at -b 24 would cost ~200 MiB.)"""
     need = (1 << bits) * columns * np.dtype(dtype).itemsize
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        total = None
+    total = machine_memory()
     if total is not None and need > total:
         raise OptionError(f"-b {bits} needs {need / 2**30:.1f} GiB for the weight table, more than "
                           f"this machine's {total / 2**30:.1f} GiB; use a smaller -b")
