@@ -158,17 +158,12 @@ class Engine:
 
     def predict(self, block: ParsedBlock) -> np.ndarray:
         """Predictions of the block's examples with the weights in force, nothing learned."""
-        state = self.predictor()
-        table, prm, iprm, st = state.table, state.prm, state.iprm, state.st
         ctr = learners.make_counters()
         CounterView(ctr).dump = math.inf      # no progress rows
         n = block.n
         K = self.cfg.classes
         preds = np.empty((n, K + 2)) if K else np.empty(n)
-        arrays = block.arrays(preds)
-        if state.store is not None:     # sparse weights: the store's rows
-            arrays = (arrays[0], state.rows(block.idx)) + arrays[2:]
-            table = state.kernel_view()[0]
+        arrays, (table, prm, iprm, st, _) = self.predictor().for_kernel(block.arrays(preds))   # sparse: the store's rows
         learners.predict_kernel(self.cfg)(arrays, (table, prm, iprm, st.copy(), ctr), 0, n)
         return preds
 

@@ -162,6 +162,14 @@ class RunState:
         rows = min(self.store.capacity, 1 << (need - 1).bit_length()) * self.store.width
         return (self.table[:rows],) + self.kernel_state[1:]
 
+    def for_kernel(self, arrays: tuple) -> tuple[tuple, tuple]:
+        """(block arrays, kernel state) for a block kernel, from a block's arrays (``ParsedBlock.arrays``):
+        themselves and ``kernel_state`` (dense), or with the indices replaced by the store's rows
+        (``rows``) and the table of ``kernel_view`` (sparse)."""
+        if self.store is None:
+            return arrays, self.kernel_state
+        return (arrays[0], self.rows(arrays[1])) + arrays[2:], self.kernel_view()
+
     def slots(self, rows: np.ndarray) -> np.ndarray:
         """The model file's weight slots of table rows."""
         return rows if self.store is None else self.store.slots_of(rows)

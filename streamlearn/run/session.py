@@ -559,12 +559,8 @@ class Run:
         pos = 0
         kernel = self.kernel
         counts = block.feature_counts()
-        arrays, state = block.arrays(preds), self.arrays.kernel_state
-        idx = block.idx
-        if self.arrays.store is not None:       # sparse weights: the kernel sees the store's rows
-            idx = self.arrays.rows(idx)
-            arrays = (arrays[0], idx) + arrays[2:]
-            state = self.arrays.kernel_view()
+        arrays, state = self.arrays.for_kernel(block.arrays(preds))    # sparse weights: the store's rows
+        idx = arrays[1]
         if self.no_bases:
             arrays = arrays[:5] + (np.zeros_like(block.bases),) + arrays[6:]
         if self.classweights is not None and training:
