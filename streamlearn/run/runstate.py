@@ -41,7 +41,7 @@ class RunState:
     #: the sparse weight store (``streamlearn.core.sparse``; None: the dense table of 2^b rows): the
     #: kernels see its rows (``rows``), model files its slots
     store: sparse.SparseStore | None = None
-    #: new features get a row (a predictor's go to a row that stays zero)
+    #: new features get a row (a predictor's, and a -t run's, go to a row that stays zero)
     inserts: bool = True
 
     @staticmethod
@@ -79,7 +79,7 @@ class RunState:
         table = cls._table(cfg, lay, store)
         st = learners.make_state(cfg, prm)
         learners.start(cfg, table if store is None else store.in_use(table), prm, iprm, st)
-        return cls(cfg, table, prm, iprm, st, store=store)
+        return cls(cfg, table, prm, iprm, st, store=store, inserts=train or store is None)
 
     @classmethod
     def restored(cls, cfg, model, train: bool = True, holdout: int = 0) -> "RunState":
@@ -93,7 +93,8 @@ class RunState:
             model = (model[0], store.table_rows_of_slots(model[1]), model[2])
         st = restore_model(cfg, table, model, prm)
         learners.after_load(cfg, table if store is None else store.in_use(table), prm, iprm, st)
-        return cls(cfg, table, prm, iprm, st, store=store)
+        # a run that only predicts (-t) maps the features its model lacks to the zero row, as a predictor does
+        return cls(cfg, table, prm, iprm, st, store=store, inserts=train or store is None)
 
     @classmethod
     def start(cls, cfg, model=None, train: bool = True, holdout: int = 0) -> "RunState":

@@ -215,3 +215,21 @@ def test_whole_table_steps_at_b32(data, tmp_path, args):
     for b in ("18", "32"):
         cli("train", "-d", train, "--loss", "logistic", *args, "-b", b, "-p", tmp_path / f"p{b}", "--quiet")
     assert (tmp_path / "p32").read_text() == (tmp_path / "p18").read_text()
+
+
+@pytest.mark.parametrize("args", [[], ["--oaa", "3"]], ids=["binary", "oaa"])
+def test_a_test_only_run_adds_no_rows(data, stores, tmp_path, args):
+    """-t with the sparse store: the features the model lacks read the zero row (as ``predict`` does), so
+    the store does not grow with the test data; the predictions are the dense run's."""
+    d, train, test, multi = data
+    src = multi if args else train
+    unseen = write_lines(tmp_path / "unseen.vw", [f"{1 + i % 3} | new{i} new{i + 1}:0.5 a" for i in range(200)])
+    preds = []
+    for extra in ([], ["--sparse_weights"]):
+        m, p = tmp_path / f"m{len(extra)}", tmp_path / f"p{len(extra)}"
+        cli("train", "-d", src, "-b", "18", *args, *extra, "-f", m, "--quiet")
+        cli("train", "-d", unseen, "-t", "-i", m, "-b", "18", *args, *extra, "-p", p, "--quiet")
+        preds.append(p.read_text())
+    trained, tested = stores[-2], stores[-1]
+    assert tested.n_rows == trained.n_rows > 0
+    assert preds[0] == preds[1]
