@@ -14,6 +14,7 @@ import pytest
 pytest.importorskip("distributed")
 
 from support.helpers import cli  # noqa: E402
+from streamlearn.core import sparse  # noqa: E402
 from streamlearn.io.model_file import load_model, parse_model  # noqa: E402
 
 sd = pytest.importorskip("streamlearn.dask")
@@ -86,6 +87,28 @@ def test_reruns_give_identical_bytes(client):
     first = sd.train(client, shards, passes=2, **options)
     assert sd.train(client, shards, passes=2, **options) == first
     assert parse_model(first)[0]["mix"] == {"workers": 2, "syncs": 2, "rule": "weighted"}
+
+
+@pytest.mark.parametrize("learner", sorted(LEARNERS))
+def test_sparse_weights_mix_the_dense_runs_weights(client, tmp_path, monkeypatch, learner):
+    """Two shards, two rounds with the sparse weight store (--sparse_weights) in every task: the merged
+    model's weights and predictions are the dense run's (at -b 12 nothing collides in these files)."""
+    options = {**LEARNERS[learner], **COMMON}
+    shards = [TRAIN, SAMPLES / "gauss.train.vw"]
+    dense = parse_model(sd.train(client, shards, passes=2, **options))
+    data = sd.train(client, shards, passes=2, sparse_weights=True, **options)
+    mixed = parse_model(data)
+    np.testing.assert_array_equal(mixed[1], dense[1])
+    np.testing.assert_array_equal(mixed[2], dense[2])
+    (tmp_path / "sparse.m").write_bytes(data)
+    (tmp_path / "dense.m").write_bytes(sd.train(client, shards, passes=2, **options))
+    assert predictions(tmp_path / "sparse.m", tmp_path / "p1") == predictions(tmp_path / "dense.m", tmp_path / "p2")
+    # a task's run takes the store (in this process, to see it): the option reaches the runs
+    made = []
+    init = sparse.SparseStore.__init__
+    monkeypatch.setattr(sparse.SparseStore, "__init__", lambda self, *a: (made.append(self), init(self, *a))[1])
+    sd.train_shard(TRAIN, {**options, "sparse_weights": True}, None)
+    assert len(made) == 1 and made[0].n_rows > 0
 
 
 def test_placement_is_balanced_by_bytes_and_deterministic():
