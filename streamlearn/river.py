@@ -119,7 +119,7 @@ class _Linear:
         self._const = None if cfg.noconstant else CONSTANT_RAW_INDEX & self._mask
         self._rows = {}
         self._kernel = engine.run.kernel
-        self._state = engine.run.arrays.kernel_state
+        self._arrays = engine.run.arrays
         self._ctr = engine.run.ctr
         one = np.ones(1)
         self._one = (np.full(1, np.nan), one, np.zeros(1), np.zeros(1, np.int64), np.empty(1))
@@ -234,11 +234,12 @@ class _Linear:
             nfeat, preds = np.zeros(n, np.int64), np.empty(n)
         ctr = self._ctr
         saved = ctr.copy()
-        idx = self._engine.state.rows(idx)      # a sparse store's rows (the indices themselves when dense)
-        arrays, kernel, pos = (indptr, idx, val, labels, weights, bases, nfeat, preds), self._kernel, 0
+        # a sparse store's rows and its table cut to the rows in use (the arrays themselves when dense)
+        arrays, state = self._arrays.for_kernel((indptr, idx, val, labels, weights, bases, nfeat, preds))
+        kernel, pos = self._kernel, 0
         try:
             while pos < n:      # the kernel stops where a progress row is due: go on
-                pos = kernel(arrays, self._state, pos, n)
+                pos = kernel(arrays, state, pos, n)
         finally:
             ctr[:] = saved
         return preds.copy()

@@ -109,6 +109,30 @@ def test_learn_one_equals_the_cli_on_the_same_examples():
         assert np.array_equal(ours.engine.run.ctr, plain.engine.run.ctr)     # counters put back
 
 
+def test_sparse_weight_store_equals_the_dense_table(monkeypatch):
+    """With the sparse weight store (automatic when -b's dense table would not fit; here forced) learn_one,
+    predict_proba_one and learn_many give the dense table's model bytes and probabilities: predictions
+    read the store's rows, and its table cut to the rows in use (``RunState.for_kernel``)."""
+    from streamlearn.core import sparse
+    data = stream(200, seed=3)
+    frame = pd.DataFrame([x for x, _ in data]).fillna(0.0)
+    out = []
+    for forced in (False, True):
+        monkeypatch.setattr(sparse, "wants_sparse", lambda *a, forced=forced: forced)
+        got = []
+        for opts in [dict(l1=1e-5), dict(algo="tg", l1=1e-4)]:
+            one, many = LinearClassifier(bits=16, **opts), LinearClassifier(bits=16, **opts)
+            probs = []
+            for x, y in data:
+                probs.append(one.predict_proba_one(x)[True])
+                one.learn_one(x, y)
+            many.learn_many(frame, pd.Series([y for _, y in data]))
+            assert (one.engine.state.store is not None) == forced
+            got.append((one.to_bytes(), probs, many.to_bytes(), list(many.predict_proba_many(frame)[True])))
+        out.append(got)
+    assert out[0] == out[1]
+
+
 def test_predict_one_copies_no_table(monkeypatch):
     """predict_one runs the run's kernel on the example: the weights in force are never computed for
     the whole table (Engine.finalized / predictor), which would cost a table copy per call."""
