@@ -226,7 +226,10 @@ def test_plain_runs_import_no_optional_module(tmp_path):
 
 
 def test_importing_the_cli_leaves_the_garbage_collector_on_and_scipy_importable():
+    """The command line's module pauses the collector and hides SciPy only while it is imported."""
     code = ("import gc, sys, streamlearn.cli; print(gc.isenabled(), gc.get_freeze_count(), 'scipy' in sys.modules); "
             "import scipy.sparse; print(scipy.sparse.csr_matrix((2, 3)).shape)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=600)
-    assert r.returncode == 0 and r.stdout.split() == ["True", "0", "False", "(2,", "3)"], r.stderr
+    enabled, frozen, scipy_seen, *shape = r.stdout.split()
+    assert r.returncode == 0 and (enabled, scipy_seen, shape) == ("True", "False", ["(2,", "3)"]), r.stderr
+    assert int(frozen) > 10000      # what the import made, frozen: not walked by every later collection
