@@ -497,6 +497,10 @@ def _is_ours(cache) -> bool:
 #   ``os.makedirs`` and a temporary file created and deleted in ``__pycache__`` (a writability
 #   check), per kernel: 229 kernels, 33-42 ms of the package's import, of which a run uses a few.
 #   ``install_lazy_caches`` builds each cache on the kernel's first call instead.
+# * each ``@njit`` function (441 in the package: kernels and the functions they inline) computes its
+#   ``inspect.signature`` twice when it is decorated, once for the dispatcher and once for its
+#   compiler: about a third of the 22-50 ms the decorations take (CPU time, issue 30).
+#   ``install_lazy_caches`` lets the second computation reuse the first (a signature is immutable).
 # * the first load initialises numba's runtime (NRT), which compiles a small LLVM module of atomic
 #   reference-count helpers with LLVM's optimiser and code generator: 20-65 ms, every process.
 #   ``_load_nrt`` keeps its machine code next to the kernels (keyed on numba, llvmlite and the
@@ -675,6 +679,26 @@ def install_lazy_caches() -> None:
 
     enable_caching._streamlearn = True
     cls.enable_caching = enable_caching
+    _reuse_signatures()
+
+
+def _reuse_signatures() -> None:
+    """numba's ``pysignature`` gives back the signature it just computed when asked again for the
+    same function (a dispatcher's and its compiler's computations, one after the other)."""
+    from numba.core import utils
+    compute = getattr(utils, "pysignature", None)
+    if compute is None or getattr(compute, "_streamlearn", False):
+        return
+    last = [None, None]
+
+    def pysignature(func):
+        if last[0] is not func:
+            last[1] = compute(func)
+            last[0] = func
+        return last[1]
+
+    pysignature._streamlearn = True
+    utils.pysignature = pysignature
 
 
 def _nrt_cache_file(codegen) -> str:

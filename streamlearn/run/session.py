@@ -1150,9 +1150,9 @@ def train(cfg: TrainConfig, model=None, progress: bool = False, observer=None) -
     if run.metrics is not None:
         from streamlearn.run.metrics import write
         write(cfg.extra_metrics, run.metrics.document(run.faults.vw_log_calls, state.st))
-    rep.summary(_summary_lines(run, cfg.loss, cfg.quantile_tau, run.passes_before + passes_done, holdout, stop.best,
-                               nonzero, cfg.bits,
-                               best=not cfg.dont_output_best_constant))
+    if not rep.quiet:   # the summary's figures (the best constant's loss is a kernel) only when printed
+        rep.summary(_summary_lines(run, cfg.loss, cfg.quantile_tau, run.passes_before + passes_done, holdout,
+                                   stop.best, nonzero, cfg.bits, best=not cfg.dont_output_best_constant))
     result = {"state": state.st, "counters": ctr, "table": state.used_table, "nonzero": nonzero,
               "malformed": run.faults.malformed, "passes": passes_done, "best_holdout": stop.best,
               "early_stop": stop.stopped, "objectives": objectives, "last_line": last_line}
@@ -1218,5 +1218,6 @@ def predict(cfg: PredictConfig) -> dict:
         writer.close()
     if state.counters.nonfinite:
         rep.warn("some predictions were not finite (the model holds non-finite weights)")
-    rep.summary(_summary_lines(run, mcfg.loss, mcfg.quantile_tau, 1, 0, None, None, mcfg.bits))
+    if not rep.quiet:
+        rep.summary(_summary_lines(run, mcfg.loss, mcfg.quantile_tau, 1, 0, None, None, mcfg.bits))
     return {"state": state.st, "counters": state.ctr, "malformed": run.faults.malformed}

@@ -4,6 +4,7 @@ kernels are being compiled (its logic as a unit: a real cold compile takes about
 from __future__ import annotations
 
 import io
+import json
 import os
 import subprocess
 import sys
@@ -174,3 +175,61 @@ def test_a_cold_first_run_explains_itself(tmp_path):
 
 
 HEADER_FIRST = "average  since         example        example        current        current  current"
+
+
+#: run as ``python -c PROBE ARGS...``: the command line in this process, which prints (at its exit, after
+#: the command's own output) the modules it imported and the garbage collector's state, as one JSON line
+MODULES_PROBE = r'''
+import atexit, gc, json, os, sys
+def report():
+    os.write(1, ("\n" + json.dumps({"modules": sorted(sys.modules), "gc_enabled": gc.isenabled(),
+                                    "frozen": gc.get_freeze_count()}) + "\n").encode())
+atexit.register(report)
+from streamlearn.cli import main
+sys.argv = ["streamlearn"] + sys.argv[1:]
+main()
+'''
+
+#: modules a plain train or predict does not need (the optional extras and what only their entrances use)
+HEAVY = ("streamlearn.serve.service", "streamlearn.serve.daemon", "streamlearn.serve.tcp", "streamlearn.river",
+         "streamlearn.dask", "streamlearn.plot", "streamlearn.estimators", "streamlearn.online", "streamlearn.api",
+         "streamlearn.features.audit", "streamlearn.features.names", "streamlearn.batch", "streamlearn.mix",
+         "river", "dask", "distributed", "matplotlib", "pandas", "sklearn", "aiohttp", "asyncio",
+         "scipy", "numba.typed.typeddict", "numba.np.arraymath", "numba.np.linalg")
+
+
+def _probe_modules(*args):
+    r = subprocess.run([sys.executable, "-c", MODULES_PROBE, *map(str, args)], capture_output=True, text=True,
+                       cwd=ROOT, timeout=600)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.splitlines()[-1])
+
+
+def test_plain_runs_import_no_optional_module(tmp_path):
+    """Start-up (issue 30): a plain train, a train with -f and a predict import none of the optional
+    extras (serve, river, dask, plot, scikit-learn, pandas, matplotlib, aiohttp), SciPy (numba's import
+    checks its version; the command line hides it then) nor numba's registries (each run is made once
+    first, so that its kernels are cached: a compilation sets the registries up); the probe sees a lazily imported module (--audit's) when a run needs it. The command line process
+    collects garbage again after its set-up, with what the set-up imported frozen."""
+    model = tmp_path / "m.slm"
+    runs = [("train", "-d", SAMPLE, "--quiet"), ("train", "-d", SAMPLE, "--quiet", "-f", model),
+            ("predict", "-d", SAMPLE, "--quiet", "-i", model, "-p", tmp_path / "p.txt")]
+    for run in runs:
+        assert _cli(*run).returncode == 0
+        seen = _probe_modules(*run)
+        imported = set(seen["modules"])
+        assert "streamlearn.run.session" in imported and "numba" in imported
+        assert not {m for m in imported if m in HEAVY or m.split(".")[0] in HEAVY}, run
+        assert seen["gc_enabled"] and seen["frozen"] > 10000, run
+    audit = _probe_modules("train", "-d", SAMPLE, "--quiet", "--audit", "-b", "10")
+    assert "streamlearn.features.audit" in audit["modules"]
+
+
+def test_importing_the_cli_leaves_the_garbage_collector_on_and_scipy_importable():
+    """The command line's module pauses the collector and hides SciPy only while it is imported."""
+    code = ("import gc, sys, streamlearn.cli; print(gc.isenabled(), gc.get_freeze_count(), 'scipy' in sys.modules); "
+            "import scipy.sparse; print(scipy.sparse.csr_matrix((2, 3)).shape)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    enabled, frozen, scipy_seen, *shape = r.stdout.split()
+    assert r.returncode == 0 and (enabled, scipy_seen, shape) == ("True", "False", ["(2,", "3)"]), r.stderr
+    assert int(frozen) > 10000      # what the import made, frozen: not walked by every later collection

@@ -47,14 +47,14 @@ import numpy as np
 import streamlearn
 streamlearn.__path__.append(toys)              # the toy kernel is streamlearn.patch_toy
 from streamlearn import _cache
-from numba.core import caching, dispatcher, environment
+from numba.core import caching, dispatcher, environment, utils
 from numba.core.runtime import nrtdynmod
 from numba.core.typing import typeof as nb_typeof
 
 numba_own = {"lazy": dispatcher.Dispatcher.enable_caching,
              "loader": (caching.Cache.load_overload, caching.Cache.save_overload),
              "nrt": nrtdynmod.compile_nrt_functions, "env": environment._rebuild_env,
-             "typeof": nb_typeof.typeof_impl.dispatch(np.ndarray)}
+             "typeof": nb_typeof.typeof_impl.dispatch(np.ndarray), "signature": utils.pysignature}
 _cache.install_lazy_caches()
 _cache.install_kernel_loader()
 marked = lambda f: getattr(f, "_streamlearn", False) is True
@@ -63,7 +63,8 @@ out = {"marks": {
     "loader": marked(caching.Cache.load_overload) and caching.Cache.save_overload is not numba_own["loader"][1],
     "nrt": marked(nrtdynmod.compile_nrt_functions),
     "env": marked(environment._rebuild_env),
-    "typeof": marked(nb_typeof.typeof_impl.dispatch(np.ndarray))}}
+    "typeof": marked(nb_typeof.typeof_impl.dispatch(np.ndarray)),
+    "signature": marked(utils.pysignature)}}
 if "lazy" in undo:
     dispatcher.Dispatcher.enable_caching = numba_own["lazy"]
 if "loader" in undo:
@@ -74,6 +75,24 @@ if "env" in undo:
     environment._rebuild_env = numba_own["env"]
 if "typeof" in undo:
     nb_typeof.typeof_impl.register(np.ndarray)(numba_own["typeof"])
+if "signature" in undo:
+    utils.pysignature = numba_own["signature"]
+
+import inspect
+from numba import njit
+made = []
+signature_init = inspect.Signature.__init__
+def counted_init(self, *args, **kwargs):
+    made.append(1)
+    signature_init(self, *args, **kwargs)
+def two_args(a, b=1.0):
+    return a + b
+njit(lambda x: x)                               # the first decoration sets up numba's code generator
+inspect.Signature.__init__ = counted_init
+decorated = njit(two_args)                      # decorated only (no compilation)
+inspect.Signature.__init__ = signature_init
+out["signatures_made"] = len(made)
+out["signature"] = [str(decorated._compiler.pysig), str(inspect.signature(two_args))]
 
 nrt_built = []
 numba_create = nrtdynmod.create_nrt_module
@@ -173,7 +192,8 @@ def warm(tmp_path_factory):
 def test_all_patches_install_on_this_numba(warm):
     """Every installer found the internal it replaces (none fell back to numba's own behaviour)."""
     _, (first, _), _ = warm
-    assert first["marks"] == {"lazy": True, "loader": True, "nrt": True, "env": True, "typeof": True}
+    assert first["marks"] == {"lazy": True, "loader": True, "nrt": True, "env": True, "typeof": True,
+                              "signature": True}
     assert first["value"] == 6.0
 
 
@@ -186,6 +206,16 @@ def test_lazy_caches_build_a_kernels_cache_at_its_first_call(tmp_path, warm):
     assert first["cache_path"] == str(toys / "__pycache__")
     numba_own, _ = _probe(_toys(tmp_path / "fresh"), "lazy")
     assert numba_own["cache_at_import"] != "_LazyCache" and numba_own["pycache_at_import"]
+
+
+def test_a_decorated_function_computes_its_signature_once(warm):
+    """``numba.core.utils.pysignature``: the dispatcher's and its compiler's ``inspect.signature`` of a
+    function being decorated are one computation (numba's own makes two), and the compiler holds the
+    function's signature."""
+    _, _, load = warm
+    ours, numba_own = load(), load("signature")
+    assert ours["signatures_made"] == 1 and numba_own["signatures_made"] == 2
+    assert ours["signature"] == numba_own["signature"] == ["(a, b=1.0)", "(a, b=1.0)"]
 
 
 def test_kernel_loader_loads_without_numbas_registries_and_counts_compilations(warm):
