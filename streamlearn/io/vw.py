@@ -28,7 +28,7 @@ from streamlearn.features.hashing import CONSTANT_RAW_INDEX, default_namespace_h
 from streamlearn.io.parsing import (
     BAR, COLON, CR, E_BASE, E_BASE_RANGE, E_CR, E_LABEL, E_LABEL_RANGE, E_LABEL_TOKENS, E_NEG_WEIGHT,
     E_NS_NAME, E_NS_RANGE, E_NS_VALUE, E_STRAY, E_VALUE, E_VALUE_RANGE, E_WEIGHT, E_WEIGHT_RANGE, NL,
-    NUM_FINITE, NUM_NONE, QUOTE, SP, TAB, beyond_float32, line_span, parse_number,
+    NUM_FINITE, NUM_NONE, QUOTE, SP, TAB, beyond_float32, line_span, parse_number, plain_decimal,
 )
 
 
@@ -211,7 +211,10 @@ def _parse_features(buf, p, e, mask, seed, mode, dflt_hash, idx, val, nf, redefi
             else:
                 named = q > fs
                 value = ns_value
-                v, r2, kind, _ = parse_number(buf, q + 1, e)
+                ok, v, r2 = plain_decimal(buf, q + 1, e)
+                kind = NUM_FINITE
+                if not ok:
+                    v, r2, kind, _ = parse_number(buf, q + 1, e)
                 if kind == NUM_NONE:
                     # string value: skip whitespace, read up to whitespace; index hash(value, hash(name))
                     r = q + 1
