@@ -52,6 +52,9 @@ def _token_end(buf, p, end):
 def _full_number(buf, s, e):
     """(value, ok): buf[s:e] must be exactly one finite number with at least one digit (stricter than
     VW, which reads "1abc" as 1 and "-" as 0)."""
+    ok, v, q = plain_decimal(buf, s, e)
+    if ok and q == e:
+        return v, True
     v, q, kind, digits = parse_number(buf, s, e)
     return v, (kind == NUM_FINITE and q == e and digits)
 
