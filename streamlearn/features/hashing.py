@@ -210,8 +210,8 @@ def scan_hash(buf, p, end, seed, mode, ws):
     it (VW keeps those in the name, or strips them at its ends) is read again by the byte loop
     (``_scan_hash_bytes``); so a name the word path finishes holds no byte < 0x21. Bytes past ``end``
     may be read (never past the buffer: the last 7 bytes of the buffer go through a byte loop) but are
-    ignored. Names whose first byte is a digit (all-digit names are read as numbers) go through
-    ``hash_name``.
+    ignored. Names whose first byte is a digit are numbers if all their bytes are digits (up to 7 bytes
+    checked and converted by words, longer ones by ``hash_name``), else murmured.
     """
     start = p
     h = np.uint64(seed) & _M32
@@ -276,9 +276,33 @@ def _swar_end(buf, start, p, seed, mode, h, k):
             return p, np.int64(seed) & 0xFFFFFFFF
         c = buf[np.uint64(start)]
         if c >= 48 and c <= 57:
-            return p, hash_name(buf, start, p, seed, mode)
+            if n >= 8:
+                return p, hash_name(buf, start, p, seed, mode)
+            # up to 7 bytes from a digit: a number if they are all digits (SWAR), else murmured as below
+            x = (load_u64(buf, start) << (np.uint64(8 - n) << _S3)) | (_ASCII0 >> (np.uint64(n) << _S3))
+            if (x & _NIB_HI) | (((x + _SIX8) & _NIB_HI) >> _FOUR) == _THREE8:
+                return p, (np.int64(_eight_digits(x)) + np.int64(seed)) & 0xFFFFFFFF
     h ^= _scramble(k)
     return p, _finish(h, n)
+
+
+_ASCII0 = np.uint64(0x3030303030303030)
+_NIB_HI = np.uint64(0xF0F0F0F0F0F0F0F0)
+_SIX8 = np.uint64(0x0606060606060606)
+_THREE8 = np.uint64(0x3333333333333333)
+_EVERY4 = np.uint64(0x000000FF000000FF)
+_D100 = np.uint64(100 + (1000000 << 32))
+_D1 = np.uint64(1 + (10000 << 32))
+_TEN = np.uint64(10)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _eight_digits(x):
+    """The number written by the 8 ASCII digits of x (the first, most significant, in the lowest byte):
+    pairs, then fours, then the eight, combined by multiplications (all below 10^8)."""
+    v = x - _ASCII0
+    v = v * _TEN + (v >> _S8)
+    return ((v & _EVERY4) * _D100 + ((v >> _S16) & _EVERY4) * _D1) >> _S32
 
 
 @njit(cache=True, nogil=True, inline="always")
