@@ -131,7 +131,7 @@ def hash_name(buf, start, end, seed, mode):
 
 
 # Bytes that end a name (space, TAB, ':', '|', CR) and a string value (space, TAB, CR, newline): the
-# tables of the byte loop, the same sets as the SWAR tests below.
+# tables of the byte loop, the same sets as scan_hash's word path.
 NAME_STOP = np.zeros(256, np.bool_)
 NAME_STOP[[32, 9, 58, 124, 13]] = True
 WS_STOP = np.zeros(256, np.bool_)
@@ -174,10 +174,6 @@ def trailing_zeros(typingctx, w):
 _LO = np.uint64(0x0101010101010101)
 _HI = np.uint64(0x8080808080808080)
 _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
-_SP8 = np.uint64(0x2020202020202020)
-_TAB8 = np.uint64(0x0909090909090909)
-_CR8 = np.uint64(0x0D0D0D0D0D0D0D0D)
-_NL8 = np.uint64(0x0A0A0A0A0A0A0A0A)
 _COLON8 = np.uint64(0x3A3A3A3A3A3A3A3A)
 _BAR8 = np.uint64(0x7C7C7C7C7C7C7C7C)
 _LT8 = np.uint64(0x2121212121212121)
@@ -194,53 +190,54 @@ def _zero_bytes(x):
     return (x - _LO) & (x ^ _ALL)
 
 
-@njit(cache=True, nogil=True, inline="always")
-def stop_bits(w, ws):
-    """The high bit of (at least) the first byte of the word w that ends a name (``ws`` False: space,
-    TAB, ':', '|', CR) or a string value (``ws`` True: space, TAB, CR, newline); 0 if none does."""
-    m = _zero_bytes(w ^ _SP8) | _zero_bytes(w ^ _TAB8) | _zero_bytes(w ^ _CR8)
-    if ws:
-        m |= _zero_bytes(w ^ _NL8)
-    else:
-        m |= _zero_bytes(w ^ _COLON8) | _zero_bytes(w ^ _BAR8)
-    return m & _HI
+# The stop bytes below 0x21, a bit each: scan_hash's word path flags every byte < 0x21 (one test instead of
+# one a stop byte) and leaves a name holding any other such byte to the byte loop.
+_NAME_LOW_STOPS = np.uint64((1 << 32) | (1 << 9) | (1 << 13))
+_WS_LOW_STOPS = np.uint64((1 << 32) | (1 << 9) | (1 << 13) | (1 << 10))
+_BYTE = np.uint64(0xFF)
+_X21 = np.uint64(0x21)
 
 
 @njit(cache=True, nogil=True, inline="always")
 def scan_hash(buf, p, end, seed, mode, ws):
-    """Scan a name from p up to the first byte that ends it (``stop_bits``: a name when ``ws`` is False,
-    a string value when True) or ``end``, hashing it on the way. Returns (end of the name, hash_name of it).
+    """Scan a name from p up to the first byte that ends it (NAME_STOP: a name when ``ws`` is False,
+    WS_STOP: a string value when True) or ``end``, hashing it on the way. Returns (end of the name, hash_name of it).
 
-    SWAR, 8 bytes at a time (issue 30): one unaligned little-endian load, the stop bytes found with
-    bit tricks, the word's two 4-byte halves fed to MurmurHash3's mix, no branch per byte (the byte
-    loop's exit was mispredicted about once a name). Bytes past ``end`` may be read (never past the
-    buffer: the last 7 bytes of the buffer go through a byte loop) but are ignored. Names that may
-    need VW's other rules -- those whose first byte is a digit (all-digit names are read as numbers) or
-    whose first or last byte is <= 0x20 (VW strips those; on the word path, any name holding such a byte)
-    -- go through ``hash_name``.
+    SWAR, 8 bytes at a time (issue 30): one unaligned little-endian load, the bytes < 0x21 (space, TAB,
+    CR, newline and the other control bytes) and for names ':' and '|' found with bit tricks, the
+    word's two 4-byte halves fed to MurmurHash3's mix, no branch per byte (the byte loop's exit was
+    mispredicted about once a name). A name whose first such byte is a control byte that does not end
+    it (VW keeps those in the name, or strips them at its ends) is read again by the byte loop
+    (``_scan_hash_bytes``); so a name the word path finishes holds no byte < 0x21. Bytes past ``end``
+    may be read (never past the buffer: the last 7 bytes of the buffer go through a byte loop) but are
+    ignored. Names whose first byte is a digit are numbers if all their bytes are digits (up to 7 bytes
+    checked and converted by words, longer ones by ``hash_name``), else murmured.
     """
     start = p
     h = np.uint64(seed) & _M32
     k = _ZERO
-    ctl = _ZERO       # the high bit of the name's bytes < 0x21 (VW's rules), if any
     last = buf.size - 8
     while p <= last:
         w = load_u64(buf, p)
-        m = stop_bits(w, ws)
+        m = (w - _LT8) & (w ^ _ALL)     # bytes < 0x21 (the lowest exact, like _zero_bytes)
+        if not ws:
+            m |= _zero_bytes(w ^ _COLON8) | _zero_bytes(w ^ _BAR8)
+        m &= _HI
         room = end - p
         if room < 8:
             m |= np.uint64(0x80) << np.uint64(8 * max(room, 0))
-        low = (w - _LT8) & (w ^ _ALL) & _HI     # bytes < 0x21 (the lowest exact, like _zero_bytes)
         lo = w & _M32
         hi = w >> _S32
         if m != _ZERO:
             n = trailing_zeros(m) >> _S3      # the name's bytes in this word, 0-7
-            ctl |= low & ((m & (_ZERO - m)) - _ONE)      # those before the stop byte
+            c = (w >> (n << _S3)) & _BYTE     # the byte that ends it (or the one at ``end``)
+            if c < _X21 and np.int64(n) < room and \
+                    ((_WS_LOW_STOPS if ws else _NAME_LOW_STOPS) >> c) & _ONE == _ZERO:
+                return _scan_hash_bytes(buf, start, end, seed, mode, ws)
             full = n >= _FOUR
             h = _mix(h, lo) if full else h
             k = (hi if full else lo) & ((_ONE << ((n & _S3) << _S3)) - _ONE)
-            return _swar_end(buf, start, p + np.int64(n), seed, mode, h, k, ctl)
-        ctl |= low
+            return _swar_end(buf, start, p + np.int64(n), seed, mode, h, k)
         h = _mix(_mix(h, lo), hi)
         p += 8
     table = WS_STOP if ws else NAME_STOP
@@ -259,19 +256,53 @@ def scan_hash(buf, p, end, seed, mode, ws):
     return _scan_hash_end(buf, start, p, seed, mode, h, k)
 
 
+@njit(cache=True, nogil=True)
+def _scan_hash_bytes(buf, p, end, seed, mode, ws):
+    """scan_hash by the byte loop: the end of the name at p, then hash_name of it."""
+    table = WS_STOP if ws else NAME_STOP
+    q = p
+    while q < end and not table[buf[q]]:
+        q += 1
+    return q, hash_name(buf, p, q, seed, mode)
+
+
 @njit(cache=True, nogil=True, inline="always")
-def _swar_end(buf, start, p, seed, mode, h, k, ctl):
-    """scan_hash's result for the name buf[start:p] scanned by words: its full words mixed into h, its
-    tail in k, ``ctl`` nonzero if it holds a byte <= 0x20 (then VW's stripping rules apply)."""
+def _swar_end(buf, start, p, seed, mode, h, k):
+    """scan_hash's result for the name buf[start:p] scanned by words (no byte < 0x21 in it): its full
+    words mixed into h, its tail in k."""
     n = p - start
     if mode != HASH_ALL:
         if n == 0:
             return p, np.int64(seed) & 0xFFFFFFFF
-        c = buf[start]
-        if ctl != _ZERO or (c >= 48 and c <= 57):
-            return p, hash_name(buf, start, p, seed, mode)
+        c = buf[np.uint64(start)]
+        if c >= 48 and c <= 57:
+            if n >= 8:
+                return p, hash_name(buf, start, p, seed, mode)
+            # up to 7 bytes from a digit: a number if they are all digits (SWAR), else murmured as below
+            x = (load_u64(buf, start) << (np.uint64(8 - n) << _S3)) | (_ASCII0 >> (np.uint64(n) << _S3))
+            if (x & _NIB_HI) | (((x + _SIX8) & _NIB_HI) >> _FOUR) == _THREE8:
+                return p, (np.int64(_eight_digits(x)) + np.int64(seed)) & 0xFFFFFFFF
     h ^= _scramble(k)
     return p, _finish(h, n)
+
+
+_ASCII0 = np.uint64(0x3030303030303030)
+_NIB_HI = np.uint64(0xF0F0F0F0F0F0F0F0)
+_SIX8 = np.uint64(0x0606060606060606)
+_THREE8 = np.uint64(0x3333333333333333)
+_EVERY4 = np.uint64(0x000000FF000000FF)
+_D100 = np.uint64(100 + (1000000 << 32))
+_D1 = np.uint64(1 + (10000 << 32))
+_TEN = np.uint64(10)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _eight_digits(x):
+    """The number written by the 8 ASCII digits of x (the first, most significant, in the lowest byte):
+    pairs, then fours, then the eight, combined by multiplications (all below 10^8)."""
+    v = x - _ASCII0
+    v = v * _TEN + (v >> _S8)
+    return ((v & _EVERY4) * _D100 + ((v >> _S16) & _EVERY4) * _D1) >> _S32
 
 
 @njit(cache=True, nogil=True, inline="always")

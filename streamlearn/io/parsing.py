@@ -242,6 +242,48 @@ def _strtod(buf, p, end):
     return v, q, NUM_FINITE if np.isfinite(v) else NUM_NONFINITE, True
 
 
+@njit(cache=True, nogil=True, inline="always")
+def plain_decimal(buf, p, end):
+    """The common number shape at buf[p:end], read in line (issue 30): [-] digits [. digits] with 1 to
+    17 digits in all, ended by a space, a TAB or ``end``. Returns (ok, value, position after it); ok
+    False for anything else, which ``parse_number`` then reads. When ok the value is parse_number's,
+    bit for bit: the digits form an exact integer mantissa (below 10^17 < 2^57, and its float64 is
+    parse_number's rounding of it), divided by the exact power of ten of the fraction digits (<= 16), one
+    correctly rounded division as in parse_number's ``_scale10``."""
+    q = p
+    neg = False
+    if q < end and buf[np.uint64(q)] == 45:
+        neg = True
+        q += 1
+    mant = np.int64(0)
+    nd = 0
+    while q < end:
+        d = np.int64(buf[np.uint64(q)]) - 48
+        if d < 0 or d > 9:
+            break
+        mant = mant * 10 + d
+        nd += 1
+        q += 1
+    nfrac = 0
+    if q < end and buf[np.uint64(q)] == 46:
+        q += 1
+        while q < end:
+            d = np.int64(buf[np.uint64(q)]) - 48
+            if d < 0 or d > 9:
+                break
+            mant = mant * 10 + d
+            nfrac += 1
+            q += 1
+    nd += nfrac
+    ok = nd > 0 and nd <= 17 and (q == end or buf[np.uint64(q)] == SP or buf[np.uint64(q)] == TAB)
+    v = float(mant)
+    if nfrac > 0 and mant != 0:
+        v = v / _POW10[nfrac]
+    if neg:
+        v = -v
+    return ok, v, q
+
+
 @njit(cache=True, nogil=True)
 def parse_number(buf, p, end):
     """A number at buf[p:end] read exactly as VW's ``parseFloat`` reads it (parse_primitives.h).

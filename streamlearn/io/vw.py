@@ -28,7 +28,7 @@ from streamlearn.features.hashing import CONSTANT_RAW_INDEX, default_namespace_h
 from streamlearn.io.parsing import (
     BAR, COLON, CR, E_BASE, E_BASE_RANGE, E_CR, E_LABEL, E_LABEL_RANGE, E_LABEL_TOKENS, E_NEG_WEIGHT,
     E_NS_NAME, E_NS_RANGE, E_NS_VALUE, E_STRAY, E_VALUE, E_VALUE_RANGE, E_WEIGHT, E_WEIGHT_RANGE, NL,
-    NUM_FINITE, NUM_NONE, QUOTE, SP, TAB, beyond_float32, line_span, parse_number,
+    NUM_FINITE, NUM_NONE, QUOTE, SP, TAB, beyond_float32, line_span, parse_number, plain_decimal,
 )
 
 
@@ -52,6 +52,9 @@ def _token_end(buf, p, end):
 def _full_number(buf, s, e):
     """(value, ok): buf[s:e] must be exactly one finite number with at least one digit (stricter than
     VW, which reads "1abc" as 1 and "-" as 0)."""
+    ok, v, q = plain_decimal(buf, s, e)
+    if ok and q == e:
+        return v, True
     v, q, kind, digits = parse_number(buf, s, e)
     return v, (kind == NUM_FINITE and q == e and digits)
 
@@ -137,6 +140,13 @@ def _parse_label_part(buf, s, e, labels, weights, bases, tag_s, tag_e, ex, fault
     return nfault
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _at(buf, p):
+    """buf[p] for 0 <= p < buf.size, indexed unsigned: numba adds no negative-index wraparound (three
+    instructions on every byte read of the feature loop)."""
+    return buf[np.uint64(p)]
+
+
 @njit(cache=True, nogil=True)
 def _parse_features(buf, p, e, mask, seed, mode, dflt_hash, idx, val, nf, redefine, ns, want_ns):
     """Namespaces and features from the first '|' at p to the line end e. With ``want_ns`` each
@@ -146,45 +156,72 @@ def _parse_features(buf, p, e, mask, seed, mode, dflt_hash, idx, val, nf, redefi
 
     Returns (new feature count, fault code or 0, fault start, fault end).
     """
-    while p < e and buf[p] == BAR:
+    while p < e and _at(buf, p) == BAR:
         p += 1
         ns_value = 1.0
         anon = np.int64(0)
         ns_index = np.uint8(SP)
-        if p >= e or buf[p] == SP or buf[p] == TAB or buf[p] == BAR:
+        c = _at(buf, p) if p < e else np.uint8(SP)
+        if c == SP or c == TAB or c == BAR:
             ns_hash = dflt_hash
-        elif buf[p] == COLON:
+        elif c == COLON:
             return nf, E_NS_NAME, p - 1, _token_end(buf, p, e)
-        elif buf[p] == CR:
+        elif c == CR:
             return nf, E_CR, p, p + 1
         else:
             if want_ns:
-                ns_index = redefine[buf[p]]
+                ns_index = redefine[c]
             q, ns_hash = scan_hash(buf, p, e, seed, mode, False)
-            if q < e and buf[q] == COLON:
+            if q < e and _at(buf, q) == COLON:
                 v, r2, kind, _ = parse_number(buf, q + 1, e)
                 if kind != NUM_FINITE:
                     return nf, E_NS_VALUE, p - 1, _token_end(buf, max(r2, q + 1), e)
                 ns_value = v
                 q = r2
             p = q
+        # a feature without a value has the namespace's value: its float32 and what becomes of it
+        # (stored, dropped when 0, a fault beyond float32) settled once a namespace
+        ns_fv = np.float32(ns_value)
+        ns_store = ns_value != 0.0 and ns_fv != 0.0 and not np.isinf(ns_fv)
+        ns_inf = ns_value != 0.0 and np.isinf(ns_fv)
         # features
-        while p < e and (buf[p] == SP or buf[p] == TAB):
+        while p < e:
+            c = _at(buf, p)
+            if c != SP and c != TAB:
+                break
             p += 1
-            if p >= e or buf[p] == SP or buf[p] == TAB or buf[p] == BAR:
+            if p >= e:
+                break
+            c = _at(buf, p)
+            if c == SP or c == TAB or c == BAR:
                 continue
-            if buf[p] == CR:
+            if c == CR:
                 return nf, E_CR, p, p + 1
             fs = p
             q, h = scan_hash(buf, p, e, ns_hash, mode, False)   # h = hash(name, ns)
-            named = q > fs
-            value = ns_value
-            if q < e and buf[q] == COLON:
-                v, r2, kind, _ = parse_number(buf, q + 1, e)
+            if q >= e or _at(buf, q) != COLON:
+                # no value (then the name is not empty: the scan stopped at a byte other than ':')
+                p = q
+                if ns_store:
+                    un = np.uint64(nf)
+                    idx[un] = np.uint32(h & mask)
+                    val[un] = ns_fv
+                    if want_ns:
+                        ns[un] = ns_index
+                    nf += 1
+                elif ns_inf:
+                    return nf, E_NS_RANGE, fs, _token_end(buf, fs, e)
+            else:
+                named = q > fs
+                value = ns_value
+                ok, v, r2 = plain_decimal(buf, q + 1, e)
+                kind = NUM_FINITE
+                if not ok:
+                    v, r2, kind, _ = parse_number(buf, q + 1, e)
                 if kind == NUM_NONE:
                     # string value: skip whitespace, read up to whitespace; index hash(value, hash(name))
                     r = q + 1
-                    while r < e and _is_ws(buf[r]):
+                    while r < e and _is_ws(_at(buf, r)):
                         r += 1
                     q = r
                     if r < e:
@@ -196,26 +233,29 @@ def _parse_features(buf, p, e, mask, seed, mode, dflt_hash, idx, val, nf, redefi
                     q = r2
                 else:
                     return nf, E_VALUE, fs, _token_end(buf, fs, e)
-            if not named:
-                h = (ns_hash + anon) & 0xFFFFFFFF   # anonymous feature ":value": ns_hash + k
-                anon += 1
-            p = q
-            if value != 0.0:
-                fv = np.float32(value)
-                if np.isinf(fv):    # beyond float32 (a finite float64 here): the model would hold inf
-                    return nf, E_VALUE_RANGE if ns_value == 1.0 else E_NS_RANGE, fs, _token_end(buf, fs, e)
-                if fv != 0.0:
-                    idx[nf] = np.uint32(h & mask)
-                    val[nf] = fv
-                    if want_ns:
-                        ns[nf] = ns_index
-                    nf += 1
-            if p < e and not (buf[p] == SP or buf[p] == TAB or buf[p] == BAR):
-                if buf[p] == CR:
-                    return nf, E_CR, p, p + 1
-                return nf, E_STRAY, p, _token_end(buf, p, e)
-        if p < e and buf[p] != BAR:
-            if buf[p] == CR:
+                if not named:
+                    h = (ns_hash + anon) & 0xFFFFFFFF   # anonymous feature ":value": ns_hash + k
+                    anon += 1
+                p = q
+                if value != 0.0:
+                    fv = np.float32(value)
+                    if np.isinf(fv):    # beyond float32 (a finite float64 here): the model would hold inf
+                        return nf, E_VALUE_RANGE if ns_value == 1.0 else E_NS_RANGE, fs, _token_end(buf, fs, e)
+                    if fv != 0.0:
+                        un = np.uint64(nf)
+                        idx[un] = np.uint32(h & mask)
+                        val[un] = fv
+                        if want_ns:
+                            ns[un] = ns_index
+                        nf += 1
+            if p < e:
+                c = _at(buf, p)
+                if not (c == SP or c == TAB or c == BAR):
+                    if c == CR:
+                        return nf, E_CR, p, p + 1
+                    return nf, E_STRAY, p, _token_end(buf, p, e)
+        if p < e and _at(buf, p) != BAR:
+            if _at(buf, p) == CR:
                 return nf, E_CR, p, p + 1
             return nf, E_STRAY, p, _token_end(buf, p, e)
     return nf, 0, 0, 0
@@ -243,7 +283,7 @@ def parse_vw_block(buf, ends, first_line, mask, noconstant, seed, mode,
         ls, e = line_span(buf, ends, li)
         if e > ls:
             bar = ls
-            while bar < e and buf[bar] != BAR:
+            while bar < e and _at(buf, bar) != BAR:
                 bar += 1
             nfault = _parse_label_part(buf, ls, bar, labels, weights, bases, tag_s, tag_e, ex,
                                        faults, nfault)

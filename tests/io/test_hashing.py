@@ -128,3 +128,15 @@ def test_swar_scan_hash_equals_byte_loop(prefix, n, data, sep, rest, seed, mode,
     p = len(prefix)
     end = max(p, len(buf) - cut)
     assert _scan(buf, p, end, seed, mode, ws) == _reference_scan_hash(buf, p, end, seed, mode, ws)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text("0123456789", min_size=1, max_size=12), st.sampled_from([b"", b"a", b"/", b":", b"\x01", b"\xff", b"0"]),
+       st.sampled_from([b" ", b"\t", b":", b"|", b"\r", b"\n"]), st.binary(min_size=8, max_size=16),
+       st.integers(0, 2**32 - 1), st.sampled_from([0, 1]), st.booleans(), st.integers(0, 3))
+def test_scan_hash_numeric_names(digits, tail, sep, rest, seed, mode, ws, at):
+    """Names starting with a digit, read by words (issue 30: up to 7 bytes checked and converted at
+    once): all digits (a number, + seed), or digits then another byte (murmured), any length around 7
+    and 8, anywhere in a buffer with 8 bytes or more after them: the byte loop's end and hash."""
+    buf = b"x" * at + digits.encode() + tail + sep + rest
+    assert _scan(buf, at, len(buf), seed, mode, ws) == _reference_scan_hash(buf, at, len(buf), seed, mode, ws)

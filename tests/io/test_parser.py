@@ -1,9 +1,12 @@
 """The compiled VW and LIBSVM parsers: grammar, VW's quirks, malformed lines, format detection."""
 
 import math
+import struct
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from streamlearn.features.hashing import constant_index, feature_index, namespace_hash
 from streamlearn.io.blocks import FMT_LIBSVM, FMT_VW, detect_format, parse_block, quote_bytes
@@ -283,3 +286,22 @@ def test_number_reader_non_numbers(text, kind):
     buf = np.frombuffer(text, np.uint8) if text else np.zeros(0, np.uint8)
     _, _, k, _ = parse_number(buf, 0, buf.size)
     assert k == kind
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.sampled_from(["", "-", "+", " ", " -"]), st.text("0123456789", max_size=20),
+       st.sampled_from(["", "."]), st.text("0123456789", max_size=20),
+       st.sampled_from(["", "e5", "E-3", "e", "e+2", "e-40"]), st.sampled_from(["", " ", "\t", "\n", "x", ":", " 7"]))
+def test_plain_decimal_is_parse_number_bit_for_bit(sign, whole, dot, frac, exp, after):
+    """The in-line reader of the common value shape (issue 30) gives parse_number's value and end,
+    bit for bit, whenever it takes the number, and takes exactly [-] digits [. digits] with 1-17 digits
+    ended by a space, a TAB or the end (many digits, "1.", ".5", "-0", exponents, signs, others)."""
+    from streamlearn.io.parsing import NUM_FINITE, parse_number, plain_decimal
+    text = (sign + whole + dot + (frac if dot else "") + exp + after).encode()
+    buf = np.frombuffer(text, np.uint8) if text else np.zeros(0, np.uint8)
+    ok, v, q = plain_decimal(buf, 0, buf.size)
+    digits = len(whole) + (len(frac) if dot else 0)
+    assert ok == (sign in ("", "-") and 1 <= digits <= 17 and exp == "" and after[:1] in ("", " ", "\t"))
+    if ok:
+        v2, q2, kind, _ = parse_number(buf, 0, buf.size)
+        assert kind == NUM_FINITE and q == q2 and struct.pack("<d", v) == struct.pack("<d", v2)
