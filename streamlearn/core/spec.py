@@ -59,6 +59,7 @@ class Layout:
     pen = property(lambda self: self.col("p"))
     last2 = property(lambda self: self.col("last2"))
     rate = property(lambda self: self.col("rate"))
+    acc = property(lambda self: self.col("a"))
 
 
 def no_regularizer(cfg, w: np.ndarray) -> tuple[float, str]:

@@ -59,7 +59,8 @@ I_COL_RATE = 22       # table column caching each weight's per-feature rate (-1:
 I_CLASS_FIRST = 23    # oaa: 1 = the class is predicted before the example decides the indexing (VW's plain class output)
 I_NN_UNITS = 24       # --nn K: the hidden units (0: none)
 I_NN_FLAGS = 25       # --nn: 1 = --dropout, 2 = --inpass (streamlearn.core.nn)
-N_IPRM = 26
+I_COL_ACC = 26        # tg: table column of the stamped penalty a = P - (LAST - C) r (-1: none; learners.tg)
+N_IPRM = 27
 
 # ----------------------------------------------------------------------------- st: learner state
 # The slots every learner shares (the clock, the bounds, the normalizer, and the state of the shared
