@@ -289,9 +289,9 @@ def rule_layout(cfg, penalty: bool = False, lazy: bool = False, extra: tuple = (
 
     With ``f32`` (sgd's and tg's tables under per-feature rates; no ``extra``) the table is float32:
     W, G, N and RATE one float32 column each, then P and LAST (float64, exact: ``Layout``) two
-    columns each at an even index (after a pad column when needed): the default rule's tg has 8
-    columns of 4 bytes (w g n rate p p:2 last last:2, 32 B a slot, 48 B in float64), its sgd 4 (16 B,
-    VW's; 32 B in float64). Under --sgd they stay float64 (sgd 8 B, tg 16 B: a float32 weight beside a
+    columns each at an even index (after a pad column when needed): the default rule's tg would have 8
+    columns of 4 bytes (w g n rate p p:2 last last:2, 32 B a slot, 48 B in float64) without
+    ``stamped``, its sgd 4 (16 B, VW's; 32 B in float64). Under --sgd they stay float64 (sgd 8 B, tg 16 B: a float32 weight beside a
     float64 stamp would take 16 B too).
 
     With ``stamped`` (tg's cumulative penalty under a rule where a never-updated row has rate 0, the

@@ -29,6 +29,7 @@ P_FTRL_BETA = 11      # ftrl: beta
 P_L2_BALL = 12        # fobos l2sq, pegasos: radius R of the L2 ball projected onto after every step (inf: none)
 P_FG_EPSILON = 13     # freegrad: epsilon, the initial wealth (VW --fepsilon)
 P_FG_LIPSCHITZ = 14   # freegrad: the known bound on the gradients (VW --flipschitz_const; 0: none)
+P_REBASE = 15         # tg: releases between two rebases of the stamped penalty (learners.tg.rebase_every)
 N_PRM = 16
 
 # ----------------------------------------------------------------------------- iprm: integer settings

@@ -4,7 +4,9 @@
 an update needs about one weight shares a cache line. It is float64, or float32 for sgd and tg
 (issue 30; ``streamlearn.core.spec.Layout``): there LAST and P, which must stay exact, are float64
 values in two adjacent float32 columns (even index, rows of a multiple of 8 bytes), read and written
-with ``get64`` / ``set64`` (which read a float64 table's column itself, so every kernel serves both). Column 0 is the weight. Depending on the update
+with ``get64`` / ``set64`` (which read a float64 table's column itself, so every kernel serves both);
+or, in tg's 16-byte table (default rule), P, LAST and the rate are one float32 column a =
+P - (LAST - C) r against a float64 epoch base C (``catch_up_stamped``, ``rebase_stamped``). Column 0 is the weight. Depending on the update
 rule and the learner, further columns hold (their positions are resolved once, at set-up, into the
 ``I_COL_*`` settings):
 

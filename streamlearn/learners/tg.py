@@ -13,7 +13,7 @@ Under the cumulative penalty with a rule where a never-updated row has rate 0 (`
 ``--adaptive`` without initial_t; the default rule) the table is VW's 16 bytes a row (issue 30): w g n a,
 float32, the penalty and its time stamp folded into a = P - (LAST - C) r (``catch_up_stamped``), C the
 epoch base ``st[S_EPOCH]``, moved to the released cumulative every E releases (``rebase_stamped``;
-E = rows / 4, 1 for a small table: ``rebase_every``).
+E = 2^b / 4 at most 2^20, 1 for a small model: ``rebase_every``).
 """
 
 import math
@@ -32,7 +32,7 @@ from streamlearn.core.rules import (
 )
 from streamlearn.core.spec import LearnerSpec, l1_regularizer
 from streamlearn.core.state import (
-    I_COL_ACC, I_COL_G, I_COL_LAST, I_COL_N, I_COL_PEN, I_COL_RATE, I_PERIOD, P_G0, P_L1, P_POWER_T, P_THRESHOLD,
+    I_COL_ACC, I_COL_G, I_COL_LAST, I_COL_N, I_COL_PEN, I_COL_RATE, I_PERIOD, P_G0, P_L1, P_POWER_T, P_REBASE, P_THRESHOLD,
     S_MAX_LABEL, S_MIN_LABEL, S_MULT, S_NLEARN, S_NORM_SUM, S_T, S_TOTAL_W, own_slots,
 )
 from streamlearn.core.table import (
@@ -43,7 +43,7 @@ from streamlearn.core.table import (
 
 #: the learner's own state slots (``streamlearn.core.state.own_slots``): the released cumulative
 #: gravity, the gravity accrued since the last release, and for the stamped penalty (16-byte rows) the
-#: epoch base C, the releases since C was set, and E, the releases between two rebases (0: ``rebase_every``)
+#: epoch base C, the releases since C was set, and E when a test sets it (0: ``prm[P_REBASE]``, ``rebase_every``)
 SLOTS = own_slots("gravity", "pending", "epoch", "since", "rebase")
 S_GRAVITY = SLOTS["gravity"]
 S_PENDING = SLOTS["pending"]
@@ -52,27 +52,32 @@ S_SINCE = SLOTS["since"]
 S_REBASE = SLOTS["rebase"]
 
 
-#: a table of at most this many rows is rebased at every release (its sweep costs about what an
-#: example's random reads do): the stamped penalty is then exact up to float32's rounding of P
+#: a model of at most this many slots (2^b) is rebased at every release (its
+#: sweep costs about what an example's reads do): the stamped penalty is then exact up to float32's
+#: rounding of P
 SMALL_TABLE = 256
+#: the most releases between two rebases
+REBASE_MAX = 1 << 20
 
 
-@njit(cache=True, nogil=True, inline="always")
-def rebase_every(table, st):
-    """E, the releases between two rebases of the stamped penalty: a quarter of the table's rows (the
-    rows in use with the sparse store), so that a sweep costs at most 4 sequential row reads per
-    release against an example's random ones; 1 for a table of at most ``SMALL_TABLE`` rows;
-    ``st[S_REBASE]`` when set (tests). Precision: a rebase rounds a row's P to float32 (2^-24
-    relative, as a touch rounds z); a row touched d released gravity after the base stores
-    a = P - d r, rounded to 2^-24 (P + d r), d below E releases: a row first touched late in an epoch
-    has its young penalty off by up to E 2^-24 of one release at its rate (a quarter of one at -b 24,
-    E = 2^22), which under a large rate can be a good part of a small weight (hypothesis found 7e-5 of
-    a weight in force with E = 4, x = 0.004, a rate of 2352 and g = 0.1)."""
-    if st[S_REBASE] > 0.0:
-        return st[S_REBASE]
-    if table.shape[0] <= SMALL_TABLE:
-        return 1.0
-    return np.float64(table.shape[0] >> 2)
+def rebase_every(cfg) -> float:
+    """E, the releases between two rebases of the stamped penalty (``prm[P_REBASE]``), from the model's
+    slots S = 2^b (not from the table's rows, so that a sparse store's run, whose
+    table holds the rows in use, rebases as the dense one and saves the same model): S / 4, at most
+    ``REBASE_MAX``, so that a dense sweep costs at most max(4, S / 2^20) sequential row reads per release
+    (16 at -b 24) against an example's random ones; 1 for at most ``SMALL_TABLE`` slots.
+
+    Precision: a rebase rounds a row's P to float32 (2^-24 relative, as a touch rounds z); a row touched
+    d released gravity after the base stores a = P - d r, rounded to 2^-24 (P + d r), d below E releases:
+    a row first touched late in an epoch has its young penalty off by up to E 2^-24 of one release at
+    its rate (1/16 of one at E = 2^20), which under a large rate can be a good part of a small weight
+    (hypothesis found 7e-5 of a weight in force with E = 4, x = 0.004, a rate of 2352 and g = 0.1)."""
+    slots = 1 << cfg.bits
+    return 1.0 if slots <= SMALL_TABLE else float(min(slots >> 2, REBASE_MAX))
+
+
+def _settings(cfg, prm, iprm) -> None:
+    prm[P_REBASE] = rebase_every(cfg)
 
 
 # ----------------------------------------------------------------------------- tg
@@ -248,7 +253,7 @@ def stamped_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h)
         st[S_GRAVITY] += st[S_PENDING]
         st[S_PENDING] = 0.0
         st[S_SINCE] += 1.0
-        if st[S_SINCE] >= rebase_every(table, st):
+        if st[S_SINCE] >= (st[S_REBASE] if st[S_REBASE] > 0.0 else prm[P_REBASE]):
             rebase(table, cfg, st)
 
 
@@ -355,6 +360,7 @@ LEARNER = LearnerSpec(
     weights_in_column=lambda c: not _tg_penalty(c),
     regularizer=l1_regularizer,
     merge=merge,
+    settings=_settings,
     slots=SLOTS,
     options=("l1", "threshold", "period", "cumulative_penalty"),
     selected_by=("l1", "threshold", "period", "cumulative_penalty"),

@@ -293,7 +293,7 @@ def test_stamped_table_pays_exactly_the_released_gravity_across_epochs(rule):
     assert lay.dtype == "float32" and lay.columns * 4 <= 16 and lay.acc >= 0 and lay.last < 0 and lay.rate < 0
     kernel = learners.block_kernel(cfg)
     prm, iprm, st, ctr = kernel_arrays(cfg)
-    st[tg.S_REBASE] = 1000.0                  # a rebase every 1000 releases (every one by default: 8 rows)
+    st[tg.S_REBASE] = 1000.0                  # a rebase every 1000 releases (every one by default: 8 slots)
     table = learners.allocate_table(cfg.bits, lay.columns, lay.dtype)
     preds = np.zeros(n)
     run_block(kernel, *arrays, 0, m + 1, table, prm, iprm, st, ctr, preds)
