@@ -216,7 +216,7 @@ def test_pickle_goes_on_as_the_original():
     # tg's float32 table (issue 30): the pickle's catch-up sums a weight's penalty in another order than
     # the original's later catch-up, and a flipped float32 rounding moves later values by ulps
     assert np.array_equal(ra, rb) and np.allclose(wa, wb, rtol=1e-5, atol=1e-5) and wa.size
-    assert np.array_equal(a.engine.run.ctr, b.engine.run.ctr)
+    assert np.allclose(a.engine.run.ctr, b.engine.run.ctr, rtol=1e-6, atol=0)     # the losses of those ulps
     fresh = pickle.loads(pickle.dumps(LinearRegressor(bits=12)))
     assert fresh.bits == 12 and fresh.predict_one({"a": 1.0}) == 0.0
 
