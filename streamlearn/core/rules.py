@@ -281,7 +281,7 @@ def ldf_wap_sgd_block(block, state, start, end):
 
 
 def rule_layout(cfg, penalty: bool = False, lazy: bool = False, extra: tuple = (), rate: bool = False,
-                f32: bool = False) -> Layout:
+                f32: bool = False, stamped: bool = False) -> Layout:
     """The weight column, then G (adaptive), N (normalized), P (cumulative penalty): the saved
     columns; then LAST (lazy learners), the learner's ``extra`` columns, and with ``rate`` and
     per-feature rates the RATE column (``rate_statistics``; rebuilt from G and N after a model is
@@ -289,10 +289,18 @@ def rule_layout(cfg, penalty: bool = False, lazy: bool = False, extra: tuple = (
 
     With ``f32`` (sgd's and tg's tables under per-feature rates; no ``extra``) the table is float32:
     W, G, N and RATE one float32 column each, then P and LAST (float64, exact: ``Layout``) two
-    columns each at an even index (after a pad column when needed): the default rule's tg has 8
-    columns of 4 bytes (w g n rate p p:2 last last:2, 32 B a slot, 48 B in float64), its sgd 4 (16 B,
-    VW's; 32 B in float64). Under --sgd they stay float64 (sgd 8 B, tg 16 B: a float32 weight beside a
-    float64 stamp would take 16 B too)."""
+    columns each at an even index (after a pad column when needed): the default rule's tg would have 8
+    columns of 4 bytes (w g n rate p p:2 last last:2, 32 B a slot, 48 B in float64) without
+    ``stamped``, its sgd 4 (16 B, VW's; 32 B in float64). Under --sgd they stay float64 (sgd 8 B, tg 16 B: a float32 weight beside a
+    float64 stamp would take 16 B too).
+
+    With ``stamped`` (tg's cumulative penalty under a rule where a never-updated row has rate 0, the
+    default rule among them; ``streamlearn.learners.tg``) P, LAST and RATE become one float32 column
+    "a" = P - (LAST - C) r, C the run's epoch base, r computed from G and N: w g n a, 16 B a slot (VW's),
+    all four saved (after ``finalize`` a holds P, the model's "p")."""
+    if f32 and stamped:
+        names = (("w",) + (("g",) if cfg.adaptive else ()) + (("n",) if cfg.normalized else ()) + ("a",))
+        return Layout(names, len(names), "float32")
     if f32:
         names = (("w",) + (("g",) if cfg.adaptive else ()) + (("n",) if cfg.normalized else ()))
         saved = len(names)
@@ -312,9 +320,11 @@ def rule_layout(cfg, penalty: bool = False, lazy: bool = False, extra: tuple = (
 
 def rule_saved(cfg, lay: Layout) -> list:
     """Per-feature state a model saves for -i: the raw weight "z" and penalty "p" of the cumulative
-    penalty, G and N of the per-feature rates."""
-    cols = [("z", 0)] if lay.pen >= 0 else []
+    penalty (P, or the stamped column "a", which holds P after ``finalize``), G and N of the
+    per-feature rates."""
+    pen = lay.pen if lay.pen >= 0 else lay.acc      # a stamped penalty holds P after finalize
+    cols = [("z", 0)] if pen >= 0 else []
     cols += [("g", lay.g)] if lay.g >= 0 else []
     cols += [("n", lay.n)] if lay.n >= 0 else []
-    cols += [("p", lay.pen)] if lay.pen >= 0 else []
+    cols += [("p", pen)] if pen >= 0 else []
     return cols

@@ -27,7 +27,8 @@ class Layout:
     must stay exact) in two adjacent columns at an even index, the name and the name + ":2"; the
     kernels read them through the table's float64 view (``streamlearn.core.table.get64``) and Python
     through ``column``. ``saved`` then counts the 32-bit columns only (the bits of a float64 half
-    are no float32 value)."""
+    are no float32 value). tg's 16-byte table (w g n a) has no float64 column: its "a" is the stamped
+    penalty (``acc``; ``streamlearn.core.table.catch_up_stamped``), saved as the model's "p"."""
     names: tuple
     saved: int
     dtype: str = "float64"
@@ -59,6 +60,7 @@ class Layout:
     pen = property(lambda self: self.col("p"))
     last2 = property(lambda self: self.col("last2"))
     rate = property(lambda self: self.col("rate"))
+    acc = property(lambda self: self.col("a"))
 
 
 def no_regularizer(cfg, w: np.ndarray) -> tuple[float, str]:

@@ -29,6 +29,7 @@ P_FTRL_BETA = 11      # ftrl: beta
 P_L2_BALL = 12        # fobos l2sq, pegasos: radius R of the L2 ball projected onto after every step (inf: none)
 P_FG_EPSILON = 13     # freegrad: epsilon, the initial wealth (VW --fepsilon)
 P_FG_LIPSCHITZ = 14   # freegrad: the known bound on the gradients (VW --flipschitz_const; 0: none)
+P_REBASE = 15         # tg: releases between two rebases of the stamped penalty (learners.tg.rebase_every)
 N_PRM = 16
 
 # ----------------------------------------------------------------------------- iprm: integer settings
@@ -59,7 +60,8 @@ I_COL_RATE = 22       # table column caching each weight's per-feature rate (-1:
 I_CLASS_FIRST = 23    # oaa: 1 = the class is predicted before the example decides the indexing (VW's plain class output)
 I_NN_UNITS = 24       # --nn K: the hidden units (0: none)
 I_NN_FLAGS = 25       # --nn: 1 = --dropout, 2 = --inpass (streamlearn.core.nn)
-N_IPRM = 26
+I_COL_ACC = 26        # tg: table column of the stamped penalty a = P - (LAST - C) r (-1: none; learners.tg)
+N_IPRM = 27
 
 # ----------------------------------------------------------------------------- st: learner state
 # The slots every learner shares (the clock, the bounds, the normalizer, and the state of the shared

@@ -4,7 +4,9 @@
 an update needs about one weight shares a cache line. It is float64, or float32 for sgd and tg
 (issue 30; ``streamlearn.core.spec.Layout``): there LAST and P, which must stay exact, are float64
 values in two adjacent float32 columns (even index, rows of a multiple of 8 bytes), read and written
-with ``get64`` / ``set64`` (which read a float64 table's column itself, so every kernel serves both). Column 0 is the weight. Depending on the update
+with ``get64`` / ``set64`` (which read a float64 table's column itself, so every kernel serves both);
+or, in tg's 16-byte table (default rule), P, LAST and the rate are one float32 column a =
+P - (LAST - C) r against a float64 epoch base C (``catch_up_stamped``, ``rebase_stamped``). Column 0 is the weight. Depending on the update
 rule and the learner, further columns hold (their positions are resolved once, at set-up, into the
 ``I_COL_*`` settings):
 
@@ -232,6 +234,42 @@ def catch_up_penalty(table, i, cum, clast, cpen, cr):
         P += owed * table[i, cr]
         set64(table, i, cpen, P)
     return shrink(w, P)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def stamped_penalty(table, i, ca, d, r):
+    """The penalty in force of row i under the stamped form (``catch_up_stamped``): a + d r, d = cum - C
+    the gravity released since the epoch base (float64, from the exact globals), never below 0 (a's
+    float32 rounding)."""
+    return max(table[i, ca] + d * r, 0.0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def catch_up_stamped(table, i, d, cg, cn, ca, g0, sqrt_rate, power_t):
+    """The weight in force of row i with the cumulative penalty kept *stamped* in one column (tg's
+    16-byte rows, issue 30): the lazy time stamp of Langford, Li & Zhang 2009, §4, folded into the
+    penalty. With C the run's epoch base (``st[tg.S_EPOCH]``, float64), LAST the cumulative gravity at
+    the row's last touch and r its rate (G and N change only at a touch, so r is constant between two
+    touches, and is computed from them instead of stored), column ``ca`` holds a = P - (LAST - C) r;
+    the penalty in force after the gravity ``d`` = cum - C released since C is then a + d r, and the
+    weight in force z shrunk by it. Nothing is written: a read owes nothing later. A row whose z and a
+    are both 0 accrues nothing (never updated, or its updates left z at 0; its weight is 0 anyway)."""
+    r = feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t)
+    return shrink(table[i, W], stamped_penalty(table, i, ca, d, r))
+
+
+@njit(cache=True, nogil=True)
+def rebase_stamped(table, d, cg, cn, ca, g0, sqrt_rate, power_t):
+    """Move every row's stamped penalty (``catch_up_stamped``) to a new epoch base C' = C + d: a += d r,
+    i.e. a = the penalty in force; the caller sets C' (``st[tg.S_EPOCH]``). Afterwards a holds P (the
+    model's "p") and the time part of the next reads starts at 0, so a's float32 rounding stays
+    relative to the penalty plus one epoch's accrual. Rows whose z and a are both 0 accrue nothing and
+    are not written (pages training never touched stay out of the resident set)."""
+    if d == 0.0:
+        return
+    for i in range(table.shape[0]):
+        if table[i, W] != 0.0 or table[i, ca] != 0.0:
+            table[i, ca] = stamped_penalty(table, i, ca, d, feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t))
 
 
 @njit(cache=True, nogil=True)

@@ -200,6 +200,7 @@ def make_settings(cfg, train: bool, holdout: int = 0, algo: str | None = None) -
     iprm[S.I_COL_PEN] = lay.pen
     iprm[S.I_COL_LAST2] = lay.last2
     iprm[S.I_COL_RATE] = lay.rate
+    iprm[S.I_COL_ACC] = lay.acc
     iprm[S.I_BATCH] = cfg.batch_size
     iprm[S.I_SEED] = cfg.random_seed
     iprm[S.I_CLASSES] = cfg.classes

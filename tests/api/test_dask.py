@@ -349,7 +349,10 @@ def test_one_shard_three_passes_is_train_passes_3(client, tmp_path, learner, syn
     single = load_model(str(tmp_path / "single.m"))
     mixed = parse_model(sd.train(client, [TRAIN], passes=3, sync_every=sync_every, holdout_off=True, **options))
     np.testing.assert_array_equal(mixed[1], single[1])
-    np.testing.assert_allclose(mixed[2], single[2], rtol=0, atol=1e-12)
+    # tg's stamped float32 penalty (issue 30): each sync's save rounds a = P to float32 and the load
+    # restarts its epoch base at 0, where the single run keeps a = P - (LAST - C) r: float32 ulps of P
+    tol = 1e-5 if learner == "tg" else 0.0
+    np.testing.assert_allclose(mixed[2], single[2], rtol=tol, atol=tol or 1e-12)
 
 
 def test_one_pass_periods_read_on_from_where_the_last_stopped(client, tmp_path):

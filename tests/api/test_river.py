@@ -229,7 +229,10 @@ def test_pickle_goes_on_as_the_original():
     b = pickle.loads(pickle.dumps(a))
     assert repr(b) == repr(a)
     for x, y in data[60:]:
-        assert a.predict_proba_one(x) == b.predict_proba_one(x)
+        # tg's stamped float32 penalty (issue 30): the pickle's model holds a = P rounded to float32 at
+        # the pickle (a rebase), the original a = P - (LAST - C) r against its own base: ulps apart
+        pa, pb = a.predict_proba_one(x), b.predict_proba_one(x)
+        assert pa.keys() == pb.keys() and all(pa[k] == pytest.approx(pb[k], rel=1e-6) for k in pa)
         a.learn_one(x, y)
         b.learn_one(x, y)
     # the weights in force (a lazy learner's saved state columns are caught up in the pickle's model)
@@ -237,7 +240,7 @@ def test_pickle_goes_on_as_the_original():
     # tg's float32 table (issue 30): the pickle's catch-up sums a weight's penalty in another order than
     # the original's later catch-up, and a flipped float32 rounding moves later values by ulps
     assert np.array_equal(ra, rb) and np.allclose(wa, wb, rtol=1e-5, atol=1e-5) and wa.size
-    assert np.array_equal(a.engine.run.ctr, b.engine.run.ctr)
+    assert np.allclose(a.engine.run.ctr, b.engine.run.ctr, rtol=1e-6, atol=0)     # the losses of those ulps
     fresh = pickle.loads(pickle.dumps(LinearRegressor(bits=12)))
     assert fresh.bits == 12 and fresh.predict_one({"a": 1.0}) == 0.0
 
