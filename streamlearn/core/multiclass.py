@@ -221,6 +221,33 @@ def oaa_update(idx, val, s, f, table, prm, iprm, cfg, st, code, acc, cls, tau, h
     st[S_T] = t0 + h
 
 
+@njit(cache=True, nogil=True, inline="always")
+def no_class_steps(cfg, st, code, acc, cls, tau, h, K, bounds_follow, steps, active):
+    """``class_steps`` of the learners whose update reads more than the class's score (``oaa_loop``):
+    none taken here, so every class learns with the learner's ``learn``."""
+    return -1
+
+
+@njit(nogil=True, inline="always")
+def plain_class_updates(idx, val, s, f, table, K, W, mask, steps, active, n):
+    """Move the weight of class ``active[j]`` of each feature s..f-1 by ``steps[j] * x`` (j < n), one pass
+    over the features: a feature's K class weights are one row of W slots, read and written together.
+    The slots of two classes never meet, and each slot takes its features' steps in the features'
+    order, so the weights are those of the class-by-class updates, bit for bit."""
+    if n == K:
+        for k in range(s, f):
+            row = (np.int64(idx[k]) * W) & mask
+            x = val[k]
+            for c in range(K):
+                table[row + c, 0] += steps[c] * x
+    else:
+        for k in range(s, f):
+            row = (np.int64(idx[k]) * W) & mask
+            x = val[k]
+            for j in range(n):
+                table[row + active[j], 0] += steps[j] * x
+
+
 @njit(nogil=True, inline="always")
 def predict_example(e, block, state, cfg, view, weight, dot_start, dot_end, sums, acc, clamp):
     """The part of both loops before learning: predict example e (its K scores in ``acc``, clamped
@@ -266,6 +293,18 @@ def oaa_loop(block, state, start, end, cfg, view, weight, dot_start, dot_end, le
     learner given by its ``view``, ``weight``, ``dot_start``, ``dot_end`` and ``learn`` (as
     ``streamlearn.core.loop.example_loop`` takes them). Returns the next example index (early at a
     progress row)."""
+    return oaa_steps_loop(block, state, start, end, cfg, view, weight, dot_start, dot_end, learn, no_class_steps)
+
+
+@njit(nogil=True, inline="always")
+def oaa_steps_loop(block, state, start, end, cfg, view, weight, dot_start, dot_end, learn, class_steps):
+    """``oaa_loop`` with a learner's shortcut for updates that move each weight by its class's step times
+    x and touch nothing else per feature (VW's rule under --sgd): ``class_steps(cfg, st, code, acc, cls,
+    tau, h, K, bounds_follow, steps, active)`` takes the whole example's class steps as ``oaa_update``
+    would (the bounds widened by each class's label first, the clock and the state as the class-by-class
+    steps leave them), lists the classes whose step is not 0 (``active``, their steps in ``steps``) and
+    returns their number, which ``plain_class_updates`` applies in one pass over the features; -1 when
+    the run's rule is not such an update (``oaa_update`` then learns class by class)."""
     indptr, idx, val, labels, weights, bases, nfeat, preds = block
     table, prm, iprm, st, ctr = state
     code = iprm[I_LOSS]
@@ -277,6 +316,8 @@ def oaa_loop(block, state, start, end, cfg, view, weight, dot_start, dot_end, le
     acc = np.empty(K)
     sums = np.full(K, dot_start(0.0))
     slots = np.empty(max_features(indptr, start, end), np.int64)
+    steps = np.empty(K)
+    active = np.empty(K, np.int64)
     for e in range(start, end):
         learn_it, cls, h, s, f = predict_example(e, block, state, cfg, view, weight, dot_start, dot_end, sums, acc,
                                                  True)
@@ -285,8 +326,12 @@ def oaa_loop(block, state, start, end, cfg, view, weight, dot_start, dot_end, le
         if e + 1 < end:
             prefetch_example(table, idx, f, indptr[e + 2], W, K, mask)
         if learn_it:
-            oaa_update(idx, val, s, f, table, prm, iprm, cfg, st, code, acc, cls, tau, h, K, W, mask, slots,
-                       bounds_follow, learn)
+            n = class_steps(cfg, st, code, acc, cls, tau, h, K, bounds_follow, steps, active)
+            if n >= 0:
+                plain_class_updates(idx, val, s, f, table, K, W, mask, steps, active, n)
+            else:
+                oaa_update(idx, val, s, f, table, prm, iprm, cfg, st, code, acc, cls, tau, h, K, W, mask, slots,
+                           bounds_follow, learn)
         if at_progress_row(ctr):
             return e + 1
     return end
