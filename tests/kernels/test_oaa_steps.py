@@ -80,3 +80,36 @@ def test_one_pass_update_equals_class_by_class(loss, K, extra, initial):
     for a, b in zip(fast, slow):
         assert a.tobytes() == b.tobytes()
     assert np.count_nonzero(fast[1][:, 0] != initial) > 50
+
+
+@pytest.mark.parametrize("K", [2, 3, 4, 6, 9, 20])
+def test_class_scores_equal_a_sum_in_feature_order(K):
+    """Predicting (nothing learned): each class's score is base + sum_i w[row_i + c] x_i summed in the
+    features' order, then clamped to the bounds -- for K classes in passes of four and the rest."""
+    bits = 10
+    cfg = train_config({"sources": ("x",), "bits": bits, "loss": "logistic", "oaa": K, "sgd": True})
+    rng = np.random.default_rng(K)
+    blocks = random_blocks(rng, 3, K, bits, zero_label=False)
+    prm, iprm = learners.make_settings(cfg, train=False)
+    table = rng.normal(scale=12.0, size=(1 << bits, 1))
+    st = learners.make_state(cfg, prm)
+    ctr = learners.make_counters()
+    ctr[S.C_DUMP] = np.inf
+    W = 1
+    while W < K:
+        W *= 2
+    lo, hi = st[S.S_MIN_LABEL], st[S.S_MAX_LABEL]
+    clamped = 0
+    for indptr, idx, val, labels, weights, bases, counts in blocks:
+        n = labels.shape[0]
+        bases = rng.normal(size=n)
+        preds = np.empty((n, K + 2))
+        oaa_sgd_block((indptr, idx, val, labels, weights, bases, counts, preds), (table, prm, iprm, st, ctr), 0, n)
+        for e in range(n):
+            for c in range(K):
+                want = float(bases[e])
+                for k in range(indptr[e], indptr[e + 1]):
+                    want += float(table[((int(idx[k]) * W) & ((1 << bits) - 1)) + c, 0]) * float(val[k])
+                clamped += not lo <= want <= hi
+                assert preds[e, 1 + c] == min(max(want, lo), hi)
+    assert clamped > 0
