@@ -9,8 +9,8 @@ what multiclass needs:
   weights of one feature are an aligned block of W slots -- the feature's *row*;
 * **labels**: the class of label y is y-1 (1-indexed) or y (0-indexed). VW's auto mode predicts as
   1-indexed until, while learning, a label 0 (-> 0-indexed) or K (-> 1-indexed) appears;
-* **prediction**: the K scores in one pass over the example's features (each read through the
-  learner's ``weight``), each clamped to the prediction bounds (oaa) or raw (joint), and the class
+* **prediction**: the K scores summed over the example's features, four classes a pass (each read
+  through the learner's ``weight``), each clamped to the prediction bounds (oaa) or raw (joint), and the class
   of the largest, ties to the lowest;
 * **loss**: the 0/1 loss of the predicted class against the label, times the importance weight.
 
@@ -72,19 +72,39 @@ def label_class(y, mode, K):
 
 
 @njit(nogil=True, inline="always")
-def class_scores(idx, val, s, f, table, cfg, st, v, weight, dot_start, dot_end, base, W, mask, K, sums, acc):
+def class_scores(idx, val, s, f, table, cfg, st, v, weight, dot_start, dot_end, base, W, mask, K, rows, acc):
     """acc[k] = the raw score of class k: dot_end(dot_start(base) + sum_i weight(slot(h_i, k)) x_i),
-    summed in ``sums`` (an array of dot_start's type: a learner that sums in float32 sums each class
-    in float32, as its binary loop does)."""
-    for c in range(K):
-        sums[c] = dot_start(base)
-    for k in range(s, f):
-        row = (np.int64(idx[k]) * W) & mask
-        x = val[k]
-        for c in range(K):
-            sums[c] += weight(table, row + c, cfg, v) * x
-    for c in range(K):
-        acc[c] = dot_end(sums[c], base, table, cfg, st)
+    each class summed over the features in their order from dot_start's value, in its type (a learner
+    that sums in float32 sums each class in float32, as its binary loop does). The features' rows go
+    to ``rows`` once; the classes are summed four at a time (four independent sums over one pass of the
+    rows: a single sum waits on each addition)."""
+    n = f - s
+    for j in range(n):
+        rows[j] = (np.int64(idx[s + j]) * W) & mask
+    c = 0
+    while c + 4 <= K:       # four classes at a time: four independent sums
+        a0 = dot_start(base)
+        a1 = dot_start(base)
+        a2 = dot_start(base)
+        a3 = dot_start(base)
+        for j in range(n):
+            r = rows[j] + c
+            x = val[s + j]
+            a0 += weight(table, r, cfg, v) * x
+            a1 += weight(table, r + 1, cfg, v) * x
+            a2 += weight(table, r + 2, cfg, v) * x
+            a3 += weight(table, r + 3, cfg, v) * x
+        acc[c] = dot_end(a0, base, table, cfg, st)
+        acc[c + 1] = dot_end(a1, base, table, cfg, st)
+        acc[c + 2] = dot_end(a2, base, table, cfg, st)
+        acc[c + 3] = dot_end(a3, base, table, cfg, st)
+        c += 4
+    while c < K:
+        a = dot_start(base)
+        for j in range(n):
+            a += weight(table, rows[j] + c, cfg, v) * val[s + j]
+        acc[c] = dot_end(a, base, table, cfg, st)
+        c += 1
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -221,8 +241,35 @@ def oaa_update(idx, val, s, f, table, prm, iprm, cfg, st, code, acc, cls, tau, h
     st[S_T] = t0 + h
 
 
+@njit(cache=True, nogil=True, inline="always")
+def no_class_steps(cfg, st, code, acc, cls, tau, h, K, bounds_follow, steps, active):
+    """``class_steps`` of the learners whose update reads more than the class's score (``oaa_loop``):
+    none taken here, so every class learns with the learner's ``learn``."""
+    return -1
+
+
 @njit(nogil=True, inline="always")
-def predict_example(e, block, state, cfg, view, weight, dot_start, dot_end, sums, acc, clamp):
+def plain_class_updates(idx, val, s, f, table, K, W, mask, steps, active, n):
+    """Move the weight of class ``active[j]`` of each feature s..f-1 by ``steps[j] * x`` (j < n), one pass
+    over the features: a feature's K class weights are one row of W slots, read and written together.
+    The slots of two classes never meet, and each slot takes its features' steps in the features'
+    order, so the weights are those of the class-by-class updates, bit for bit."""
+    if n == K:
+        for k in range(s, f):
+            row = (np.int64(idx[k]) * W) & mask
+            x = val[k]
+            for c in range(K):
+                table[row + c, 0] += steps[c] * x
+    else:
+        for k in range(s, f):
+            row = (np.int64(idx[k]) * W) & mask
+            x = val[k]
+            for j in range(n):
+                table[row + active[j], 0] += steps[j] * x
+
+
+@njit(nogil=True, inline="always")
+def predict_example(e, block, state, cfg, view, weight, dot_start, dot_end, rows, acc, clamp):
     """The part of both loops before learning: predict example e (its K scores in ``acc``, clamped
     with ``clamp``), store and count it, and find the class it is learned for. Returns (learn it,
     its class or -1, its importance, its first and end feature)."""
@@ -237,7 +284,7 @@ def predict_example(e, block, state, cfg, view, weight, dot_start, dot_end, sums
     f = indptr[e + 1]
     v = view(cfg, st)
     class_scores(idx, val, s, f, table, cfg, st, v, weight, dot_start, dot_end, bases[e], iprm[I_CLASS_W],
-                 np.int64(table.shape[0] - 1), K, sums, acc)
+                 np.int64(table.shape[0] - 1), K, rows, acc)
     clamp_scores(ctr, st, acc, K, clamp)
     learned = train and labeled and not holdout
     # VW's oaa decides the indexing as it starts learning: its scores and probabilities (reported after
@@ -266,6 +313,18 @@ def oaa_loop(block, state, start, end, cfg, view, weight, dot_start, dot_end, le
     learner given by its ``view``, ``weight``, ``dot_start``, ``dot_end`` and ``learn`` (as
     ``streamlearn.core.loop.example_loop`` takes them). Returns the next example index (early at a
     progress row)."""
+    return oaa_steps_loop(block, state, start, end, cfg, view, weight, dot_start, dot_end, learn, no_class_steps)
+
+
+@njit(nogil=True, inline="always")
+def oaa_steps_loop(block, state, start, end, cfg, view, weight, dot_start, dot_end, learn, class_steps):
+    """``oaa_loop`` with a learner's shortcut for updates that move each weight by its class's step times
+    x and touch nothing else per feature (VW's rule under --sgd): ``class_steps(cfg, st, code, acc, cls,
+    tau, h, K, bounds_follow, steps, active)`` takes the whole example's class steps as ``oaa_update``
+    would (the bounds widened by each class's label first, the clock and the state as the class-by-class
+    steps leave them), lists the classes whose step is not 0 (``active``, their steps in ``steps``) and
+    returns their number, which ``plain_class_updates`` applies in one pass over the features; -1 when
+    the run's rule is not such an update (``oaa_update`` then learns class by class)."""
     indptr, idx, val, labels, weights, bases, nfeat, preds = block
     table, prm, iprm, st, ctr = state
     code = iprm[I_LOSS]
@@ -275,18 +334,23 @@ def oaa_loop(block, state, start, end, cfg, view, weight, dot_start, dot_end, le
     W = iprm[I_CLASS_W]
     mask = np.int64(table.shape[0] - 1)
     acc = np.empty(K)
-    sums = np.full(K, dot_start(0.0))
     slots = np.empty(max_features(indptr, start, end), np.int64)
+    steps = np.empty(K)
+    active = np.empty(K, np.int64)
     for e in range(start, end):
-        learn_it, cls, h, s, f = predict_example(e, block, state, cfg, view, weight, dot_start, dot_end, sums, acc,
+        learn_it, cls, h, s, f = predict_example(e, block, state, cfg, view, weight, dot_start, dot_end, slots, acc,
                                                  True)
         if ctr[C_NONFINITE] != 0.0:     # a non-finite score: the first one is recorded
             diverged_at(ctr, e)
         if e + 1 < end:
             prefetch_example(table, idx, f, indptr[e + 2], W, K, mask)
         if learn_it:
-            oaa_update(idx, val, s, f, table, prm, iprm, cfg, st, code, acc, cls, tau, h, K, W, mask, slots,
-                       bounds_follow, learn)
+            n = class_steps(cfg, st, code, acc, cls, tau, h, K, bounds_follow, steps, active)
+            if n >= 0:
+                plain_class_updates(idx, val, s, f, table, K, W, mask, steps, active, n)
+            else:
+                oaa_update(idx, val, s, f, table, prm, iprm, cfg, st, code, acc, cls, tau, h, K, W, mask, slots,
+                           bounds_follow, learn)
         if at_progress_row(ctr):
             return e + 1
     return end
@@ -304,9 +368,9 @@ def joint_loop(block, state, start, end, cfg, view, weight, dot_start, dot_end, 
     W = iprm[I_CLASS_W]
     mask = np.int64(table.shape[0] - 1)
     acc = np.empty(K)
-    sums = np.full(K, dot_start(0.0))
+    rows = np.empty(max_features(indptr, start, end), np.int64)
     for e in range(start, end):
-        learn_it, cls, h, s, f = predict_example(e, block, state, cfg, view, weight, dot_start, dot_end, sums, acc,
+        learn_it, cls, h, s, f = predict_example(e, block, state, cfg, view, weight, dot_start, dot_end, rows, acc,
                                                  False)
         if ctr[C_NONFINITE] != 0.0:     # a non-finite score: the first one is recorded
             diverged_at(ctr, e)

@@ -34,10 +34,11 @@ from numba import njit
 
 from streamlearn.core.loop import base_start, example_loop, squared_norm, state_view, sum_end
 from streamlearn.core.losses import loss_dloss, loss_positive, loss_update
-from streamlearn.core.multiclass import LDF_M, LDF_MC, LDF_WAP, csoaa_loop, ldf_loop, multilabel_loop, oaa_loop
+from streamlearn.core.multiclass import (LDF_M, LDF_MC, LDF_WAP, csoaa_loop, ldf_loop, multilabel_loop, oaa_steps_loop,
+                                        widen_bounds)
 from streamlearn.core.spec import Layout
 from streamlearn.core.state import (
-    I_ADAPTIVE, I_COL_G, I_COL_LAST, I_COL_N, I_COL_PEN, I_COL_RATE, I_INVARIANT, I_NORMALIZED, I_PERIOD,
+    I_ADAPTIVE, I_COL_G, I_COL_LAST, I_COL_N, I_COL_PEN, I_COL_RATE, I_INVARIANT, I_NORMALIZED, I_PERIOD, N_ST,
     P_G0, P_L1, P_POWER_T, P_THRESHOLD, S_ETA, S_MAX_LABEL, S_MIN_LABEL, S_MULT, S_NLEARN, S_NORM_SUM, S_T,
     S_TOTAL_W,
 )
@@ -222,6 +223,36 @@ def sgd_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
     gd_update(idx, val, s, f, table, cfg, st, code, p, y, tau, h)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def sgd_class_steps(cfg, st, code, acc, cls, tau, h, K, bounds_follow, steps, active):
+    """``oaa_steps_loop``'s ``class_steps`` under --sgd (no adaptive, normalized or invariant update): class
+    c's step is -dloss(its stored score, +-1) * eta h t^-power_t, or 0 when its loss is 0 -- what
+    ``oaa_update`` with ``sgd_learn`` takes, with the schedule's power computed once for the K classes
+    (they share the clock). The state as the class-by-class steps leave it: the clock at t0 + h, K more
+    learned steps, the last class's normalizer sums in the rule's slots. -1 under another rule."""
+    adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, clast, cpen, gravity, theta, period, cr = cfg
+    if adaptive or normalized or invariant or cr >= 0:
+        return -1
+    t, scale = step_scale(st, h, power_t, False)
+    n = 0
+    for c in range(K):
+        yk = 1.0 if c == cls else -1.0
+        if bounds_follow:
+            widen_bounds(st, yk)
+        p = acc[c]
+        if loss_positive(code, p, yk, tau, st[S_MIN_LABEL], st[S_MAX_LABEL]):
+            u = -loss_dloss(code, p, yk, tau) * scale
+            if u == u and u != 0.0:
+                steps[n] = u
+                active[n] = c
+                n += 1
+    st[S_NORM_SUM] = st[N_ST + 2 * (K - 1)]
+    st[S_TOTAL_W] = st[N_ST + 2 * (K - 1) + 1]
+    st[S_T] = t
+    st[S_NLEARN] += K
+    return n
+
+
 @njit(cache=True, nogil=True)
 def learn_sgd_block(block, state, start, end):
     """Examples start..end-1 with gradient descent under the update rule, no regularization (the
@@ -236,8 +267,8 @@ def oaa_sgd_block(block, state, start, end):
     """``learn_sgd_block`` one-against-all (``streamlearn.core.multiclass.oaa_loop``; also every
     one-against-all model's prediction-only kernel)."""
     table, prm, iprm, st, ctr = state
-    return oaa_loop(block, state, start, end, gd_settings(prm, iprm), state_view, sgd_weight, base_start, sum_end,
-                    sgd_learn)
+    return oaa_steps_loop(block, state, start, end, gd_settings(prm, iprm), state_view, sgd_weight, base_start,
+                          sum_end, sgd_learn, sgd_class_steps)
 
 
 @njit(cache=True, nogil=True)
