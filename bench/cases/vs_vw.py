@@ -22,6 +22,9 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import subprocess
+import sys
+from pathlib import Path
 
 from bench.cases.targets import VW, compare
 from bench.data import core_head, ensure_throughput_data, ensure_wide, read_through
@@ -52,6 +55,16 @@ def arguments(ap: argparse.ArgumentParser) -> None:
 
 
 def stream_file(stream: str, lines: int, multiclass: bool):
+    """The stream's file, generated in a child process when it is missing: Linux carries a process's peak
+    RSS into the children it forks (``ru_maxrss`` survives fork and exec), so a stream generated in this
+    process would set every later run's measured peak (a run on 2026-11-28 read 282 MiB for both tools)."""
+    code = (f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r}); "
+            f"from bench.cases.vs_vw import _stream_file; print(_stream_file({stream!r}, {lines}, {multiclass}))")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    return Path(out.strip().splitlines()[-1])
+
+
+def _stream_file(stream: str, lines: int, multiclass: bool):
     if stream == "wide":
         return ensure_wide(lines, multiclass)
     return ensure_throughput_data(lines)[0] if multiclass else core_head(lines)
