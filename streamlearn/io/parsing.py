@@ -243,6 +243,21 @@ def _strtod(buf, p, end):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _plain_digits(buf, q, end, mant):
+    """The decimal digits from buf[q] on appended to the integer ``mant``: (position after them, mant,
+    their count)."""
+    n = 0
+    while q < end:
+        d = np.int64(buf[np.uint64(q)]) - 48
+        if d < 0 or d > 9:
+            break
+        mant = mant * 10 + d
+        n += 1
+        q += 1
+    return q, mant, n
+
+
+@njit(cache=True, nogil=True, inline="always")
 def plain_decimal(buf, p, end):
     """The common number shape at buf[p:end], read in line (issue 30): [-] digits [. digits] with 1 to
     17 digits in all, ended by a space, a TAB or ``end``. Returns (ok, value, position after it); ok
@@ -255,25 +270,10 @@ def plain_decimal(buf, p, end):
     if q < end and buf[np.uint64(q)] == 45:
         neg = True
         q += 1
-    mant = np.int64(0)
-    nd = 0
-    while q < end:
-        d = np.int64(buf[np.uint64(q)]) - 48
-        if d < 0 or d > 9:
-            break
-        mant = mant * 10 + d
-        nd += 1
-        q += 1
+    q, mant, nd = _plain_digits(buf, q, end, np.int64(0))
     nfrac = 0
     if q < end and buf[np.uint64(q)] == 46:
-        q += 1
-        while q < end:
-            d = np.int64(buf[np.uint64(q)]) - 48
-            if d < 0 or d > 9:
-                break
-            mant = mant * 10 + d
-            nfrac += 1
-            q += 1
+        q, mant, nfrac = _plain_digits(buf, q + 1, end, mant)
     nd += nfrac
     ok = nd > 0 and nd <= 17 and (q == end or buf[np.uint64(q)] == SP or buf[np.uint64(q)] == TAB)
     v = float(mant)

@@ -141,6 +141,18 @@ def _parse_label_part(buf, s, e, labels, weights, bases, tag_s, tag_e, ex, fault
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _store(idx, val, ns, nf, index, value, want_ns, ns_index):
+    """Feature entry ``nf`` of the block: its masked index, its float32 value and (``want_ns``) its
+    namespace; returns the next entry's position."""
+    un = np.uint64(nf)
+    idx[un] = np.uint32(index)
+    val[un] = value
+    if want_ns:
+        ns[un] = ns_index
+    return nf + 1
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _at(buf, p):
     """buf[p] for 0 <= p < buf.size, indexed unsigned: numba adds no negative-index wraparound (three
     instructions on every byte read of the feature loop)."""
@@ -203,12 +215,7 @@ def _parse_features(buf, p, e, mask, seed, mode, dflt_hash, idx, val, nf, redefi
                 # no value (then the name is not empty: the scan stopped at a byte other than ':')
                 p = q
                 if ns_store:
-                    un = np.uint64(nf)
-                    idx[un] = np.uint32(h & mask)
-                    val[un] = ns_fv
-                    if want_ns:
-                        ns[un] = ns_index
-                    nf += 1
+                    nf = _store(idx, val, ns, nf, h & mask, ns_fv, want_ns, ns_index)
                 elif ns_inf:
                     return nf, E_NS_RANGE, fs, _token_end(buf, fs, e)
             else:
@@ -242,12 +249,7 @@ def _parse_features(buf, p, e, mask, seed, mode, dflt_hash, idx, val, nf, redefi
                     if np.isinf(fv):    # beyond float32 (a finite float64 here): the model would hold inf
                         return nf, E_VALUE_RANGE if ns_value == 1.0 else E_NS_RANGE, fs, _token_end(buf, fs, e)
                     if fv != 0.0:
-                        un = np.uint64(nf)
-                        idx[un] = np.uint32(h & mask)
-                        val[un] = fv
-                        if want_ns:
-                            ns[un] = ns_index
-                        nf += 1
+                        nf = _store(idx, val, ns, nf, h & mask, fv, want_ns, ns_index)
             if p < e:
                 c = _at(buf, p)
                 if not (c == SP or c == TAB or c == BAR):
