@@ -17,6 +17,9 @@ $(STAMP): pyproject.toml
 	@echo "make: installing vowpalwabbit (optional: the tests compare streamlearn's numbers with VW's)"
 	@$(BIN)/python -m pip install --progress-bar on -e '.[vw]' \
 	  || echo "note: vowpalwabbit could not be installed; the comparisons with VW will be skipped"
+	@# an editable install writes no bytecode of the package (pip writes it for a wheel); where
+	@# PYTHONDONTWRITEBYTECODE is set, every run would compile each module from source again (~0.1 s)
+	$(BIN)/python -m compileall -q streamlearn > /dev/null
 	touch $(STAMP)
 
 venv: $(STAMP)

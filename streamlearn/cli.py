@@ -25,15 +25,20 @@ gc.disable()
 
 # numba's import imports SciPy only to check its version (1.0 or later; ours needs a later one anyway):
 # 12-13 ms of CPU time that a command line run does not otherwise spend, as nothing of it imports
-# SciPy. So numba is imported here with SciPy hidden, and SciPy is importable again right after.
-_HIDE_SCIPY = "numba" not in sys.modules and "scipy" not in sys.modules
-if _HIDE_SCIPY:
-    sys.modules["scipy"] = None     # "import scipy" raises ImportError, which numba's check allows
+# SciPy. It imports PyYAML (13-19 ms) only to read a ``.numba_config.yaml`` in the working directory,
+# so where there is none PyYAML is hidden too. numba is imported with them hidden, and they are
+# importable again right after.
+_HIDDEN = tuple(name for name in ("scipy", "yaml")
+                if "numba" not in sys.modules and name not in sys.modules
+                and not (name == "yaml" and os.path.isfile(".numba_config.yaml")))
+for _name in _HIDDEN:
+    sys.modules[_name] = None       # "import NAME" raises ImportError, which numba allows for both
 try:
     import numba  # noqa: E402,F401
 finally:
-    if _HIDE_SCIPY and "scipy" in sys.modules and sys.modules["scipy"] is None:
-        del sys.modules["scipy"]
+    for _name in _HIDDEN:
+        if sys.modules.get(_name, 0) is None:
+            del sys.modules[_name]
 
 from streamlearn._version import __version__  # noqa: E402
 from streamlearn._cache import install_lazy_caches  # noqa: E402

@@ -195,7 +195,7 @@ HEAVY = ("streamlearn.serve.service", "streamlearn.serve.daemon", "streamlearn.s
          "streamlearn.dask", "streamlearn.plot", "streamlearn.estimators", "streamlearn.online", "streamlearn.api",
          "streamlearn.features.audit", "streamlearn.features.names", "streamlearn.batch", "streamlearn.mix",
          "river", "dask", "distributed", "matplotlib", "pandas", "sklearn", "aiohttp", "asyncio",
-         "scipy", "numba.typed.typeddict", "numba.np.arraymath", "numba.np.linalg")
+         "scipy", "yaml", "numba.typed.typeddict", "numba.np.arraymath", "numba.np.linalg")
 
 
 def _probe_modules(*args):
@@ -208,7 +208,7 @@ def _probe_modules(*args):
 def test_plain_runs_import_no_optional_module(tmp_path):
     """Start-up (issue 30): a plain train, a train with -f and a predict import none of the optional
     extras (serve, river, dask, plot, scikit-learn, pandas, matplotlib, aiohttp), SciPy (numba's import
-    checks its version; the command line hides it then) nor numba's registries (each run is made once
+    checks its version; the command line hides it then), PyYAML (numba reads a config file with it) nor numba's registries (each run is made once
     first, so that its kernels are cached: a compilation sets the registries up); the probe sees a lazily imported module (--audit's) when a run needs it. The command line process
     collects garbage again after its set-up, with what the set-up imported frozen."""
     model = tmp_path / "m.slm"
@@ -233,3 +233,20 @@ def test_importing_the_cli_leaves_the_garbage_collector_on_and_scipy_importable(
     enabled, frozen, scipy_seen, *shape = r.stdout.split()
     assert r.returncode == 0 and (enabled, scipy_seen, shape) == ("True", "False", ["(2,", "3)"]), r.stderr
     assert int(frozen) > 10000      # what the import made, frozen: not walked by every later collection
+
+
+def test_a_numba_config_file_is_still_read(tmp_path):
+    """PyYAML is hidden from numba's import only where the working directory has no
+    ``.numba_config.yaml``: where it has one, numba reads it as without streamlearn; either way PyYAML
+    is importable after."""
+    pytest.importorskip("yaml")
+    code = ("import sys, streamlearn.cli, numba; print(numba.config.COLOR_SCHEME, 'yaml' in sys.modules); "
+            "import yaml; print(yaml.safe_load('a: 1'))")
+    plain = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=600,
+                           env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert plain.returncode == 0 and plain.stdout.split("\n")[:2] == ["no_color False", "{'a': 1}"], plain.stderr
+    (tmp_path / ".numba_config.yaml").write_text("color_scheme: light_bg\n")
+    configured = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                                timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert configured.returncode == 0 and configured.stdout.split("\n")[:2] == ["light_bg True", "{'a': 1}"], \
+        configured.stderr
