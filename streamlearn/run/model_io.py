@@ -144,7 +144,9 @@ def restore_model(cfg: TrainConfig, table, model, prm) -> np.ndarray:
         else:
             col = mine.get(name)
         if col is not None:
-            learners.column(cfg, table, col)[index] = rows[:, j]
+            target = learners.column(cfg, table, col)
+            _check_fits(cfg, target.dtype, name, index, rows[:, j])
+            target[index] = rows[:, j]
     saved = dict(header.get("state", {}))
     if {"learning_rate", "initial_t", "power_t"} & cfg.explicit:
         saved.pop("eta", None)
@@ -154,6 +156,18 @@ def restore_model(cfg: TrainConfig, table, model, prm) -> np.ndarray:
         for key in ("t", "norm_sum", "total_weight"):
             saved.pop(key, None)
     return learners.make_state(cfg, prm, saved)
+
+
+def _check_fits(cfg: TrainConfig, dtype, name: str, index: np.ndarray, values: np.ndarray) -> None:
+    """A model's value must fit the column it is loaded into: a float32 table (issue 30) holds at most
+    3.4e38, which a model saved from a float64 table, or an edited one, may exceed."""
+    if dtype != np.float32 or not values.shape[0]:
+        return
+    big = np.flatnonzero(np.abs(values) > np.finfo(np.float32).max)
+    if big.shape[0]:
+        j = int(big[0])
+        raise ModelError(f"cannot load {cfg.initial_model}: column {name} of weight index {int(index[j])} is "
+                         f"{float(values[j])!r}, beyond this run's float32 table (at most 3.4e+38 in magnitude)")
 
 
 def _model_header(cfg: TrainConfig, st: np.ndarray, names: list[str], counters: dict | None = None) -> dict:

@@ -480,3 +480,26 @@ def test_the_estimators_load_reads_bounded(corpus, tmp_path, monkeypatch):
         SparseLinearRegressor.load(fifo)
     est = SparseLinearRegressor.load(corpus[0] / "default.slm")
     assert est.engine_.cfg.bits == 10
+
+
+def test_a_value_beyond_a_float32_table_is_refused(corpus):
+    """A value the file holds validly (finite, float64) but a float32 table cannot (issue 30: the
+    default rule's tables are float32) is refused in one line when loaded, not turned into inf."""
+    folder, models, binary, _ = corpus
+    header, index, rows = split(models["default"])
+    rows[3, 1] = 1e300                                 # column g
+    path = folder / "huge.slm"
+    path.write_bytes(build(header, body_of(index, rows)))
+    validate_model(path.read_bytes(), "huge.slm")      # the file itself is sound
+    message = (f"cannot load {path}: column g of weight index {int(index[3])} is 1e+300, beyond this run's "
+               f"float32 table (at most 3.4e+38 in magnitude)")
+    for args in (["train", "-i", str(path), "-d", binary, "--quiet", "-f", str(folder / "out.slm")],
+                 ["predict", "-i", str(path), "-d", binary, "--quiet", "-p", os.devnull]):
+        r = CliRunner().invoke(main, args)
+        if args[0] == "predict" and r.exit_code == 0:
+            continue                                   # a prediction reads the weights alone (column w)
+        assert r.exit_code == 1 and r.stderr.strip() == f"Error: {message}", (args, r.output)
+    rows[3, 1] = 3e38                                  # within float32: loads
+    path.write_bytes(build(header, body_of(index, rows)))
+    r = CliRunner().invoke(main, ["train", "-i", str(path), "-d", binary, "--quiet"])
+    assert r.exit_code == 0, r.output
