@@ -51,6 +51,8 @@ LEGACY_MODEL_OPTIONS = {o.name: o.legacy for o in OPTIONS if o.stored == "always
 #: how each option is spelled on the command line, for messages
 FLAG = {o.name: o.spelling for o in OPTIONS}
 #: flags that mean ``--algo`` a learner (VW's ``--ftrl``): option -> learner
+#: options the sparse weight store refuses (``Option.sparse``), as messages name them
+SPARSE_REFUSED = tuple((o.name, o.spelling) for o in OPTIONS if not o.sparse)
 LEARNER_FLAGS = {o.name: o.selects for o in OPTIONS if o.selects}
 
 #: options of the regularized learners, checked first (sgd takes none of them)

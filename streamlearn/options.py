@@ -54,7 +54,8 @@ class Option:
     written before the option existed. ``estimator`` is the scikit-learn estimators' default for the
     option (``NOT_A_PARAMETER``: not one of their parameters). ``dask``: False when a Dask run refuses
     the option. ``config``: False for command-line conveniences the CLI turns into other options
-    (``-c``, ``--ftrl``). ``check``: (value) -> None or the reason the value is invalid (the part after
+    (``-c``, ``--ftrl``). ``sparse``: False when the sparse weight store (``--sparse_weights``,
+    ``streamlearn.core.sparse``) refuses the option. ``check``: (value) -> None or the reason the value is invalid (the part after
     "must be"), for options declared with it (the older options are checked in ``config``, in their
     historical order; ``streamlearn serve``'s own options word it after "--flag VALUE: ",
     ``streamlearn.serve.options``)."""
@@ -74,6 +75,7 @@ class Option:
     estimator: object = NOT_A_PARAMETER
     dask: bool = True
     config: bool = True
+    sparse: bool = True
     section: str = "Options"
     check: Callable | None = None
     #: a flag that means ``--algo`` this learner (VW's spellings: ``--ftrl``)
@@ -235,22 +237,22 @@ RUN_OPTIONS = INPUT_OPTIONS + TEXT_FORMAT_OPTIONS + (
     _o("csoaa", ("--csoaa",), "int", 0, metavar="K", stored="if_used", estimator=None,
        help="K classes, cost-sensitive labels 'class:cost ...': one regressor of each class's cost, the "
             "prediction the class of least predicted cost (VW's --csoaa; docs/multiclass.md).",
-       section=MULTICLASS),
+       section=MULTICLASS, sparse=False),
     _o("csoaa_ldf", ("--csoaa-ldf", "--csoaa_ldf"), "choice", None, choices=LDF_MODES, metavar="m|mc",
        stored="if_used", estimator=None,
        help="Label-dependent features: multi-line examples (an optional 'shared' line, one line per action "
             "'class:cost | features', a blank line after), one regressor of the cost over the action's "
             "features; m: of the cost, mc: classifiers of the least cost (VW's --csoaa_ldf; "
-            "docs/multiclass.md).", section=MULTICLASS),
+            "docs/multiclass.md).", section=MULTICLASS, sparse=False),
     _o("wap_ldf", ("--wap-ldf", "--wap_ldf"), "choice", None, choices=LDF_MODES, metavar="m|mc",
        stored="if_used", estimator=None,
        help="Label-dependent features learned by weighted all pairs: each pair of actions of a multi-line "
             "example a classifier of their feature difference (VW's --wap_ldf; docs/multiclass.md).",
-       section=MULTICLASS),
+       section=MULTICLASS, sparse=False),
     _o("multilabel_oaa", ("--multilabel-oaa", "--multilabel_oaa"), "int", 0, metavar="K", stored="if_used",
        estimator=None,
        help="K classes 0..K-1, labels sets of them ('0,3'): one-against-all of each class, the prediction the "
-            "classes of positive score (VW's --multilabel_oaa; docs/multiclass.md).", section=MULTICLASS),
+            "classes of positive score (VW's --multilabel_oaa; docs/multiclass.md).", section=MULTICLASS, sparse=False),
     _o("named_labels", ("--named-labels", "--named_labels"), "text", None, metavar="A,B,...", stored="if_used",
        estimator=None,
        help="--oaa/--csoaa: the classes' names, class 1 first: labels are names, -p writes names (VW's "
@@ -359,12 +361,12 @@ LATE_OPTIONS = (
             "alone).", section=FILES),
     _o("audit_regressor", ("--audit-regressor", "--audit_regressor"), "text", None, metavar="PATH", dask=False,
        help="Learn nothing: write the -i model's non-zero weights as name:slot:weight, each named by the "
-            "first example using it (VW's --audit_regressor).", section=FILES),
+            "first example using it (VW's --audit_regressor).", section=FILES, sparse=False),
     _o("final_model", ("-f", "--final-model", "--final_regressor"), "text", None, metavar="PATH",
        help="Write the model here (atomically).", section=FILES),
     _o("vw_model_out", ("--vw-model-out", "--vw_model_out"), "text", None, metavar="PATH", dask=False,
        help="Also write the model in Vowpal Wabbit's binary format (VW 9.11.9 reads it with -i; the default "
-            "rule, --sgd and --ftrl, with --oaa and the feature options).", section=FILES),
+            "rule, --sgd and --ftrl, with --oaa and the feature options).", section=FILES, sparse=False),
     _o("predict_only_model", ("--predict-only-model", "--predict_only_model"), "flag", False, dask=False,
        help="-f saves the weights only (no per-feature state to resume from).", section=FILES),
     _o("save_resume", ("--save-resume", "--save_resume"), "flag", False, dask=False,
@@ -397,7 +399,7 @@ LATE_OPTIONS = (
             "(.png, .pdf or .svg; needs matplotlib).", section=REPORTS),
     _o("trace", ("--trace",), "text", None, metavar="FILE", dask=False,
        help="Write a row every --trace-every examples (loss, errors, non-zero weights, features "
-            "seen, data accesses, time) to FILE, tab-separated.", section=REPORTS),
+            "seen, data accesses, time) to FILE, tab-separated.", section=REPORTS, sparse=False),
     _o("trace_every", ("--trace-every",), "int", 1000, cli_default=None, metavar="N",
        help="Examples between two --trace rows (default 1000).", section=REPORTS),
     _o("trace_data", ("--trace-data",), "text", None, metavar="FILE", dask=False,
@@ -413,10 +415,10 @@ LATE_OPTIONS = (
     _o("objective", ("--objective",), "flag", False, dask=False,
        help="After every pass print the regularized objective (average loss of the training "
             "examples at the current weights + the regularizer), the non-zero weights and the "
-            "data accesses so far.", section=REPORTS),
+            "data accesses so far.", section=REPORTS, sparse=False),
     _o("objective_data", ("--objective-data",), "text", None, metavar="FILE", dask=False,
        help="Evaluate the objective on FILE instead of the training examples (implies --objective).",
-       section=REPORTS),
+       section=REPORTS, sparse=False),
 )
 
 #: the feature-expansion options (VW's): a model stores them, and data fed to it is expanded the same way
@@ -462,17 +464,17 @@ LOWRANK_OPTIONS = (
     _o("lrq", ("--lrq",), "multi", (), metavar="ABK", stored="if_used",
        help="VW's low-rank quadratic features of namespaces A and B of rank K (--lrq ab3; \\xNN a byte): "
             "the A x B interactions through K latent weights per feature (needs --algo sgd). Repeatable.",
-       section=HASHING),
+       section=HASHING, sparse=False),
     _o("lrqfa", ("--lrqfa",), "text", None, metavar="ABC..K", stored="if_used",
        help="VW's field-aware low-rank quadratic features: every pair of the namespaces given, rank K, a "
-            "feature's latent weights for each field (--lrqfa abc2; needs --algo sgd).", section=HASHING),
+            "feature's latent weights for each field (--lrqfa abc2; needs --algo sgd).", section=HASHING, sparse=False),
     _o("lrqdropout", ("--lrqdropout",), "flag", False, stored="if_used",
        help="VW's dropout of --lrq's latent weights: while learning, each left feature's k-th latent weight "
             "takes part with probability 1/2 (VW's generator from --random-seed); predicting, they count "
             "half.", section=HASHING),
     _o("nn", ("--nn",), "int", 0, metavar="K", stored="if_used",
        help="VW's neural network: one hidden layer of K units (VW's fast tanh) under the output, every "
-            "layer learned by the update rule (needs --algo sgd; VW's numbers).", section=RULE),
+            "layer learned by the update rule (needs --algo sgd; VW's numbers).", section=RULE, sparse=False),
     _o("nn_dropout", ("--dropout",), "flag", False, stored="if_used",
        help="--nn: VW's dropout: each hidden unit is left out with probability 1/2 (VW's generator from "
             "--random-seed), the others doubled; the output layer then learns again with the units left out.",
@@ -508,13 +510,13 @@ FINAL_OPTIONS = (
        "flag", False, help="With -i (training): the progress counters (examples, weights, loss, passes) "
                            "go on from the model's, as VW's; without it they start at 0.", section=FILES),
     _o("invert_hash", ("--invert-hash", "--invert_hash"), "text", None, metavar="PATH", dask=False,
-       help="Write the readable model with the name of the first feature seen at each weight.", section=FILES),
+       help="Write the readable model with the name of the first feature seen at each weight.", section=FILES, sparse=False),
     _o("extra_metrics", ("--extra-metrics", "--extra_metrics"), "text", None, metavar="PATH", dask=False,
        help="Write VW's JSON file of the run's metrics: the learn and predict calls VW's learner makes, its "
             "log messages, FTRL/coin/PiSTOL's state.", section=REPORTS),
     _o("audit", ("--audit", "-a"), "flag", False, dask=False,
        help="Print every example's prediction and its features (name:index:value:weight) on stdout.",
-       section=REPORTS),
+       section=REPORTS, sparse=False),
     _o("shuffle", ("--shuffle",), "flag", False, dask=False,
        help="Passes after the first visit the examples in a random order (held-out ones stay put).",
        section=PASSES),

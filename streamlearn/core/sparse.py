@@ -228,24 +228,15 @@ class SparseStore:
 #: (``LearnerSpec.batch``), and these online ones count every one of the 2^b slots (eg's normalizer:
 #: its table's length); tests/learners/test_sparse_weights.py checks every other online learner
 REFUSED_LEARNERS = ("eg",)
-#: options of a run the sparse store does not take: (config field, flag)
-REFUSED_OPTIONS = (
-    ("initial_weight", "--initial_weight"), ("initial_constant", "--constant"),
-    ("random_weights", "--random_weights"), ("normal_weights", "--normal_weights"),
-    ("truncated_normal_weights", "--truncated_normal_weights"), ("feature_mask", "--feature_mask"),
-    ("audit", "--audit"), ("invert_hash", "--invert_hash"), ("audit_regressor", "--audit_regressor"),
-    ("objective", "--objective"), ("objective_data", "--objective-data"), ("trace", "--trace"),
-    ("csoaa", "--csoaa"), ("multilabel_oaa", "--multilabel_oaa"), ("csoaa_ldf", "--csoaa_ldf"),
-    ("wap_ldf", "--wap_ldf"), ("lrq", "--lrq"), ("lrqfa", "--lrqfa"), ("nn", "--nn"),
-    ("vw_model_out", "--vw-model-out"),
-)
 
 
-def refusal(cfg, spec) -> str | None:
-    """Why a run of ``cfg`` (learner ``spec``) cannot use the sparse store, or None."""
+def refusal(cfg, spec, refused) -> str | None:
+    """Why a run of ``cfg`` (learner ``spec``) cannot use the sparse store, or None; ``refused``:
+    (config field, flag) of the options the store does not take (``config.SPARSE_REFUSED``, from the
+    options' declarations)."""
     if spec.batch or spec.name in REFUSED_LEARNERS:
         return f"--algo {spec.name}"
-    for name, flag in REFUSED_OPTIONS:
+    for name, flag in refused:
         if getattr(cfg, name, None):
             return flag
     return None

@@ -18,28 +18,28 @@ OPTIONS = (
     Option("initial_weight", ("--initial-weight", "--initial_weight"), "float", 0.0, stored="if_used",
            estimator=None, section="sgd", check=lambda v: None if math.isfinite(v) else "a finite number",
            help="VW's --initial_weight: every weight of a new model (each class's, with --oaa) starts at W "
-                "instead of 0."),
+                "instead of 0.", sparse=False),
     Option("initial_constant", ("--constant",), "float", 0.0, estimator=None, section="sgd",
            check=lambda v: None if math.isfinite(v) else "a finite number",
            help="VW's --constant: the constant (bias) weight of a new model (class 1's, with --oaa) "
-                "starts at C (after --initial-weight)."),
+                "starts at C (after --initial-weight).", sparse=False),
     Option("random_weights", ("--random-weights", "--random_weights"), "flag", False, section="sgd",
            help="VW's --random_weights: every weight of a new model starts at a uniform draw in [-0.5, 0.5) "
-                "of VW's generator seeded with --random-seed (VW's numbers)."),
+                "of VW's generator seeded with --random-seed (VW's numbers).", sparse=False),
     Option("normal_weights", ("--normal-weights", "--normal_weights"), "flag", False, section="sgd",
            help="VW's --normal_weights: every weight of a new model starts at VW's standard normal draw "
-                "for its index (VW's numbers; --random-seed plays no part, as in VW)."),
+                "for its index (VW's numbers; --random-seed plays no part, as in VW).", sparse=False),
     Option("truncated_normal_weights", ("--truncated-normal-weights", "--truncated_normal_weights"), "flag",
            False, section="sgd",
            help="VW's --truncated_normal_weights: --normal-weights, each beyond twice their standard "
-                "deviation replaced by its remainder by that bound (VW's numbers)."),
+                "deviation replaced by its remainder by that bound (VW's numbers).", sparse=False),
 )
 
 FEATURE_MASK = Option(
     "feature_mask", ("--feature-mask", "--feature_mask"), "text", None, metavar="MODEL", section="sgd", dask=False,
     help="VW's --feature_mask: learn only the weights that are non-zero in MODEL (a streamlearn model with "
          "the same -b): a new model starts at MODEL's weights (with -i, the -i model's non-zero weights "
-         "are the ones learned, as in VW).")
+         "are the ones learned, as in VW).", sparse=False)
 OPTIONS += (FEATURE_MASK,)
 
 #: the random initial weights, in VW's order of precedence (after a non-zero --initial_weight)

@@ -22,6 +22,7 @@ from functools import cached_property
 import numpy as np
 
 from streamlearn import learners
+from streamlearn.config import SPARSE_REFUSED
 from streamlearn.core import sparse
 from streamlearn.errors import OptionError
 from streamlearn.learners import allocate_table
@@ -54,7 +55,7 @@ class RunState:
         large = sparse.wants_sparse(cfg.bits, *size)
         if not (large or getattr(cfg, "sparse_weights", False)):
             return None
-        why = sparse.refusal(cfg, learners.get(cfg.algo))
+        why = sparse.refusal(cfg, learners.get(cfg.algo), SPARSE_REFUSED)
         if why is not None:
             if large:
                 raise OptionError(f"-b {cfg.bits} needs {sparse.dense_bytes(cfg.bits, *size) / 2**30:.1f} GiB "

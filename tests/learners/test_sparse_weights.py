@@ -158,7 +158,7 @@ def test_runs_the_store_cannot_serve(data, tmp_path):
     assert "does not apply to --algo bfgs" in r.output and len(r.output.strip().splitlines()) == 1
     r = cli("train", "-d", train, "-b", "32", "--sparse_weights", "--initial_weight", "0.1", "--quiet",
             expect_ok=False)
-    assert "does not apply to --initial_weight" in r.output
+    assert "does not apply to --initial-weight" in r.output
     a = cli("train", "-d", train, "-b", "10", "--sparse_weights", "--initial_weight", "0.1", "-p",
             tmp_path / "a", "--quiet")
     b = cli("train", "-d", train, "-b", "10", "--initial_weight", "0.1", "-p", tmp_path / "b", "--quiet")
@@ -233,3 +233,22 @@ def test_a_test_only_run_adds_no_rows(data, stores, tmp_path, args):
     trained, tested = stores[-2], stores[-1]
     assert tested.n_rows == trained.n_rows > 0
     assert preds[0] == preds[1]
+
+
+def test_refused_options_come_from_their_declarations():
+    """The options the store refuses are declared so (``Option.sparse``): each one set is named by
+    ``refusal`` as messages spell it, and the list holds what the store cannot serve."""
+    import dataclasses
+    from streamlearn import config
+    refused = dict(config.SPARSE_REFUSED)
+    assert {"initial_weight", "initial_constant", "random_weights", "normal_weights", "truncated_normal_weights",
+            "feature_mask", "audit", "invert_hash", "audit_regressor", "objective", "objective_data", "trace",
+            "csoaa", "multilabel_oaa", "csoaa_ldf", "wap_ldf", "lrq", "lrqfa", "nn", "vw_model_out"} == set(refused)
+    plain = config.TrainConfig()
+    spec = learners.get(plain.algo)
+    assert sparse.refusal(plain, spec, config.SPARSE_REFUSED) is None
+    values = {"flag": True, "int": 2, "float": 0.5, "text": "x", "multi": ("ab2",)}
+    for name, flag in config.SPARSE_REFUSED:
+        value = values.get(config.OPTION[name].kind, "x")
+        cfg = dataclasses.replace(plain, **{name: value})
+        assert sparse.refusal(cfg, spec, config.SPARSE_REFUSED) == flag == config.FLAG[name], name
