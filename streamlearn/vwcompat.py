@@ -69,6 +69,8 @@ def _number(a: str) -> bool:
 
 def main(argv: list[str] | None = None) -> None:
     """The ``streamlearn-vw`` console script."""
+    from streamlearn.__main__ import process_defaults
+    process_defaults()
     args = list(sys.argv[1:] if argv is None else argv)
     if "--version" in args:
         click.echo(f"streamlearn-vw {__version__} (VW 9.11.9's command line)")

@@ -250,3 +250,28 @@ def test_a_numba_config_file_is_still_read(tmp_path):
                                 timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert configured.returncode == 0 and configured.stdout.split("\n")[:2] == ["light_bg True", "{'a': 1}"], \
         configured.stderr
+
+
+@pytest.mark.parametrize("env, first, threads", [({}, False, 1), ({"OPENBLAS_NUM_THREADS": "2"}, False, 2),
+                                                 ({"OPENBLAS_NUM_THREADS": "2"}, True, 2)])
+def test_the_command_line_runs_openblas_on_one_thread(env, first, threads):
+    """The console process (``streamlearn.__main__``) asks OpenBLAS for one thread before numpy loads it
+    (start-up, issue 30), unless the user set OPENBLAS_NUM_THREADS; with numpy already imported (a
+    Python program) nothing changes."""
+    pytest.importorskip("threadpoolctl")
+    code = ("import numpy; " if first else "") + (
+        "import streamlearn.__main__ as m; m.process_defaults(); import numpy, threadpoolctl; "
+        "print(max(p['num_threads'] for p in threadpoolctl.threadpool_info() if p['internal_api'] == 'openblas'))")
+    base = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=600,
+                       env={**base, "PYTHONPATH": str(ROOT), **env})
+    assert r.returncode == 0, r.stderr
+    assert int(r.stdout) == threads
+
+
+def test_the_console_scripts_enter_through_the_process_defaults():
+    import tomllib
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["streamlearn"] == "streamlearn.__main__:run"
+    assert scripts["streamlearn-vw"] == "streamlearn.vwcompat:main"
+    assert "process_defaults()" in (ROOT / "streamlearn" / "vwcompat.py").read_text()
