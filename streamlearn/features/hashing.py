@@ -171,6 +171,23 @@ def trailing_zeros(typingctx, w):
     return types.uint64(w), codegen
 
 
+@intrinsic
+def pick(typingctx, c, a, b):
+    """``a if c != 0 else b`` for uint64s, as a select marked unpredictable (LLVM's ``!unpredictable``), so
+    that LLVM keeps it a conditional move: a plain select whose operand costs (scan_hash's mix of a
+    word's first half) it made a branch, mispredicted whenever the names' lengths vary (issue 30)."""
+    if not (c == types.uint64 and a == types.uint64 and b == types.uint64):
+        return None
+
+    def codegen(context, builder, signature, args):
+        cv, av, bv = args
+        sel = builder.select(builder.icmp_unsigned("!=", cv, ir.Constant(cv.type, 0)), av, bv)
+        sel.set_metadata("unpredictable", builder.module.add_metadata([]))
+        return sel
+
+    return types.uint64(c, a, b), codegen
+
+
 _LO = np.uint64(0x0101010101010101)
 _HI = np.uint64(0x8080808080808080)
 _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -234,9 +251,9 @@ def scan_hash(buf, p, end, seed, mode, ws):
             if c < _X21 and np.int64(n) < room and \
                     ((_WS_LOW_STOPS if ws else _NAME_LOW_STOPS) >> c) & _ONE == _ZERO:
                 return _scan_hash_bytes(buf, start, end, seed, mode, ws)
-            full = n >= _FOUR
-            h = _mix(h, lo) if full else h
-            k = (hi if full else lo) & ((_ONE << ((n & _S3) << _S3)) - _ONE)
+            full = n & _FOUR                # the name holds the word's first half (n >= 4)
+            h = pick(full, _mix(h, lo), h)
+            k = pick(full, hi, lo) & ((_ONE << ((n & _S3) << _S3)) - _ONE)
             return _swar_end(buf, start, p + np.int64(n), seed, mode, h, k)
         h = _mix(_mix(h, lo), hi)
         p += 8

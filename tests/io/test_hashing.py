@@ -6,9 +6,10 @@ import mmh3
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numba import njit
 
 from streamlearn.features.hashing import (
-    constant_index, feature_index, hash_name, hash_string, murmur3, murmur3_32, namespace_hash, scan_hash,
+    constant_index, feature_index, hash_name, hash_string, murmur3, murmur3_32, namespace_hash, pick, scan_hash,
 )
 
 
@@ -140,3 +141,16 @@ def test_scan_hash_numeric_names(digits, tail, sep, rest, seed, mode, ws, at):
     and 8, anywhere in a buffer with 8 bytes or more after them: the byte loop's end and hash."""
     buf = b"x" * at + digits.encode() + tail + sep + rest
     assert _scan(buf, at, len(buf), seed, mode, ws) == _reference_scan_hash(buf, at, len(buf), seed, mode, ws)
+
+
+@njit(cache=True)
+def _pick(c, a, b):
+    return pick(c, a, b)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**64 - 1) | st.sampled_from([0, 1, 4, 2**63]), st.integers(0, 2**64 - 1),
+       st.integers(0, 2**64 - 1))
+def test_pick_is_a_select(c, a, b):
+    """scan_hash's branch-free choice (issue 30): a when c != 0, else b, over the whole uint64 range."""
+    assert int(_pick(np.uint64(c), np.uint64(a), np.uint64(b))) == (a if c != 0 else b)
