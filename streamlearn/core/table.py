@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import carray, njit, types
 from numba.extending import intrinsic
 
 from streamlearn.core.prefetch import element_pointer
@@ -48,6 +48,16 @@ def _at64(typingctx, table, i, c):
                               context.cast(builder, args[2], sig.args[2], types.intp))
         return builder.bitcast(ptr, ir.PointerType(ir.DoubleType()))
     return types.CPointer(types.float64)(table, i, c), codegen
+
+
+@intrinsic
+def _row_pointer(typingctx, table, i):
+    """A pointer (of the table's type) to element (i, 0) of a C-contiguous 2-d array."""
+    def codegen(context, builder, sig, args):
+        return element_pointer(context, builder, sig.args[0], args[0],
+                               context.cast(builder, args[1], sig.args[1], types.intp),
+                               context.get_constant(types.intp, 0))
+    return types.CPointer(table.dtype)(table, i), codegen
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -239,10 +249,24 @@ def catch_up_block(table, i, cum, st, stamps):
     owed = cum - st[b]
     if owed > 0.0:
         first = i & ~(BLOCK - 1)
-        for j in range(first, min(first + BLOCK, table.shape[0])):
-            table[j, W] = shrink(np.float64(table[j, W]), owed)
+        # the block's rows as contiguous values (the table has one column); their count is a run-time
+        # value (fewer than BLOCK at -b < 4), which lets LLVM's loop vectorizer take the loop (a
+        # constant count is unrolled into scalar code: numba leaves the SLP vectorizer off)
+        n = min(BLOCK, table.shape[0] - first)
+        _shrink_block(carray(_row_pointer(table, first), (n,)), table.dtype.type(owed), n)
         st[b] = cum
     return np.float64(table[i, W])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _shrink_block(w, owed, n):
+    """Each of the n weights of ``w`` shrunk towards 0 by ``owed`` (both of the table's type: a
+    float32 table shrinks in float32), stopping at 0."""
+    zero = w.dtype.type(0.0)
+    for j in range(n):
+        v = w[j]
+        m = abs(v) - owed
+        w[j] = math.copysign(m if m > zero else zero, v)
 
 
 @njit(cache=True, nogil=True)

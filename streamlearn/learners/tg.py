@@ -31,6 +31,7 @@ from streamlearn.core.rules import (
     X2_MAX, X2_MIN, X_MIN, gd_settings, gd_update, rule_layout, rule_saved, rule_settings, step_scale,
 )
 from streamlearn.core import sparse
+from streamlearn.core.prefetch import prefetch_item
 from streamlearn.core.spec import Layout, LearnerSpec, l1_regularizer
 from streamlearn.core.state import (
     I_COL_ACC, I_STAMPS, I_COL_G, I_COL_LAST, I_COL_N, I_COL_PEN, I_COL_RATE, I_PERIOD, P_G0, P_L1, P_POWER_T, P_REBASE, P_THRESHOLD,
@@ -154,7 +155,11 @@ def block_weight(table, i, cfg, st):
 
 @njit(cache=True, nogil=True, inline="always")
 def block_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
-    """``tg_learn`` with the rule's settings of ``BlockSettings``."""
+    """``tg_learn`` with the rule's settings of ``BlockSettings``. First the block stamps of as many
+    entries after this example as it has are prefetched (the next example's, about: the loop
+    prefetches its table rows, not the stamps it will read with them)."""
+    for k in range(f, min(idx.shape[0], 2 * f - s)):
+        prefetch_item(st, cfg.stamps + (idx[k] >> BLOCK_SHIFT))
     step = gd_update(idx, val, s, f, table, cfg.gd, st, code, p, y, tau, h)
     st[S_PENDING] += cfg.gravity * step
     if int(st[S_NLEARN]) % cfg.period == 0:
