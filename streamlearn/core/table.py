@@ -247,15 +247,20 @@ def catch_up_block(table, i, cum, st, stamps):
     preceded by the example's read of it, so it never meets an owing block."""
     b = stamps + (i >> BLOCK_SHIFT)
     owed = cum - st[b]
+    w = table[i, W]
     if owed > 0.0:
         first = i & ~(BLOCK - 1)
         # the block's rows as contiguous values (the table has one column); their count is a run-time
         # value (fewer than BLOCK at -b < 4), which lets LLVM's loop vectorizer take the loop (a
         # constant count is unrolled into scalar code: numba leaves the SLP vectorizer off)
         n = min(BLOCK, table.shape[0] - first)
-        _shrink_block(carray(_row_pointer(table, first), (n,)), table.dtype.type(owed), n)
+        o = table.dtype.type(owed)
+        _shrink_block(carray(_row_pointer(table, first), (n,)), o, n)
+        # row i's new value, computed as the block's (reading it back from the vector store would stall)
+        m = abs(w) - o
+        w = math.copysign(m if m > table.dtype.type(0.0) else table.dtype.type(0.0), w)
         st[b] = cum
-    return np.float64(table[i, W])
+    return np.float64(w)
 
 
 @njit(cache=True, nogil=True, inline="always")
