@@ -68,10 +68,8 @@ def test_tg_with_zero_gravity_is_sgd():
                  [(int(i), float(np.float32(v))) for i, v in zip(rng.integers(0, 64, 5), rng.normal(size=5))])
                 for _ in range(200)]
     for rule in ({"sgd": True}, {}, {"adaptive": True}, {"normalized": True, "invariant": True}):
-        # under --sgd sgd keeps a float64 table and tg a float32 one (block stamps): compare in float64
-        dtype = "float64" if rule else None
-        p1, w1 = run_kernel(examples, 6, loss="logistic", algo="sgd", dtype=dtype, **rule)
-        p2, w2 = run_kernel(examples, 6, loss="logistic", algo="tg", l1=0.0, dtype=dtype, **rule)
+        p1, w1 = run_kernel(examples, 6, loss="logistic", algo="sgd", **rule)
+        p2, w2 = run_kernel(examples, 6, loss="logistic", algo="tg", l1=0.0, **rule)
         assert np.array_equal(p1, p2) and np.array_equal(w1, w2)
 
 
@@ -398,9 +396,28 @@ def test_float32_table_keeps_the_time_stamps_exact(rule):
 
 # ----------------------------------------------------------------- tg under --sgd: block stamps (4.5 B a slot)
 
-def test_sgd_tg_keeps_block_stamps():
-    """tg under --sgd without a threshold keeps one float32 weight a slot and one float64 stamp a block
-    of ``BLOCK`` rows in st (issue 30); --threshold keeps the 16-byte rows w last."""
+@pytest.fixture
+def blocks_at_any_b(monkeypatch):
+    """The block-stamped table at every -b (it starts at ``tg.BLOCK_MIN_BITS``), so that small tables
+    test it."""
+    monkeypatch.setattr(tg, "BLOCK_MIN_BITS", 0)
+
+
+def test_sgd_tg_keeps_block_stamps_from_b22():
+    """tg under --sgd without a threshold keeps, from -b 22 on, one float32 weight a slot and one
+    float64 stamp a block of ``BLOCK`` rows in st (issue 30); below, and with --threshold, the 16-byte
+    rows w last."""
+    from streamlearn.config import train_config
+    from streamlearn import learners
+    assert tg.BLOCK_MIN_BITS == 22
+    for bits in (18, 21):
+        cfg = train_config(dict(algo="tg", sgd=True, l1=1e-3, bits=bits, sources=("-",)))
+        assert learners.layout(cfg).names == ("w", "last") and learners.layout(cfg).dtype == "float64"
+    cfg = train_config(dict(algo="tg", sgd=True, l1=1e-3, bits=22, sources=("-",)))
+    assert learners.layout(cfg).names == ("w",) and learners.layout(cfg).dtype == "float32"
+
+
+def test_sgd_tg_block_state(blocks_at_any_b):
     from streamlearn.config import train_config
     from streamlearn import learners
     cfg = train_config(dict(algo="tg", sgd=True, l1=1e-3, bits=10, sources=("-",)))
@@ -447,7 +464,7 @@ def test_catch_up_block_reads_after_no_release_write_nothing():
 
 @pytest.mark.parametrize("bits,K,g,loss", [(8, 1, 0.01, "squared"), (9, 3, 0.05, "logistic"),
                                            (7, 2, 0.2, "hinge"), (6, 1, 0.05, "quantile")])
-def test_block_stamped_tg_equals_eager_over_many_blocks(bits, K, g, loss):
+def test_block_stamped_tg_equals_eager_over_many_blocks(bits, K, g, loss, blocks_at_any_b):
     """A long stream over many blocks of 16 rows, split into several kernel calls: lazy (block stamps)
     == eager truncated gradient, to 1e-9 on a float64 table of the layout, to float32 precision on
     the float32 table the learner ships."""
@@ -463,7 +480,7 @@ def test_block_stamped_tg_equals_eager_over_many_blocks(bits, K, g, loss):
     assert np.count_nonzero(ref_w) > 0 and np.count_nonzero(ref_w) < (1 << bits)     # the gravity zeroed some
 
 
-def test_block_stamped_tg_resumes_from_its_model(tmp_path):
+def test_block_stamped_tg_resumes_from_its_model(tmp_path, blocks_at_any_b):
     """-f after the block-stamped run holds every weight caught up: -i continues as one run would."""
     from support.helpers import cli
     rng = np.random.default_rng(2)
