@@ -44,6 +44,27 @@ def prefetch_row(typingctx, table, i):
     return sig, codegen
 
 
+@intrinsic
+def prefetch_item(typingctx, array, i):
+    """``llvm.prefetch`` (for writing, high locality, data cache) of element i of a 1-D array."""
+    sig = types.void(array, i)
+
+    def codegen(context, builder, signature, args):
+        aryty, ity = signature.args
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer2(context, builder, ary.data, cgutils.unpack_tuple(builder, ary.shape, 1),
+                                        cgutils.unpack_tuple(builder, ary.strides, 1), aryty.layout,
+                                        [context.cast(builder, args[1], ity, types.intp)], wraparound=False)
+        i8p = ir.PointerType(ir.IntType(8))
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+                                            "llvm.prefetch.p0")
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(1), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
 @njit(cache=True, nogil=True, inline="always")
 def prefetch_example(table, idx, s, f, W, K, mask):
     """Prefetch the rows of features s..f-1: row idx[k] (W = K = 1), or the K class rows starting at

@@ -173,6 +173,9 @@ class LearnerSpec:
     slots: dict = field(default_factory=dict)
     #: name -> the value an own slot holds in a new or restored run's state (default 0)
     slot_start: dict = field(default_factory=dict)
+    #: cfg -> the float64 slots the learner keeps in ``st`` after the normalizer states (tg's block
+    #: stamps under --sgd); None: none
+    state_extra: Callable | None = None
     #: options that belong to this learner (given to another learner, they are an error)
     options: tuple = ()
     #: options that choose this learner when --algo is not given (a later learner in the registry

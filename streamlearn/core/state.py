@@ -61,7 +61,8 @@ I_CLASS_FIRST = 23    # oaa: 1 = the class is predicted before the example decid
 I_NN_UNITS = 24       # --nn K: the hidden units (0: none)
 I_NN_FLAGS = 25       # --nn: 1 = --dropout, 2 = --inpass (streamlearn.core.nn)
 I_COL_ACC = 26        # tg: table column of the stamped penalty a = P - (LAST - C) r (-1: none; learners.tg)
-N_IPRM = 27
+I_STAMPS = 27         # tg under --sgd: the st slot of the first block stamp (-1: none; learners.tg, 4.5 B a slot)
+N_IPRM = 28
 
 # ----------------------------------------------------------------------------- st: learner state
 # The slots every learner shares (the clock, the bounds, the normalizer, and the state of the shared

@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import carray, njit, types
 from numba.extending import intrinsic
 
 from streamlearn.core.prefetch import element_pointer
@@ -48,6 +48,16 @@ def _at64(typingctx, table, i, c):
                               context.cast(builder, args[2], sig.args[2], types.intp))
         return builder.bitcast(ptr, ir.PointerType(ir.DoubleType()))
     return types.CPointer(types.float64)(table, i, c), codegen
+
+
+@intrinsic
+def _row_pointer(typingctx, table, i):
+    """A pointer (of the table's type) to element (i, 0) of a C-contiguous 2-d array."""
+    def codegen(context, builder, sig, args):
+        return element_pointer(context, builder, sig.args[0], args[0],
+                               context.cast(builder, args[1], sig.args[1], types.intp),
+                               context.get_constant(types.intp, 0))
+    return types.CPointer(table.dtype)(table, i), codegen
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -217,6 +227,71 @@ def catch_up_plain(table, i, cum, clast):
     w = shrink(w, owed)     # = truncate(w, owed, inf), since owed >= 0
     table[i, W] = w
     return w
+
+
+#: rows sharing one time stamp in the block-stamped table (tg under --sgd, ``catch_up_block``): 16
+#: float32 weights, one 64-byte cache line
+BLOCK_SHIFT = 4
+BLOCK = 1 << BLOCK_SHIFT
+
+
+@njit(cache=True, nogil=True, inline="always")
+def catch_up_block(table, i, cum, st, stamps):
+    """The weight of row i in the block-stamped table (tg under --sgd without a threshold, issue 30:
+    4 B a weight and 8 B a block of ``BLOCK`` rows, 4.5 B a slot). Without per-feature rates every
+    row accrues the same global gravity, and the soft threshold composes, shrink(shrink(w, a), b) =
+    shrink(w, a + b), so the ``BLOCK`` consecutive rows of a block can share one time stamp: the
+    cumulative gravity at the block's last catch-up, ``st[stamps + i // BLOCK]`` (float64, exact, in
+    the run's state array). A read of any row of a block first shrinks all its rows by what was
+    released since (one cache line of float32 weights) and stamps the block; an update of a row is
+    preceded by the example's read of it, so it never meets an owing block."""
+    b = stamps + (i >> BLOCK_SHIFT)
+    owed = cum - st[b]
+    w = table[i, W]
+    if owed > 0.0:
+        first = i & ~(BLOCK - 1)
+        # the block's rows as contiguous values (the table has one column); their count is a run-time
+        # value (fewer than BLOCK at -b < 4), which lets LLVM's loop vectorizer take the loop (a
+        # constant count is unrolled into scalar code: numba leaves the SLP vectorizer off)
+        n = min(BLOCK, table.shape[0] - first)
+        o = table.dtype.type(owed)
+        _shrink_block(carray(_row_pointer(table, first), (n,)), o, n)
+        # row i's new value, computed as the block's (reading it back from the vector store would stall)
+        m = abs(w) - o
+        w = math.copysign(m if m > table.dtype.type(0.0) else table.dtype.type(0.0), w)
+        st[b] = cum
+    return np.float64(w)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _shrink_block(w, owed, n):
+    """Each of the n weights of ``w`` shrunk towards 0 by ``owed`` (both of the table's type: a
+    float32 table shrinks in float32), stopping at 0."""
+    zero = w.dtype.type(0.0)
+    for j in range(n):
+        v = w[j]
+        m = abs(v) - owed
+        w[j] = math.copysign(m if m > zero else zero, v)
+
+
+@njit(cache=True, nogil=True)
+def finalize_blocks(table, cum, st, stamps):
+    """Catch every block of the block-stamped table up (``catch_up_block``; before saving). Zero
+    weights are not written, nor the stamp of a block of zeros (its stamp does not matter: a zero
+    stays zero, and the next read of the block stamps it), so that pages training never touched stay
+    out of the resident set."""
+    n = table.shape[0]
+    for b in range((n + BLOCK - 1) >> BLOCK_SHIFT):
+        owed = cum - st[stamps + b]
+        if owed > 0.0:
+            used = False
+            for j in range(b << BLOCK_SHIFT, min((b + 1) << BLOCK_SHIFT, n)):
+                w = table[j, W]
+                if w != 0.0:
+                    table[j, W] = shrink(np.float64(w), owed)
+                    used = True
+            if used:
+                st[stamps + b] = cum
 
 
 @njit(cache=True, nogil=True, inline="always")

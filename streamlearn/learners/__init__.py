@@ -221,14 +221,15 @@ def make_settings(cfg, train: bool, holdout: int = 0, algo: str | None = None) -
 def make_state(cfg, prm: np.ndarray, saved: dict | None = None) -> np.ndarray:
     """State array: fresh, or restored from a model's saved learner state."""
     spec = get(cfg.algo)
-    st = np.zeros(S.N_ST + 2 * cfg.norm_states)
+    norm_end = S.N_ST + 2 * cfg.norm_states     # the learner's extra slots (``LearnerSpec.state_extra``) follow
+    st = np.zeros(norm_end + (spec.state_extra(cfg) if spec.state_extra is not None else 0))
     for name, value in spec.slot_start.items():
         st[spec.slots[name]] = value
     st[S.S_T] = cfg.initial_t
     st[S.S_ETA] = prm[S.P_ETA0]
     if cfg.initial_t > 0:      # VW: normalizer sums as if initial_t examples of norm 1 had been seen
         st[S.S_NORM_SUM] = st[S.S_TOTAL_W] = cfg.initial_t
-        st[S.N_ST:] = cfg.initial_t
+        st[S.N_ST:norm_end] = cfg.initial_t
     st[S.S_MULT] = 1.0
     st[S.S_INDEX_MODE] = 2.0 if cfg.indexing is None else float(cfg.indexing)
     if LOSSES.get(cfg.loss) == POISSON:     # VW's bounds for poisson start at +-50 (and follow the labels)
@@ -238,11 +239,11 @@ def make_state(cfg, prm: np.ndarray, saved: dict | None = None) -> np.ndarray:
         if saved and key in saved and slot is not None:
             st[slot] = saved[key]
     if saved and "class_norm" in saved and len(saved["class_norm"]) == 2 * cfg.norm_states:
-        st[S.N_ST:] = saved["class_norm"]
+        st[S.N_ST:norm_end] = saved["class_norm"]
     if cfg.nn and not cfg.classes:
         # --nn: VW's gd keeps a normalizer state per unit but starts (and saves, and restores) the first
         # one only (initial_t, or a model's): the others start at 0, also after -i
-        st[S.N_ST:] = 0.0
+        st[S.N_ST:norm_end] = 0.0
         st[S.N_ST] = st[S.S_NORM_SUM]
         st[S.N_ST + 1] = st[S.S_TOTAL_W]
         if saved and all(key in saved for key in NN_STATE):     # VW's -i: both generators from the saved one
@@ -295,8 +296,8 @@ def _saved_slots(spec: LearnerSpec) -> dict:
 def saved_state(cfg, st: np.ndarray) -> dict:
     out = {key: 0.0 if slot is None else float(st[slot]) for key, slot in _saved_slots(get(cfg.algo)).items()
            if key not in NN_STATE or getattr(cfg, "nn", 0)}
-    if st.shape[0] > S.N_ST:
-        out["class_norm"] = [float(v) for v in st[S.N_ST:]]
+    if cfg.norm_states:
+        out["class_norm"] = [float(v) for v in st[S.N_ST:S.N_ST + 2 * cfg.norm_states]]
     return out
 
 

@@ -30,14 +30,16 @@ from streamlearn.core.multiclass import oaa_loop
 from streamlearn.core.rules import (
     X2_MAX, X2_MIN, X_MIN, gd_settings, gd_update, rule_layout, rule_saved, rule_settings, step_scale,
 )
-from streamlearn.core.spec import LearnerSpec, l1_regularizer
+from streamlearn.core import sparse
+from streamlearn.core.prefetch import prefetch_item
+from streamlearn.core.spec import Layout, LearnerSpec, l1_regularizer
 from streamlearn.core.state import (
-    I_COL_ACC, I_COL_G, I_COL_LAST, I_COL_N, I_COL_PEN, I_COL_RATE, I_PERIOD, P_G0, P_L1, P_POWER_T, P_REBASE, P_THRESHOLD,
-    S_MAX_LABEL, S_MIN_LABEL, S_MULT, S_NLEARN, S_NORM_SUM, S_T, S_TOTAL_W, own_slots,
+    I_COL_ACC, I_STAMPS, I_COL_G, I_COL_LAST, I_COL_N, I_COL_PEN, I_COL_RATE, I_PERIOD, P_G0, P_L1, P_POWER_T, P_REBASE, P_THRESHOLD,
+    N_ST, S_MAX_LABEL, S_MIN_LABEL, S_MULT, S_NLEARN, S_NORM_SUM, S_T, S_TOTAL_W, own_slots,
 )
 from streamlearn.core.table import (
-    W, catch_up, catch_up_penalty, catch_up_plain, catch_up_stamped, effective_weights, feature_rate,
-    finalize_lazy, normalizer_rescale, rate_decay, rebase_stamped, update_normalizer,
+    BLOCK, BLOCK_SHIFT, W, catch_up, catch_up_block, catch_up_penalty, catch_up_plain, catch_up_stamped, effective_weights, feature_rate,
+    finalize_blocks, finalize_lazy, normalizer_rescale, rate_decay, rebase_stamped, update_normalizer,
 )
 
 
@@ -78,6 +80,17 @@ def rebase_every(cfg) -> float:
 
 def _settings(cfg, prm, iprm) -> None:
     prm[P_REBASE] = rebase_every(cfg)
+    iprm[I_STAMPS] = stamps_slot(cfg) if _tg_blocks(cfg) else -1
+
+
+def stamps_slot(cfg) -> int:
+    """The st slot of the first block stamp (``catch_up_block``): after the normalizer states."""
+    return N_ST + 2 * cfg.norm_states
+
+
+def _state_extra(cfg) -> int:
+    """The block stamps' slots in st: one per ``BLOCK`` rows of the 2^b-row table."""
+    return ((1 << cfg.bits) + BLOCK - 1) >> BLOCK_SHIFT if _tg_blocks(cfg) else 0
 
 
 # ----------------------------------------------------------------------------- tg
@@ -115,6 +128,43 @@ def tg_weight_plain(table, i, cfg, gravity_released):
 def tg_weight_penalty(table, i, cfg, gravity_released):
     """``tg_weight`` with the cumulative penalty under the default rule (``catch_up_penalty``)."""
     return catch_up_penalty(table, i, gravity_released, cfg.col_last, cfg.col_pen, cfg.col_rate)
+
+
+# ------------------------------------------------- tg under --sgd, block stamps (4.5 B a slot)
+
+#: settings of the block-stamped table: the rule's (``rules.GdSettings``, for the step) and the st
+#: slot of the first block stamp
+BlockSettings = namedtuple("BlockSettings", ("gd", "stamps", "gravity", "period"))
+
+
+@njit(cache=True, nogil=True)
+def block_settings(prm, iprm):
+    return BlockSettings(gd_settings(prm, iprm), iprm[I_STAMPS], prm[P_L1], iprm[I_PERIOD])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def block_view(cfg, st):
+    return st
+
+
+@njit(cache=True, nogil=True, inline="always")
+def block_weight(table, i, cfg, st):
+    """``tg_weight`` of the block-stamped table (``catch_up_block``)."""
+    return catch_up_block(table, i, st[S_GRAVITY], st, cfg.stamps)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def block_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
+    """``tg_learn`` with the rule's settings of ``BlockSettings``. First the block stamps of as many
+    entries after this example as it has are prefetched (the next example's, about: the loop
+    prefetches its table rows, not the stamps it will read with them)."""
+    for k in range(f, min(idx.shape[0], 2 * f - s)):
+        prefetch_item(st, cfg.stamps + (idx[k] >> BLOCK_SHIFT))
+    step = gd_update(idx, val, s, f, table, cfg.gd, st, code, p, y, tau, h)
+    st[S_PENDING] += cfg.gravity * step
+    if int(st[S_NLEARN]) % cfg.period == 0:
+        st[S_GRAVITY] += st[S_PENDING]
+        st[S_PENDING] = 0.0
 
 
 # ------------------------------------------------------------- tg, the stamped penalty (16 B a row)
@@ -264,6 +314,9 @@ def learn_tg_block(block, state, start, end):
     run a loop whose catch-up has no run-time branches on the layout (measured: 41.8 -> 22.9 ns per
     feature entry for the first at -b 20); every other combination runs the general catch-up."""
     table, prm, iprm, st, ctr = state
+    if iprm[I_STAMPS] >= 0:
+        return example_loop(block, state, start, end, block_settings(prm, iprm), block_view, block_weight,
+                            base_start, sum_end, block_learn)
     if iprm[I_COL_ACC] >= 0:
         return example_loop(block, state, start, end, stamped_settings(prm, iprm), stamped_view, stamped_weight,
                             base_start, sum_end, stamped_learn)
@@ -280,6 +333,9 @@ def learn_tg_block(block, state, start, end):
 def oaa_tg_block(block, state, start, end):
     """``learn_tg_block`` one-against-all (the general catch-up, or the stamped one)."""
     table, prm, iprm, st, ctr = state
+    if iprm[I_STAMPS] >= 0:
+        return oaa_loop(block, state, start, end, block_settings(prm, iprm), block_view, block_weight,
+                        base_start, sum_end, block_learn)
     if iprm[I_COL_ACC] >= 0:
         return oaa_loop(block, state, start, end, stamped_settings(prm, iprm), stamped_view, stamped_weight,
                         base_start, sum_end, stamped_learn)
@@ -289,7 +345,10 @@ def oaa_tg_block(block, state, start, end):
 @njit(cache=True, nogil=True)
 def finalize_tg(table, prm, iprm, st):
     """Catch every weight of a truncated-gradient table up (see ``finalize_lazy``; the stamped table:
-    a rebase, after which a holds P)."""
+    a rebase, after which a holds P; the block-stamped table: every block caught up)."""
+    if iprm[I_STAMPS] >= 0:
+        finalize_blocks(table, st[S_GRAVITY], st, iprm[I_STAMPS])
+        return
     if iprm[I_COL_ACC] >= 0:
         rebase(table, stamped_settings(prm, iprm), st)
         return
@@ -320,7 +379,27 @@ def _tg_stamped(cfg) -> bool:
     return _tg_f32(cfg) and (cfg.normalized or cfg.initial_t == 0)
 
 
+#: the smallest -b whose --sgd table is block-stamped (``_tg_blocks``): 2^22 rows of 16 B are 64 MiB
+BLOCK_MIN_BITS = 22
+
+
+def _tg_blocks(cfg) -> bool:
+    """The block-stamped table (``catch_up_block``; issue 30: VW's 4 B a weight under --sgd, and 8 B a
+    block of 16 rows): every row accrues the one global gravity -- no per-feature rates, no cumulative
+    penalty -- and the soft threshold applies (no --threshold: a truncation that hangs on |w| <= theta
+    does not compose over a block). From -b ``BLOCK_MIN_BITS`` on, where the table is most of the
+    memory: a read catches up 16 rows where the 16-byte rows w last catch up one (-b 20, 1M lines of
+    the benchmark stream: 1.15-1.26x the CPU time end to end), while at -b 24 both took the same time.
+    A dense table only: the sparse store (``--sparse_weights``, or a -b too large for memory) keeps the
+    16-byte rows."""
+    return (cfg.bits >= BLOCK_MIN_BITS and not cfg.per_feature and not cfg.cumulative_penalty
+            and cfg.threshold == math.inf and not getattr(cfg, "sparse_weights", False)
+            and not sparse.wants_sparse(cfg.bits, 1, 4))
+
+
 def _tg_layout(cfg):
+    if _tg_blocks(cfg):
+        return Layout(("w",), 1, "float32")
     return rule_layout(cfg, penalty=_tg_penalty(cfg), lazy=True, rate=True, f32=_tg_f32(cfg), stamped=_tg_stamped(cfg))
 
 
@@ -362,6 +441,7 @@ LEARNER = LearnerSpec(
     merge=merge,
     settings=_settings,
     slots=SLOTS,
+    state_extra=_state_extra,
     options=("l1", "threshold", "period", "cumulative_penalty"),
     selected_by=("l1", "threshold", "period", "cumulative_penalty"),
     check=_tg_check,

@@ -12,7 +12,7 @@ from support.reference import T1, eager_gd, eager_linear
 from streamlearn.core import state as S
 from streamlearn.learners import tg
 from streamlearn.learners.tg import finalize_tg
-from streamlearn.core.table import catch_up, truncate
+from streamlearn.core.table import BLOCK, catch_up, catch_up_block, shrink, truncate
 from support.compare import allclose, close_in
 from support.kernels import run_kernel, table_dtype
 from support.streams import random_stream, streams
@@ -98,7 +98,7 @@ def test_catch_up_is_idempotent_and_composes():
     iprm = np.zeros(S.N_IPRM, np.int64)
     prm[S.P_THRESHOLD] = 0.6
     iprm[S.I_COL_LAST] = 1
-    iprm[S.I_COL_G] = iprm[S.I_COL_N] = iprm[S.I_COL_PEN] = iprm[S.I_COL_RATE] = iprm[S.I_COL_ACC] = -1
+    iprm[S.I_COL_G] = iprm[S.I_COL_N] = iprm[S.I_COL_PEN] = iprm[S.I_COL_RATE] = iprm[S.I_COL_ACC] = iprm[S.I_STAMPS] = -1
     prm[S.P_POWER_T] = 0.5
     stt = np.zeros(S.N_ST)
     stt[tg.S_GRAVITY] = 0.2
@@ -392,3 +392,107 @@ def test_float32_table_keeps_the_time_stamps_exact(rule):
     assert owed > 0.0 and n - m > 10 ** 5
     owed *= float(table[1, lay.rate])       # scaled by the weight's own rate
     assert lay.pen >= 0 and lay.column(table, lay.pen)[1] == P + owed     # the cumulative penalty grows by it
+
+
+# ----------------------------------------------------------------- tg under --sgd: block stamps (4.5 B a slot)
+
+@pytest.fixture
+def blocks_at_any_b(monkeypatch):
+    """The block-stamped table at every -b (it starts at ``tg.BLOCK_MIN_BITS``), so that small tables
+    test it."""
+    monkeypatch.setattr(tg, "BLOCK_MIN_BITS", 0)
+
+
+def test_sgd_tg_keeps_block_stamps_from_b22():
+    """tg under --sgd without a threshold keeps, from -b 22 on, one float32 weight a slot and one
+    float64 stamp a block of ``BLOCK`` rows in st (issue 30); below, and with --threshold, the 16-byte
+    rows w last."""
+    from streamlearn.config import train_config
+    from streamlearn import learners
+    assert tg.BLOCK_MIN_BITS == 22
+    for bits in (18, 21):
+        cfg = train_config(dict(algo="tg", sgd=True, l1=1e-3, bits=bits, sources=("-",)))
+        assert learners.layout(cfg).names == ("w", "last") and learners.layout(cfg).dtype == "float64"
+    cfg = train_config(dict(algo="tg", sgd=True, l1=1e-3, bits=22, sources=("-",)))
+    assert learners.layout(cfg).names == ("w",) and learners.layout(cfg).dtype == "float32"
+
+
+def test_sgd_tg_block_state(blocks_at_any_b):
+    from streamlearn.config import train_config
+    from streamlearn import learners
+    cfg = train_config(dict(algo="tg", sgd=True, l1=1e-3, bits=10, sources=("-",)))
+    lay = learners.layout(cfg)
+    assert lay.names == ("w",) and lay.dtype == "float32"
+    prm, iprm = learners.make_settings(cfg, train=True)
+    stt = learners.make_state(cfg, prm)
+    assert iprm[S.I_STAMPS] == S.N_ST and stt.shape[0] == S.N_ST + (1 << 10) // BLOCK
+    cfg = train_config(dict(algo="tg", sgd=True, l1=1e-3, threshold=0.5, bits=10, sources=("-",)))
+    assert "last" in learners.layout(cfg).names
+    assert learners.make_settings(cfg, train=True)[1][S.I_STAMPS] == -1
+
+
+def test_catch_up_block_equals_per_row_catch_up():
+    """A read of any row of a block pays every row of the block what was released since the block's
+    stamp, exactly as one catch-up per row would (the soft threshold composes); other blocks stay."""
+    rng = np.random.default_rng(5)
+    n = 3 * BLOCK + 5                     # a last, short block
+    w = rng.normal(size=n)
+    w[rng.integers(0, n, 10)] = 0.0
+    table = w.reshape(-1, 1).copy()
+    stt = np.zeros(4)
+    cums = np.cumsum(rng.uniform(0.0, 0.3, 40))
+    for cum in cums:
+        i = int(rng.integers(0, n))
+        assert catch_up_block(table, i, cum, stt, 0) == table[i, 0]
+        assert stt[i // BLOCK] == cum
+    # the composed reference: every row shrunk by the last stamp of its block
+    for b in range(4):
+        rows = slice(b * BLOCK, min(n, (b + 1) * BLOCK))
+        expect = np.copysign(np.maximum(np.abs(w[rows]) - stt[b], 0.0), w[rows])
+        assert np.allclose(table[rows, 0], expect, rtol=0, atol=1e-12)
+
+
+def test_catch_up_block_reads_after_no_release_write_nothing():
+    table = np.array([[0.5], [-0.25]], dtype=np.float32)
+    stt = np.array([0.1])
+    assert catch_up_block(table, 1, 0.1, stt, 0) == -0.25 and table[0, 0] == np.float32(0.5)
+    # a float32 table shrinks in float32 (the owed gravity rounded to it)
+    assert catch_up_block(table, 0, 0.3, stt, 0) == np.float32(0.5) - np.float32(0.2)
+    assert table[1, 0] == np.float32(-0.25) + np.float32(0.2)
+    assert stt[0] == 0.3
+
+
+@pytest.mark.parametrize("bits,K,g,loss", [(8, 1, 0.01, "squared"), (9, 3, 0.05, "logistic"),
+                                           (7, 2, 0.2, "hinge"), (6, 1, 0.05, "quantile")])
+def test_block_stamped_tg_equals_eager_over_many_blocks(bits, K, g, loss, blocks_at_any_b):
+    """A long stream over many blocks of 16 rows, split into several kernel calls: lazy (block stamps)
+    == eager truncated gradient, to 1e-9 on a float64 table of the layout, to float32 precision on
+    the float32 table the learner ships."""
+    examples = random_stream(600, 1 << bits, 6, seed=bits + K)
+    ref_preds, ref_w = eager_linear(examples, 1 << bits, loss=loss, eta=0.5, power_t=0.5, initial_t=1.0,
+                                    algo="tg", g=g, K=K)
+    opts = dict(loss=loss, algo="tg", l1=g, period=K, learning_rate=0.5, power_t=0.5, initial_t=1.0, sgd=True)
+    assert table_dtype(**opts) == "float32"
+    for dtype in ("float32", "float64"):
+        preds, w = run_kernel(examples, bits, (100, 101, 350), dtype=dtype, **opts)
+        assert close_in(dtype, preds, ref_preds), dtype
+        assert close_in(dtype, w, ref_w), dtype
+    assert np.count_nonzero(ref_w) > 0 and np.count_nonzero(ref_w) < (1 << bits)     # the gravity zeroed some
+
+
+def test_block_stamped_tg_resumes_from_its_model(tmp_path, blocks_at_any_b):
+    """-f after the block-stamped run holds every weight caught up: -i continues as one run would."""
+    from support.helpers import cli
+    rng = np.random.default_rng(2)
+    lines = [f"{rng.choice([-1, 1])} |a " + " ".join(f"f{rng.integers(200)}:{rng.normal():.3f}" for _ in range(5))
+             + "\n" for _ in range(400)]
+    (tmp_path / "a.vw").write_text("".join(lines[:200]))
+    (tmp_path / "b.vw").write_text("".join(lines[200:]))
+    (tmp_path / "ab.vw").write_text("".join(lines))
+    opts = ["--algo", "tg", "--sgd", "--l1", "1e-3", "-b", "10", "--quiet"]
+    cli("train", "-d", tmp_path / "a.vw", "-f", tmp_path / "a.slm", *opts)
+    cli("train", "-d", tmp_path / "b.vw", "-i", tmp_path / "a.slm", "-p", tmp_path / "resumed", *opts)
+    cli("train", "-d", tmp_path / "ab.vw", "-p", tmp_path / "whole", *opts)
+    resumed, whole = np.loadtxt(tmp_path / "resumed"), np.loadtxt(tmp_path / "whole")[200:]
+    assert resumed.shape == (200,) and np.any(resumed != 0)
+    assert np.allclose(resumed, whole, rtol=1e-5, atol=1e-6)
