@@ -201,9 +201,13 @@ def stamped_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized, sqrt
     weight and P rescaled as ``rate_statistics`` rescales them), then a = P - d r' with the new rate r',
     so that P stays what it was and accrues at r' from now on. A row that accrues nothing (z and a both
     0) is marked with a = NaN until ``stamped_step`` has moved its weight (its duplicates in the
-    example stay marked). Returns m sum_i x_i^2 r'_i, as ``rate_statistics``."""
+    example stay marked). Returns (m sum_i x_i^2 r'_i, as ``rate_statistics``; whether a row was marked).
+
+    A feature whose x^2 is its N^2 (a binary feature, N = |x| = 1) adds 1 to the normalizer's sum without
+    the division x^2 / N^2 (exactly 1: the same sum)."""
     ppu = 0.0
     norm_x = 0.0
+    marked = False
     for k in range(s, f):
         i = idx[k]
         x = np.float64(val[k])
@@ -231,17 +235,22 @@ def stamped_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized, sqrt
                     P *= scale
                 table[i, cn] = ax
                 N = table[i, cn]
-            if x2 > X2_MAX:
+            N2 = N * N
+            if x2 > X2_MAX or x2 == N2:
                 norm_x += 1.0
             else:
-                norm_x += x2 / (N * N)
+                norm_x += x2 / N2
         r = rate_decay(G, N, adaptive, normalized, sqrt_rate, power_t)
-        table[i, ca] = math.nan if fresh else P - d * r
+        if fresh:
+            marked = True
+            table[i, ca] = math.nan
+        else:
+            table[i, ca] = P - d * r
         ppu += x2 * r
     if normalized:
         update_normalizer(st, S_NORM_SUM, S_TOTAL_W, S_MULT, h, norm_x, adaptive, sqrt_rate, power_t)
         ppu *= st[S_MULT]
-    return ppu
+    return ppu, marked
 
 
 @njit(cache=True, nogil=True)
@@ -258,9 +267,10 @@ def stamped_step(idx, val, s, f, table, cfg, st, code, p, y, tau, h):
         g = loss_dloss(code, p, y, tau)
         gsq = h * g * g
         ppu = 1.0
+        marked = True
         if gsq != 0.0:
-            ppu = stamped_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized, sqrt_rate, power_t,
-                                     cg, cn, ca, g0, st, d)
+            ppu, marked = stamped_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized, sqrt_rate, power_t,
+                                             cg, cn, ca, g0, st, d)
         else:           # no statistics to add: the rates stay; mark the rows that accrue nothing
             for k in range(s, f):
                 i = idx[k]
@@ -275,11 +285,12 @@ def stamped_step(idx, val, s, f, table, cfg, st, code, p, y, tau, h):
             for k in range(s, f):
                 i = idx[k]
                 table[i, W] += u * val[k] * table.dtype.type(feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t))
-        for k in range(s, f):
-            i = idx[k]
-            if table[i, ca] != table[i, ca]:
-                table[i, ca] = 0.0 if table[i, W] == 0.0 else -d * feature_rate(table, i, cg, cn, g0, sqrt_rate,
-                                                                                power_t)
+        if marked:      # only an example with a fresh row has a marked one
+            for k in range(s, f):
+                i = idx[k]
+                if table[i, ca] != table[i, ca]:
+                    table[i, ca] = 0.0 if table[i, W] == 0.0 else -d * feature_rate(table, i, cg, cn, g0,
+                                                                                    sqrt_rate, power_t)
     st[S_T] = t
     st[S_NLEARN] += 1.0
     return scale * st[S_MULT] if normalized else scale
