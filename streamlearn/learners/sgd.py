@@ -69,12 +69,20 @@ def _start(cfg, table, prm, iprm, st) -> None:
         table[(constant_index(cfg.bits) * cfg.class_width) & mask, 0] = cfg.initial_constant
 
 
+#: the smallest -b whose --sgd table is float32 (``_f32``): 2^22 rows of 8 B are 32 MiB
+F32_MIN_BITS = 22
+
+
 def _f32(cfg) -> bool:
-    """sgd keeps a float32 table (issue 30: VW's 4 bytes a value) under per-feature rates (the default
-    rule: w G N rate, 16 B a slot as VW's) for a binary or one-against-all model; --sgd (8 B a slot)
-    and the cost-sensitive, multilabel, label-dependent, --lrq and --nn kernels keep float64."""
-    return cfg.per_feature and not (cfg.csoaa or cfg.multilabel_oaa or cfg.ldf is not None
-                                    or getattr(cfg, "nn", 0) or getattr(cfg, "lowrank", None) is not None)
+    """sgd keeps a float32 table (issue 30: VW's 4 bytes a value) for a binary or one-against-all model
+    under per-feature rates (the default rule: w G N rate, 16 B a slot as VW's), and under --sgd from
+    -b ``F32_MIN_BITS`` on, where the table is most of the memory (the weight alone, 4 B a slot as
+    VW's; below, 8 B: the float64 weight follows VW's own numbers more closely on unstable runs, e.g.
+    tests/conformance's class-weight case, 3.1e-4 of VW's prediction in float64 and 3.7e-3 in
+    float32). The cost-sensitive, multilabel, label-dependent, --lrq and --nn kernels keep float64."""
+    return (cfg.per_feature or cfg.bits >= F32_MIN_BITS) and not (
+        cfg.csoaa or cfg.multilabel_oaa or cfg.ldf is not None or getattr(cfg, "nn", 0)
+        or getattr(cfg, "lowrank", None) is not None)
 
 
 def _check(cfg, flag) -> None:
