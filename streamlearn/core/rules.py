@@ -322,8 +322,9 @@ def rule_layout(cfg, penalty: bool = False, lazy: bool = False, extra: tuple = (
     W, G, N and RATE one float32 column each, then P and LAST (float64, exact: ``Layout``) two
     columns each at an even index (after a pad column when needed): the default rule's tg would have 8
     columns of 4 bytes (w g n rate p p:2 last last:2, 32 B a slot, 48 B in float64) without
-    ``stamped``, its sgd 4 (16 B, VW's; 32 B in float64). Under --sgd they stay float64 (sgd 8 B, tg 16 B: a float32 weight beside a
-    float64 stamp would take 16 B too).
+    ``stamped``, its sgd 4 (16 B, VW's; 32 B in float64). Under --sgd they stay float64 below -b 22 (sgd 8 B, tg 16 B: a float32 weight
+    beside a float64 stamp would take 16 B too); from -b 22 sgd's is float32 (``sgd.F32_MIN_BITS``) and
+    tg's block-stamped (``tg.BLOCK_MIN_BITS``).
 
     With ``stamped`` (tg's cumulative penalty under a rule where a never-updated row has rate 0, the
     default rule among them; ``streamlearn.learners.tg``) P, LAST and RATE become one float32 column
