@@ -279,16 +279,20 @@ def finalize_blocks(table, cum, st, stamps):
     """Catch every block of the block-stamped table up (``catch_up_block``; before saving). Zero
     weights are not written, nor the stamp of a block of zeros (its stamp does not matter: a zero
     stays zero, and the next read of the block stamps it), so that pages training never touched stay
-    out of the resident set."""
+    out of the resident set. The shrink is ``catch_up_block``'s, in the table's type, so that the
+    saved weights are those the next read would have given."""
     n = table.shape[0]
+    zero = table.dtype.type(0.0)
     for b in range((n + BLOCK - 1) >> BLOCK_SHIFT):
         owed = cum - st[stamps + b]
         if owed > 0.0:
+            o = table.dtype.type(owed)
             used = False
             for j in range(b << BLOCK_SHIFT, min((b + 1) << BLOCK_SHIFT, n)):
                 w = table[j, W]
-                if w != 0.0:
-                    table[j, W] = shrink(np.float64(w), owed)
+                if w != zero:
+                    m = abs(w) - o
+                    table[j, W] = math.copysign(m if m > zero else zero, w)
                     used = True
             if used:
                 st[stamps + b] = cum

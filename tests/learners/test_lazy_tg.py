@@ -496,3 +496,22 @@ def test_block_stamped_tg_resumes_from_its_model(tmp_path, blocks_at_any_b):
     resumed, whole = np.loadtxt(tmp_path / "resumed"), np.loadtxt(tmp_path / "whole")[200:]
     assert resumed.shape == (200,) and np.any(resumed != 0)
     assert np.allclose(resumed, whole, rtol=1e-5, atol=1e-6)
+
+
+def test_finalize_blocks_saves_what_reads_give():
+    """``finalize_blocks`` shrinks in the table's type as ``catch_up_block`` does: a model saved after it
+    holds exactly the weights the next reads would have given (float32 table, owed amounts that float32
+    rounds)."""
+    from streamlearn.core.table import catch_up_block, finalize_blocks
+    rng = np.random.default_rng(11)
+    n = 5 * BLOCK + 3
+    w = rng.normal(size=(n, 1)).astype(np.float32)
+    w[rng.integers(0, n, 12), 0] = 0.0
+    cum = 0.1 + 1e-9
+    st = np.concatenate([np.zeros(4), rng.uniform(0.0, 0.1, (n + BLOCK - 1) // BLOCK)])
+    read, saved = w.copy(), w.copy()
+    st_read, st_saved = st.copy(), st.copy()
+    values = np.array([catch_up_block(read, i, cum, st_read, 4) for i in range(n)])
+    finalize_blocks(saved, cum, st_saved, 4)
+    np.testing.assert_array_equal(saved[:, 0], read[:, 0])
+    np.testing.assert_array_equal(values.astype(np.float32), read[:, 0])
