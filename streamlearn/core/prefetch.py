@@ -25,6 +25,15 @@ def element_pointer(context, builder, aryty, array, row, col):
                                      wraparound=False)
 
 
+def _emit_prefetch(builder, ptr) -> None:
+    """``llvm.prefetch`` of the address ``ptr``: for writing, high locality, data cache."""
+    i8p = ir.PointerType(ir.IntType(8))
+    i32 = ir.IntType(32)
+    fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+                                        "llvm.prefetch.p0")
+    builder.call(fn, [builder.bitcast(ptr, i8p), i32(1), i32(3), i32(1)])
+
+
 @intrinsic
 def prefetch_row(typingctx, table, i):
     """LLVM's ``llvm.prefetch`` (for writing, high locality, data cache) of row i of a 2-D table."""
@@ -34,11 +43,7 @@ def prefetch_row(typingctx, table, i):
         aryty, ity = signature.args
         ptr = element_pointer(context, builder, aryty, args[0], context.cast(builder, args[1], ity, types.intp),
                               context.get_constant(types.intp, 0))
-        i8p = ir.PointerType(ir.IntType(8))
-        i32 = ir.IntType(32)
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
-                                            "llvm.prefetch.p0")
-        builder.call(fn, [builder.bitcast(ptr, i8p), i32(1), i32(3), i32(1)])
+        _emit_prefetch(builder, ptr)
         return context.get_dummy_value()
 
     return sig, codegen
@@ -55,11 +60,7 @@ def prefetch_item(typingctx, array, i):
         ptr = cgutils.get_item_pointer2(context, builder, ary.data, cgutils.unpack_tuple(builder, ary.shape, 1),
                                         cgutils.unpack_tuple(builder, ary.strides, 1), aryty.layout,
                                         [context.cast(builder, args[1], ity, types.intp)], wraparound=False)
-        i8p = ir.PointerType(ir.IntType(8))
-        i32 = ir.IntType(32)
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
-                                            "llvm.prefetch.p0")
-        builder.call(fn, [builder.bitcast(ptr, i8p), i32(1), i32(3), i32(1)])
+        _emit_prefetch(builder, ptr)
         return context.get_dummy_value()
 
     return sig, codegen

@@ -134,12 +134,12 @@ def tg_weight_penalty(table, i, cfg, gravity_released):
 
 #: settings of the block-stamped table: the rule's (``rules.GdSettings``, for the step) and the st
 #: slot of the first block stamp
-BlockSettings = namedtuple("BlockSettings", ("gd", "stamps", "gravity", "period"))
+BlockSettings = namedtuple("BlockSettings", ("gd", "stamps"))
 
 
 @njit(cache=True, nogil=True)
 def block_settings(prm, iprm):
-    return BlockSettings(gd_settings(prm, iprm), iprm[I_STAMPS], prm[P_L1], iprm[I_PERIOD])
+    return BlockSettings(gd_settings(prm, iprm), iprm[I_STAMPS])
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -160,11 +160,7 @@ def block_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
     prefetches its table rows, not the stamps it will read with them)."""
     for k in range(f, min(idx.shape[0], 2 * f - s)):
         prefetch_item(st, cfg.stamps + (idx[k] >> BLOCK_SHIFT))
-    step = gd_update(idx, val, s, f, table, cfg.gd, st, code, p, y, tau, h)
-    st[S_PENDING] += cfg.gravity * step
-    if int(st[S_NLEARN]) % cfg.period == 0:
-        st[S_GRAVITY] += st[S_PENDING]
-        st[S_PENDING] = 0.0
+    tg_learn(idx, val, s, f, table, prm, iprm, cfg.gd, st, code, p, y, tau, h)
 
 
 # ------------------------------------------------------------- tg, the stamped penalty (16 B a row)
