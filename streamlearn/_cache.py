@@ -21,6 +21,7 @@ import ast
 import hashlib
 import json
 import os
+import types
 
 try:
     import fcntl as _fcntl
@@ -436,6 +437,50 @@ def install_kernel_loader() -> None:
     _install_nrt_cache()
     _install_env_rebuild()
     _install_ndarray_typeof()
+    _install_extension_init_on_compile()
+
+
+# numba runs its extensions' ``init`` entry points (``numba.core.entrypoints.init_all``) on the first
+# call of any jitted function, before it types the arguments; finding them imports ``importlib.metadata``
+# (and email, ...) and scans every installed distribution: 15-25 ms of a 10-line run that loads all its
+# kernels from the cache. A compilation runs them anyway (``compile_extra`` refreshes the target
+# context, whose registries include them), so a streamlearn kernel's first call skips the early hook:
+# loading cached machine code needs no extension, and the arguments of our kernels are numpy arrays,
+# numbers and tuples of them, which numba types without one. Other jitted functions keep numba's hook.
+# The command line also imports numba with ``importlib.metadata`` deferred (``DeferredModule``).
+
+
+class DeferredModule(types.ModuleType):
+    """Stands in for a module while numba is imported (``sys.modules``): the real module is imported
+    when an attribute of it is first read, and the stand-in leaves ``sys.modules`` then, or as soon as
+    numba's import is over (the command line's ``_numba_import``)."""
+
+    def __getattr__(self, attr):
+        real = self.__dict__.get("_streamlearn_real")
+        if real is None:
+            import importlib
+            import sys
+            if sys.modules.get(self.__name__) is self:
+                del sys.modules[self.__name__]
+            real = importlib.import_module(self.__name__)
+            self.__dict__["_streamlearn_real"] = real
+        return getattr(real, attr)
+
+
+def _install_extension_init_on_compile() -> None:
+    from numba.core import dispatcher
+    base = dispatcher._DispatcherBase
+    numba_hook = getattr(base, "_compilation_chain_init_hook", None)
+    if numba_hook is None or getattr(numba_hook, "_streamlearn", False):
+        return
+
+    def _compilation_chain_init_hook(self):
+        if getattr(getattr(self, "py_func", None), "__module__", "").startswith("streamlearn"):
+            return      # a compilation of it runs the extensions' init first (see above)
+        numba_hook(self)
+
+    _compilation_chain_init_hook._streamlearn = True
+    base._compilation_chain_init_hook = _compilation_chain_init_hook
 
 
 # numba's cache of a kernel is an index (signature -> data file number) and one data file per

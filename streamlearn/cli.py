@@ -16,6 +16,8 @@ import traceback
 import click
 from click.core import ParameterSource
 
+from streamlearn import _cache
+
 # Python's cyclic garbage collector would walk the objects of numba and of the package again and again
 # while they are imported (about 95,000 objects, none of them garbage): it is paused for the import
 # (and they are frozen at its end), and a command line process keeps it paused through its set-up
@@ -27,17 +29,26 @@ gc.disable()
 # 12-13 ms of CPU time that a command line run does not otherwise spend, as nothing of it imports
 # SciPy. It imports PyYAML (13-19 ms) only to read a ``.numba_config.yaml`` in the working directory,
 # so where there is none PyYAML is hidden too. numba is imported with them hidden, and they are
-# importable again right after.
+# importable again right after. ``importlib.metadata`` (10-20 ms with email and the rest) is imported
+# by numba only for its extensions' entry points, which a run of cached kernels never reads: numba
+# keeps a stand-in that imports it on first use (``_cache.DeferredModule``), and the real module is
+# the one imported again right after.
 _HIDDEN = tuple(name for name in ("scipy", "yaml")
                 if "numba" not in sys.modules and name not in sys.modules
                 and not (name == "yaml" and os.path.isfile(".numba_config.yaml")))
+_DEFERRED = tuple(name for name in ("importlib.metadata",) if "numba" not in sys.modules and name not in sys.modules)
 for _name in _HIDDEN:
     sys.modules[_name] = None       # "import NAME" raises ImportError, which numba allows for both
+for _name in _DEFERRED:
+    sys.modules[_name] = _cache.DeferredModule(_name)
 try:
     import numba  # noqa: E402,F401
 finally:
     for _name in _HIDDEN:
         if sys.modules.get(_name, 0) is None:
+            del sys.modules[_name]
+    for _name in _DEFERRED:
+        if isinstance(sys.modules.get(_name), _cache.DeferredModule):
             del sys.modules[_name]
 
 from streamlearn._version import __version__  # noqa: E402

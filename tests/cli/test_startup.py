@@ -195,7 +195,7 @@ HEAVY = ("streamlearn.serve.service", "streamlearn.serve.daemon", "streamlearn.s
          "streamlearn.dask", "streamlearn.plot", "streamlearn.estimators", "streamlearn.online", "streamlearn.api",
          "streamlearn.features.audit", "streamlearn.features.names", "streamlearn.batch", "streamlearn.mix",
          "river", "dask", "distributed", "matplotlib", "pandas", "sklearn", "aiohttp", "asyncio",
-         "scipy", "yaml", "numba.typed.typeddict", "numba.np.arraymath", "numba.np.linalg")
+         "scipy", "yaml", "numba.typed.typeddict", "numba.np.arraymath", "numba.np.linalg", "importlib.metadata")
 
 
 def _probe_modules(*args):
@@ -208,7 +208,8 @@ def _probe_modules(*args):
 def test_plain_runs_import_no_optional_module(tmp_path):
     """Start-up (issue 30): a plain train, a train with -f and a predict import none of the optional
     extras (serve, river, dask, plot, scikit-learn, pandas, matplotlib, aiohttp), SciPy (numba's import
-    checks its version; the command line hides it then), PyYAML (numba reads a config file with it) nor numba's registries (each run is made once
+    checks its version; the command line hides it then), PyYAML (numba reads a config file with it),
+    importlib.metadata (numba's extensions' entry points, read before a compilation only) nor numba's registries (each run is made once
     first, so that its kernels are cached: a compilation sets the registries up); the probe sees a lazily imported module (--audit's) when a run needs it. The command line process
     collects garbage again after its set-up, with what the set-up imported frozen."""
     model = tmp_path / "m.slm"
@@ -233,6 +234,47 @@ def test_importing_the_cli_leaves_the_garbage_collector_on_and_scipy_importable(
     enabled, frozen, scipy_seen, *shape = r.stdout.split()
     assert r.returncode == 0 and (enabled, scipy_seen, shape) == ("True", "False", ["(2,", "3)"]), r.stderr
     assert int(frozen) > 10000      # what the import made, frozen: not walked by every later collection
+
+
+def test_importlib_metadata_is_deferred_only_inside_numba():
+    """numba's import gets a stand-in for ``importlib.metadata`` (it reads its extensions' entry points
+    with it only before a compilation); after the CLI's import the module is the real one, and numba's
+    stand-in reads the real one's entry points."""
+    code = ("import sys, streamlearn.cli, types; from numba.core import entrypoints as e; "
+            "print('importlib.metadata' in sys.modules, type(e.importlib_metadata).__name__); "
+            "import importlib.metadata as m; print(type(m) is types.ModuleType, "
+            "e.importlib_metadata.entry_points is m.entry_points, sys.modules['importlib.metadata'] is m)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["False", "DeferredModule", "True", "True", "True"], r.stdout
+
+
+def test_extension_init_waits_for_a_compilation(monkeypatch):
+    """A streamlearn kernel's first call does not run numba's extension init (``entrypoints.init_all``)
+    ahead of loading it; its compilation still runs it (before typing its body), and other jitted
+    functions keep numba's early hook."""
+    import numba
+    from numba.core import dispatcher, entrypoints
+
+    _cache.install_kernel_loader()
+    calls = []
+    monkeypatch.setattr(entrypoints, "init_all", lambda: calls.append(1))
+
+    def jitted(module):
+        scope = {"__name__": module}
+        exec("def f(x):\n    return x + 1\n", scope)
+        return numba.njit(scope["f"])
+
+    ours = jitted("streamlearn.some_kernels")
+    hook = dispatcher._DispatcherBase._compilation_chain_init_hook
+    assert getattr(hook, "_streamlearn", False)
+    hook(ours)
+    assert calls == []                      # the early hook: nothing for a streamlearn kernel
+    assert ours(2) == 3 and calls           # its compilation ran the extensions' init
+    calls.clear()
+    theirs = jitted("someone_else")
+    hook(theirs)
+    assert calls == [1]
 
 
 def test_a_numba_config_file_is_still_read(tmp_path):
