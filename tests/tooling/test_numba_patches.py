@@ -54,7 +54,8 @@ from numba.core.typing import typeof as nb_typeof
 numba_own = {"lazy": dispatcher.Dispatcher.enable_caching,
              "loader": (caching.Cache.load_overload, caching.Cache.save_overload),
              "nrt": nrtdynmod.compile_nrt_functions, "env": environment._rebuild_env,
-             "typeof": nb_typeof.typeof_impl.dispatch(np.ndarray), "signature": utils.pysignature}
+             "typeof": nb_typeof.typeof_impl.dispatch(np.ndarray), "signature": utils.pysignature,
+             "extinit": dispatcher._DispatcherBase._compilation_chain_init_hook}
 _cache.install_lazy_caches()
 _cache.install_kernel_loader()
 marked = lambda f: getattr(f, "_streamlearn", False) is True
@@ -64,7 +65,8 @@ out = {"marks": {
     "nrt": marked(nrtdynmod.compile_nrt_functions),
     "env": marked(environment._rebuild_env),
     "typeof": marked(nb_typeof.typeof_impl.dispatch(np.ndarray)),
-    "signature": marked(utils.pysignature)}}
+    "signature": marked(utils.pysignature),
+    "extinit": marked(dispatcher._DispatcherBase._compilation_chain_init_hook)}}
 if "lazy" in undo:
     dispatcher.Dispatcher.enable_caching = numba_own["lazy"]
 if "loader" in undo:
@@ -77,6 +79,8 @@ if "typeof" in undo:
     nb_typeof.typeof_impl.register(np.ndarray)(numba_own["typeof"])
 if "signature" in undo:
     utils.pysignature = numba_own["signature"]
+if "extinit" in undo:
+    dispatcher._DispatcherBase._compilation_chain_init_hook = numba_own["extinit"]
 
 import inspect
 from numba import njit
@@ -130,6 +134,8 @@ out["read_only_before"] = read_only_locator()
 out["cache_at_import"] = type(patch_toy.total._cache).__name__
 out["pycache_at_import"] = os.path.isdir(os.path.join(toys, "__pycache__"))
 out["value"] = patch_toy.total(np.arange(4.0))
+from numba.core import entrypoints
+out["extensions_initialized"] = entrypoints._already_initialized
 out["imported"] = sorted(m for m in watched if m in sys.modules and m not in before)
 out["counts"] = dict(_cache._counts)
 out["nrt_built"] = len(nrt_built)
@@ -193,7 +199,7 @@ def test_all_patches_install_on_this_numba(warm):
     """Every installer found the internal it replaces (none fell back to numba's own behaviour)."""
     _, (first, _), _ = warm
     assert first["marks"] == {"lazy": True, "loader": True, "nrt": True, "env": True, "typeof": True,
-                              "signature": True}
+                              "signature": True, "extinit": True}
     assert first["value"] == 6.0
 
 
@@ -269,6 +275,18 @@ def test_ndarray_typeof_skips_the_masked_array_question(warm):
     assert ours["typeof"]["C"] == "array(float64, 1d, C)" and ours["typeof"]["F"] == "array(float64, 2d, F)"
     assert ours["typeof"]["A"] == "array(float64, 2d, A)" and ours["typeof"]["readonly"].startswith("readonly")
     assert "MaskedArray" in ours["masked"] and ours["masked"] == numba_own["masked"]
+
+
+def test_extension_init_waits_for_a_compilation(warm):
+    """``_compilation_chain_init_hook``: a streamlearn kernel loaded from the cache does not run numba's
+    extension init (``entrypoints.init_all``: importlib.metadata and a scan of every installed
+    distribution); its compilation (the first probe) still runs it, and numba's own hook runs it on the
+    first call."""
+    _, (first, _), load = warm
+    ours, numba_own = load(), load("extinit")
+    assert first["extensions_initialized"] is True and first["counts"]["compiled"] == 1
+    assert ours["extensions_initialized"] is False and ours["counts"]["loaded"] == 1
+    assert numba_own["extensions_initialized"] is True and numba_own["counts"]["loaded"] == 1
 
 
 def test_read_only_locator_names_numbas_index_file(warm):
