@@ -363,7 +363,7 @@ def stamped_penalty(table, i, ca, d, r):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def catch_up_stamped(table, i, d, cg, cn, ca, g0, sqrt_rate, power_t, memo):
+def catch_up_stamped(table, i, d, cg, cn, ca, g0, sqrt_rate, power_t):
     """The weight in force of row i with the cumulative penalty kept *stamped* in one column (tg's
     16-byte rows, issue 30): the lazy time stamp of Langford, Li & Zhang 2009, §4, folded into the
     penalty. With C the run's epoch base (``st[tg.S_EPOCH]``, float64), LAST the cumulative gravity at
@@ -373,7 +373,7 @@ def catch_up_stamped(table, i, d, cg, cn, ca, g0, sqrt_rate, power_t, memo):
     weight in force z shrunk by it. Nothing is written to the table: a read owes nothing later. A row
     whose z and a are both 0 accrues nothing (never updated, or its updates left z at 0; its weight is 0
     anyway). r is read through the rate memo ``memo`` (``memo_rate``)."""
-    r = memo_rate(table, i, memo, cg, cn, g0, sqrt_rate, power_t)
+    r = feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t)
     return shrink(table[i, W], stamped_penalty(table, i, ca, d, r))
 
 

@@ -189,8 +189,7 @@ def stamped_view(cfg, st):
 def stamped_weight(table, i, cfg, d):
     """``tg_weight`` of the stamped form (``catch_up_stamped``: reads the table only), its rate through the
     block's memo (``memo_rate``: the statistics of a learned example then find it there)."""
-    return catch_up_stamped(table, i, d, cfg.col_g, cfg.col_n, cfg.col_acc, cfg.g0, cfg.sqrt_rate, cfg.power_t,
-                            cfg.memo)
+    return catch_up_stamped(table, i, d, cfg.col_g, cfg.col_n, cfg.col_acc, cfg.g0, cfg.sqrt_rate, cfg.power_t)
 
 
 @njit(cache=True, nogil=True)
