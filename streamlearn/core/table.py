@@ -171,45 +171,6 @@ def feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t):
     return rate_decay(G, N, cg >= 0, cn >= 0, sqrt_rate, power_t)
 
 
-#: rows of a rate memo (``memo_rate``; a power of 2: a row's slot is its index's low bits)
-MEMO_ROWS = 512
-
-
-@njit(cache=True, nogil=True)
-def new_memo():
-    """An empty rate memo (``memo_rate``): MEMO_ROWS slots (r, G, N, -), G NaN (matches nothing)."""
-    return np.full((MEMO_ROWS, 4), np.nan)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def memo_rate(table, i, memo, cg, cn, g0, sqrt_rate, power_t):
-    """``feature_rate`` of row i through a memo (issue 30): r is a pure function of the row's stored G and
-    N (and of the run's constants), so a rate computed earlier from the same float32 values is the same
-    bits. Slot i mod MEMO_ROWS of ``memo`` holds (r, G, N) of the last rate computed there; when the
-    row's G and N equal that slot's the rate is taken from it (whichever row wrote it), else it is
-    computed and the slot rewritten. A row whose G grew since (a touch, its duplicate later in the same
-    example) fails the comparison and is computed again."""
-    j = i & (memo.shape[0] - 1)
-    G = table[i, cg] if cg >= 0 else 0.0
-    N = table[i, cn] if cn >= 0 else 0.0
-    if memo[j, 1] == G and memo[j, 2] == N:
-        return memo[j, 0]
-    r = rate_decay(G + g0 if cg >= 0 else 0.0, N, cg >= 0, cn >= 0, sqrt_rate, power_t)
-    memo[j, 0] = r
-    memo[j, 1] = G
-    memo[j, 2] = N
-    return r
-
-
-@njit(cache=True, nogil=True, inline="always")
-def memo_store(memo, i, r, G, N):
-    """Record r as the rate of the stored (G, N) of row i in its memo slot (``memo_rate``)."""
-    j = i & (memo.shape[0] - 1)
-    memo[j, 0] = r
-    memo[j, 1] = G
-    memo[j, 2] = N
-
-
 @njit(cache=True, nogil=True, inline="always")
 def catch_up(table, i, cum, theta, clast, cpen, cg, cn, g0, sqrt_rate, power_t, cr):
     """Bring weight i up to date with the gravity released since its last touch; returns it.
@@ -370,9 +331,8 @@ def catch_up_stamped(table, i, d, cg, cn, ca, g0, sqrt_rate, power_t):
     the row's last touch and r its rate (G and N change only at a touch, so r is constant between two
     touches, and is computed from them instead of stored), column ``ca`` holds a = P - (LAST - C) r;
     the penalty in force after the gravity ``d`` = cum - C released since C is then a + d r, and the
-    weight in force z shrunk by it. Nothing is written to the table: a read owes nothing later. A row
-    whose z and a are both 0 accrues nothing (never updated, or its updates left z at 0; its weight is 0
-    anyway). r is read through the rate memo ``memo`` (``memo_rate``)."""
+    weight in force z shrunk by it. Nothing is written: a read owes nothing later. A row whose z and a
+    are both 0 accrues nothing (never updated, or its updates left z at 0; its weight is 0 anyway)."""
     r = feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t)
     return shrink(table[i, W], stamped_penalty(table, i, ca, d, r))
 

@@ -38,9 +38,8 @@ from streamlearn.core.state import (
     N_ST, S_MAX_LABEL, S_MIN_LABEL, S_MULT, S_NLEARN, S_NORM_SUM, S_T, S_TOTAL_W, own_slots,
 )
 from streamlearn.core.table import (
-    BLOCK, BLOCK_SHIFT, W, catch_up, catch_up_block, catch_up_penalty, catch_up_plain, catch_up_stamped, effective_weights,
-    feature_rate, finalize_blocks, finalize_lazy, memo_rate, memo_store, new_memo, normalizer_rescale, rate_decay,
-    rebase_stamped, update_normalizer,
+    BLOCK, BLOCK_SHIFT, W, catch_up, catch_up_block, catch_up_penalty, catch_up_plain, catch_up_stamped, effective_weights, feature_rate,
+    finalize_blocks, finalize_lazy, normalizer_rescale, rate_decay, rebase_stamped, update_normalizer,
 )
 
 
@@ -166,17 +165,16 @@ def block_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
 
 # ------------------------------------------------------------- tg, the stamped penalty (16 B a row)
 
-#: settings of the stamped form: the rule's, the column of a, the gravity g and the period K, and the
-#: rate memo of the block (``core.table.memo_rate``)
+#: settings of the stamped form: the rule's, the column of a, the gravity g and the period K
 StampedSettings = namedtuple("StampedSettings", ("adaptive", "normalized", "invariant", "g0", "col_g", "col_n",
-                                                 "power_t", "sqrt_rate", "col_acc", "gravity", "period", "memo"))
+                                                 "power_t", "sqrt_rate", "col_acc", "gravity", "period"))
 
 
 @njit(cache=True, nogil=True)
-def stamped_settings(prm, iprm, memo):
+def stamped_settings(prm, iprm):
     adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate = rule_settings(prm, iprm)
     return StampedSettings(adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, iprm[I_COL_ACC],
-                           prm[P_L1], iprm[I_PERIOD], memo)
+                           prm[P_L1], iprm[I_PERIOD])
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -187,22 +185,19 @@ def stamped_view(cfg, st):
 
 @njit(cache=True, nogil=True, inline="always")
 def stamped_weight(table, i, cfg, d):
-    """``tg_weight`` of the stamped form (``catch_up_stamped``: reads the table only), its rate through the
-    block's memo (``memo_rate``: the statistics of a learned example then find it there)."""
+    """``tg_weight`` of the stamped form (``catch_up_stamped``: reads only)."""
     return catch_up_stamped(table, i, d, cfg.col_g, cfg.col_n, cfg.col_acc, cfg.g0, cfg.sqrt_rate, cfg.power_t)
 
 
 @njit(cache=True, nogil=True)
 def stamped_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized, sqrt_rate, power_t, cg, cn, ca, g0,
-                       st, d, memo):
+                       st, d):
     """``rules.rate_statistics`` for the stamped penalty: each feature's row is a touch (Langford, Li &
     Zhang 2009, §4): its penalty in force P = a + d r with its old rate, then G and N grow (the raw
     weight and P rescaled as ``rate_statistics`` rescales them), then a = P - d r' with the new rate r',
     so that P stays what it was and accrues at r' from now on. A row that accrues nothing (z and a both
     0) is marked with a = NaN until ``stamped_step`` has moved its weight (its duplicates in the
-    example stay marked). The old rate is taken from the memo (``memo_rate``: the prediction's, while
-    the row's G and N are still the ones it was computed from) and the new one recorded there for the
-    step. Returns (m sum_i x_i^2 r'_i, as ``rate_statistics``; whether a row was marked).
+    example stay marked). Returns (m sum_i x_i^2 r'_i, as ``rate_statistics``; whether a row was marked).
 
     A feature whose x^2 is its N^2 (a binary feature, N = |x| = 1) adds 1 to the normalizer's sum without
     the division x^2 / N^2 (exactly 1: the same sum)."""
@@ -220,7 +215,7 @@ def stamped_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized, sqrt
         fresh = a != a or (a == 0.0 and table[i, W] == 0.0)
         P = 0.0
         if not fresh:
-            P = max(a + d * memo_rate(table, i, memo, cg, cn, g0, sqrt_rate, power_t), 0.0)
+            P = max(a + d * feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t), 0.0)
         G = 0.0
         N = 0.0
         if adaptive:
@@ -242,7 +237,6 @@ def stamped_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized, sqrt
             else:
                 norm_x += x2 / N2
         r = rate_decay(G, N, adaptive, normalized, sqrt_rate, power_t)
-        memo_store(memo, i, r, table[i, cg] if adaptive else 0.0, N)
         if fresh:
             marked = True
             table[i, ca] = math.nan
@@ -262,7 +256,7 @@ def stamped_step(idx, val, s, f, table, cfg, st, code, p, y, tau, h):
     sgd), then the rows that accrued nothing: a = -d r when the step left their weight not 0 (their
     penalty starts at 0 now, as the eager reference's starts at their first update), else 0. Returns
     the step scale (times m when normalized)."""
-    adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, ca, gravity, period, memo = cfg
+    adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, ca, gravity, period = cfg
     t, scale = step_scale(st, h, power_t, adaptive)
     if loss_positive(code, p, y, tau, st[S_MIN_LABEL], st[S_MAX_LABEL]):
         d = st[S_GRAVITY] - st[S_EPOCH]
@@ -272,7 +266,7 @@ def stamped_step(idx, val, s, f, table, cfg, st, code, p, y, tau, h):
         marked = True
         if gsq != 0.0:
             ppu, marked = stamped_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized, sqrt_rate, power_t,
-                                             cg, cn, ca, g0, st, d, memo)
+                                             cg, cn, ca, g0, st, d)
         else:           # no statistics to add: the rates stay; mark the rows that accrue nothing
             for k in range(s, f):
                 i = idx[k]
@@ -286,13 +280,13 @@ def stamped_step(idx, val, s, f, table, cfg, st, code, p, y, tau, h):
         if u != 0.0:       # the rate as a table value, as sgd's step reads it from its rate column
             for k in range(s, f):
                 i = idx[k]
-                table[i, W] += u * val[k] * table.dtype.type(memo_rate(table, i, memo, cg, cn, g0, sqrt_rate, power_t))
+                table[i, W] += u * val[k] * table.dtype.type(feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t))
         if marked:      # only an example with a fresh row has a marked one
             for k in range(s, f):
                 i = idx[k]
                 if table[i, ca] != table[i, ca]:
-                    table[i, ca] = 0.0 if table[i, W] == 0.0 else -d * memo_rate(table, i, memo, cg, cn, g0,
-                                                                                 sqrt_rate, power_t)
+                    table[i, ca] = 0.0 if table[i, W] == 0.0 else -d * feature_rate(table, i, cg, cn, g0,
+                                                                                    sqrt_rate, power_t)
     st[S_T] = t
     st[S_NLEARN] += 1.0
     return scale * st[S_MULT] if normalized else scale
@@ -331,7 +325,7 @@ def learn_tg_block(block, state, start, end):
         return example_loop(block, state, start, end, block_settings(prm, iprm), block_view, block_weight,
                             base_start, sum_end, block_learn)
     if iprm[I_COL_ACC] >= 0:
-        return example_loop(block, state, start, end, stamped_settings(prm, iprm, new_memo()), stamped_view, stamped_weight,
+        return example_loop(block, state, start, end, stamped_settings(prm, iprm), stamped_view, stamped_weight,
                             base_start, sum_end, stamped_learn)
     cfg = gd_settings(prm, iprm)
     adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, clast, cpen, gravity, theta, period, cr = cfg
@@ -350,7 +344,7 @@ def oaa_tg_block(block, state, start, end):
         return oaa_loop(block, state, start, end, block_settings(prm, iprm), block_view, block_weight,
                         base_start, sum_end, block_learn)
     if iprm[I_COL_ACC] >= 0:
-        return oaa_loop(block, state, start, end, stamped_settings(prm, iprm, new_memo()), stamped_view, stamped_weight,
+        return oaa_loop(block, state, start, end, stamped_settings(prm, iprm), stamped_view, stamped_weight,
                         base_start, sum_end, stamped_learn)
     return oaa_loop(block, state, start, end, gd_settings(prm, iprm), tg_view, tg_weight, base_start, sum_end, tg_learn)
 
@@ -363,7 +357,7 @@ def finalize_tg(table, prm, iprm, st):
         finalize_blocks(table, st[S_GRAVITY], st, iprm[I_STAMPS])
         return
     if iprm[I_COL_ACC] >= 0:
-        rebase(table, stamped_settings(prm, iprm, new_memo()), st)
+        rebase(table, stamped_settings(prm, iprm), st)
         return
     finalize_lazy(table, st[S_GRAVITY], prm[P_THRESHOLD], iprm[I_COL_LAST], iprm[I_COL_PEN], iprm[I_COL_G],
                   iprm[I_COL_N], prm[P_G0], prm[P_POWER_T] == 0.5, prm[P_POWER_T], iprm[I_COL_RATE])
