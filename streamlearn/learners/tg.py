@@ -191,7 +191,7 @@ def stamped_weight(table, i, cfg, d):
 
 @njit(cache=True, nogil=True)
 def stamped_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized, sqrt_rate, power_t, cg, cn, ca, g0,
-                       st, d, scr):
+                       st, d):
     """``rules.rate_statistics`` for the stamped penalty: each feature's row is a touch (Langford, Li &
     Zhang 2009, §4): its penalty in force P = a + d r with its old rate, then G and N grow (the raw
     weight and P rescaled as ``rate_statistics`` rescales them), then a = P - d r' with the new rate r',
@@ -237,9 +237,6 @@ def stamped_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized, sqrt
             else:
                 norm_x += x2 / N2
         r = rate_decay(G, N, adaptive, normalized, sqrt_rate, power_t)
-        scr[k - s, 0] = r
-        scr[k - s, 1] = table[i, cg] if adaptive else 0.0
-        scr[k - s, 2] = N
         if fresh:
             marked = True
             table[i, ca] = math.nan
@@ -250,17 +247,6 @@ def stamped_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized, sqrt
         update_normalizer(st, S_NORM_SUM, S_TOTAL_W, S_MULT, h, norm_x, adaptive, sqrt_rate, power_t)
         ppu *= st[S_MULT]
     return ppu, marked
-
-
-@njit(cache=True, nogil=True, inline="always")
-def scratch_rate(table, i, scr, j, cg, cn, g0, sqrt_rate, power_t):
-    """``feature_rate`` of row i, taken from ``scr[j]`` = (r, G, N) when the row's stored G and N are still
-    those r was computed from (r is a pure function of them: the same bits), else computed."""
-    G = table[i, cg] if cg >= 0 else 0.0
-    N = table[i, cn] if cn >= 0 else 0.0
-    if scr[j, 1] == G and scr[j, 2] == N:
-        return scr[j, 0]
-    return feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t)
 
 
 @njit(cache=True, nogil=True)
@@ -278,13 +264,11 @@ def stamped_step(idx, val, s, f, table, cfg, st, code, p, y, tau, h):
         gsq = h * g * g
         ppu = 1.0
         marked = True
-        scr = np.empty((f - s, 3))
         if gsq != 0.0:
             ppu, marked = stamped_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized, sqrt_rate, power_t,
-                                             cg, cn, ca, g0, st, d, scr)
+                                             cg, cn, ca, g0, st, d)
         else:           # no statistics to add: the rates stay; mark the rows that accrue nothing
             for k in range(s, f):
-                scr[k - s, 1] = math.nan
                 i = idx[k]
                 if table[i, ca] == 0.0 and table[i, W] == 0.0:
                     table[i, ca] = math.nan
@@ -296,14 +280,13 @@ def stamped_step(idx, val, s, f, table, cfg, st, code, p, y, tau, h):
         if u != 0.0:       # the rate as a table value, as sgd's step reads it from its rate column
             for k in range(s, f):
                 i = idx[k]
-                table[i, W] += u * val[k] * table.dtype.type(scratch_rate(table, i, scr, k - s, cg, cn, g0,
-                                                                          sqrt_rate, power_t))
+                table[i, W] += u * val[k] * table.dtype.type(feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t))
         if marked:      # only an example with a fresh row has a marked one
             for k in range(s, f):
                 i = idx[k]
                 if table[i, ca] != table[i, ca]:
-                    table[i, ca] = 0.0 if table[i, W] == 0.0 else -d * scratch_rate(table, i, scr, k - s, cg, cn,
-                                                                                    g0, sqrt_rate, power_t)
+                    table[i, ca] = 0.0 if table[i, W] == 0.0 else -d * feature_rate(table, i, cg, cn, g0,
+                                                                                    sqrt_rate, power_t)
     st[S_T] = t
     st[S_NLEARN] += 1.0
     return scale * st[S_MULT] if normalized else scale
