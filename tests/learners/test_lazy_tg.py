@@ -343,6 +343,44 @@ def test_stamped_tg_with_rebases_equals_eager(data, loss, rule, g, K, eta, power
     assert releases < every or len(set(epochs)) > 1          # rebased inside the run
 
 
+def repeated_rows_stream(n, dim, seed):
+    """Examples in which rows repeat (2 to 4 times, with other values) beside rows that do not."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        rows = [int(i) for i in rng.integers(0, dim, 3)]
+        rows += [rows[0]] * int(rng.integers(1, 4)) + [rows[1]]
+        rng.shuffle(rows)
+        out.append((float(rng.choice([-1.0, 1.0])), 1.0, 0.0,
+                    [(i, float(np.float32(rng.uniform(0.2, 3.0) * rng.choice([-1.0, 1.0])))) for i in rows]))
+    return out
+
+
+@pytest.mark.parametrize("loss", ["squared", "logistic"])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_stamped_tg_with_rows_repeated_in_an_example_equals_eager(loss, seed):
+    """The stamped table under the default rule (issue 30: the rate r = 1/(sqrt(G) N) is computed from
+    the row at each of its reads: the prediction, the old and the new rate of the statistics, the step)
+    with a row repeated within an example, each duplicate's touch growing G and N before the next one
+    reads them: equal to the eager cumulative penalty on a float64 table (1e-9) and on the float32
+    table it ships (TOL32). A rate carried from one read to a later one without checking that the
+    row's G and N are still those it was computed from would take a duplicate's stale rate."""
+    examples = repeated_rows_stream(150, 16, seed)
+    assert all(len({i for i, _ in feats}) < len(feats) for _, _, _, feats in examples)
+    rule = dict(adaptive=True, normalized=True, invariant=True)
+    opts = dict(loss=loss, algo="tg", l1=0.01, **rule_options(rule))
+    ref = eager_gd(examples, 16, loss=loss, eta=0.5, algo="tg", g=0.01, cumulative=True, **rule)
+    for dtype in ("float64", "float32"):
+        preds, w = run_kernel(examples, 4, dtype=dtype, **opts)
+        assert close_in(dtype, preds, ref[0]), (dtype, preds, ref[0])
+        assert close_in(dtype, w, ref[1]), (dtype, w, ref[1])
+    assert np.count_nonzero(ref[1]) > 3
+    merged = [(lab, h, b, list({i: (i, sum(v for j, v in feats if j == i)) for i, _ in feats}.values()))
+              for lab, h, b, feats in examples]       # the duplicates summed: another stream, not the same result
+    assert not allclose(eager_gd(merged, 16, loss=loss, eta=0.5, algo="tg", g=0.01, cumulative=True, **rule)[1],
+                        ref[1])
+
+
 def test_stamped_rebase_moves_the_base_not_the_weights():
     """Rebases (every release, or every 4) leave every weight in force and every prediction as they
     are without any before the end."""
