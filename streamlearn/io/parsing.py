@@ -259,12 +259,14 @@ def _plain_digits(buf, q, end, mant):
 
 @njit(cache=True, nogil=True, inline="always")
 def plain_decimal(buf, p, end):
-    """The common number shape at buf[p:end], read in line (issue 30): [-] digits [. digits] with 1 to
-    17 digits in all, ended by a space, a TAB or ``end``. Returns (ok, value, position after it); ok
-    False for anything else, which ``parse_number`` then reads. When ok the value is parse_number's,
-    bit for bit: the digits form an exact integer mantissa (below 10^17 < 2^57, and its float64 is
-    parse_number's rounding of it), divided by the exact power of ten of the fraction digits (<= 16), one
-    correctly rounded division as in parse_number's ``_scale10``."""
+    """The common number shape at buf[p:end], read in line (issue 30): [-] digits [. digits] [(e|E) [+|-]
+    digits] with 1 to 17 digits before the exponent and 1 to 4 in it, the power of ten in all (exponent
+    less fraction digits) within +-22, ended by a space, a TAB or ``end``. Returns (ok, value, position
+    after it); ok False for anything else, which ``parse_number`` then reads. When ok the value is
+    parse_number's, bit for bit: the digits form an exact integer mantissa (below 10^17 < 2^57, and its
+    float64 is parse_number's rounding of it), multiplied or divided by the exact power of ten (<= 10^22),
+    one correctly rounded operation as in parse_number's ``_scale10`` (an exponent with a + sign, which
+    parse_number hands to its strtod, gives the same value there)."""
     q = p
     neg = False
     if q < end and buf[np.uint64(q)] == 45:
@@ -275,10 +277,25 @@ def plain_decimal(buf, p, end):
     if q < end and buf[np.uint64(q)] == 46:
         q, mant, nfrac = _plain_digits(buf, q + 1, end, mant)
     nd += nfrac
-    ok = nd > 0 and nd <= 17 and (q == end or buf[np.uint64(q)] == SP or buf[np.uint64(q)] == TAB)
+    scale = -nfrac
+    ok = nd > 0 and nd <= 17
+    if q < end and (buf[np.uint64(q)] | 32) == 101:     # 'e' or 'E'
+        r = q + 1
+        eneg = False
+        if r < end and (buf[np.uint64(r)] == 45 or buf[np.uint64(r)] == 43):
+            eneg = buf[np.uint64(r)] == 45
+            r += 1
+        q, ex, ne = _plain_digits(buf, r, end, np.int64(0))
+        ok = ok and ne > 0 and ne <= 4
+        scale += -ex if eneg else ex
+        ok = ok and scale >= -22 and scale <= 22
+    ok = ok and (q == end or buf[np.uint64(q)] == SP or buf[np.uint64(q)] == TAB)
     v = float(mant)
-    if nfrac > 0 and mant != 0:
-        v = v / _POW10[nfrac]
+    if mant != 0 and scale != 0:
+        if scale < 0:
+            v = v / _POW10[min(np.uint64(-scale), np.uint64(22))]   # unsigned: never out of the table
+        else:
+            v = v * _POW10[min(np.uint64(scale), np.uint64(22))]
     if neg:
         v = -v
     return ok, v, q

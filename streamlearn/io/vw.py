@@ -185,7 +185,10 @@ def _parse_features(buf, p, e, mask, seed, mode, dflt_hash, idx, val, nf, redefi
                 ns_index = redefine[c]
             q, ns_hash = scan_hash(buf, p, e, seed, mode, False)
             if q < e and _at(buf, q) == COLON:
-                v, r2, kind, _ = parse_number(buf, q + 1, e)
+                ok, v, r2 = plain_decimal(buf, q + 1, e)
+                kind = NUM_FINITE
+                if not ok:
+                    v, r2, kind, _ = parse_number(buf, q + 1, e)
                 if kind != NUM_FINITE:
                     return nf, E_NS_VALUE, p - 1, _token_end(buf, max(r2, q + 1), e)
                 ns_value = v

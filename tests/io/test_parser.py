@@ -291,17 +291,34 @@ def test_number_reader_non_numbers(text, kind):
 @settings(max_examples=3000, deadline=None)
 @given(st.sampled_from(["", "-", "+", " ", " -"]), st.text("0123456789", max_size=20),
        st.sampled_from(["", "."]), st.text("0123456789", max_size=20),
-       st.sampled_from(["", "e5", "E-3", "e", "e+2", "e-40"]), st.sampled_from(["", " ", "\t", "\n", "x", ":", " 7"]))
-def test_plain_decimal_is_parse_number_bit_for_bit(sign, whole, dot, frac, exp, after):
-    """The in-line reader of the common value shape (issue 30) gives parse_number's value and end,
-    bit for bit, whenever it takes the number, and takes exactly [-] digits [. digits] with 1-17 digits
-    ended by a space, a TAB or the end (many digits, "1.", ".5", "-0", exponents, signs, others)."""
+       st.sampled_from(["", "e", "E", "e+", "e-", "E-", "x"]), st.text("0123456789", max_size=6),
+       st.sampled_from(["", " ", "\t", "\n", "x", ":", " 7", "+", "e"]))
+def test_plain_decimal_is_parse_number_bit_for_bit(sign, whole, dot, frac, e, edigits, after):
+    """The in-line reader of the common value shapes (issue 30) gives parse_number's value and end,
+    bit for bit, whenever it takes the number, and takes exactly [-] digits [. digits] [(e|E) [+|-] digits]
+    with 1-17 digits, 1-4 exponent digits and a power of ten within +-22, ended by a space, a TAB or the
+    end (many digits, "1.", ".5", "-0", exponents with either sign, none or too many digits, others)."""
     from streamlearn.io.parsing import NUM_FINITE, parse_number, plain_decimal
+    exp = e + edigits if e and e != "x" else e
     text = (sign + whole + dot + (frac if dot else "") + exp + after).encode()
     buf = np.frombuffer(text, np.uint8) if text else np.zeros(0, np.uint8)
     ok, v, q = plain_decimal(buf, 0, buf.size)
     digits = len(whole) + (len(frac) if dot else 0)
-    assert ok == (sign in ("", "-") and 1 <= digits <= 17 and exp == "" and after[:1] in ("", " ", "\t"))
+    power = -(len(frac) if dot else 0)
+    exp_ok = exp == ""
+    if e not in ("", "x") and 1 <= len(edigits) <= 4:
+        power += -int(edigits) if e.endswith("-") else int(edigits)
+        exp_ok = -22 <= power <= 22
+    assert ok == (sign in ("", "-") and 1 <= digits <= 17 and exp_ok and after[:1] in ("", " ", "\t"))
     if ok:
         v2, q2, kind, _ = parse_number(buf, 0, buf.size)
         assert kind == NUM_FINITE and q == q2 and struct.pack("<d", v) == struct.pack("<d", v2)
+
+
+@pytest.mark.parametrize("text", [b"1.048e-01", b"-2.5E+03", b"3e22", b"-0e-5", b"7.5e-21", b"1e+00"])
+def test_plain_decimal_exponents(text):
+    """Exponents read in line (issue 30), at the buffer's very end too (no byte after them)."""
+    from streamlearn.io.parsing import plain_decimal
+    buf = np.frombuffer(text, np.uint8).copy()
+    ok, v, q = plain_decimal(buf, 0, buf.size)
+    assert ok and q == buf.size and struct.pack("<d", v) == struct.pack("<d", float(text))
