@@ -34,7 +34,7 @@ demo: $(STAMP)
 
 # two pytest-xdist workers, one test file per worker at a time (a file's kernels compile in one process)
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --hypothesis-profile=ci
 
 # issue 24: the fuzzers of the parsers, model loader and cache reader at length (about 10 minutes);
 # STREAMLEARN_FUZZ_SCALE multiplies their examples (1 in make test)
