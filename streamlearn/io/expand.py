@@ -286,16 +286,20 @@ def _emit(src_idx, src_val, gstart, gend, gorder, gid, ng, total, linear, terms,
                 return ST_TOO_MANY, nf, total
             if nf + k > cap:
                 return ST_FULL, row, total
-            first = lo[1]
-            for i in range(lo[0], hi[0]):
+            # unsigned positions: no negative-index wrap-around code in the inner loop
+            end1 = np.uint64(hi[1])
+            first = np.uint64(lo[1])
+            o = np.uint64(nf)
+            for i in range(np.uint64(lo[0]), np.uint64(hi[0])):
                 h1 = FNV * np.uint64(src_idx[i])
                 v1 = src_val[i]
                 if same:
                     first = i
-                for q in range(first, hi[1]):
-                    out_idx[nf] = np.uint32((h1 ^ np.uint64(src_idx[q])) & mask)
-                    out_val[nf] = np.float32(v1 * src_val[q])
-                    nf += 1
+                for q in range(first, end1):
+                    out_idx[o] = np.uint32((h1 ^ np.uint64(src_idx[q])) & mask)
+                    out_val[o] = np.float32(v1 * src_val[q])
+                    o += np.uint64(1)
+            nf += k
             total += k
             continue
         level = 0
