@@ -88,7 +88,7 @@ def written_finite(table, idx, s, f):
     """Whether the first column (the stored weight) of the rows of features s..f-1 is finite, just
     after the example's update wrote them: the rows are in cache, and each test (``w - w`` is 0 for a
     finite w, NaN otherwise) is independent of the others, a branch never taken."""
-    for k in range(s, f):
+    for k in range(np.uint64(s), np.uint64(f)):
         w = table[idx[k], 0]
         if w - w != 0.0:
             return False
@@ -284,7 +284,7 @@ def learner_loop(block, state, start, end, cfg, view, weight, dot_start, dot_end
         f = indptr[e + 1]
         acc = dot_start(bases[e])
         v = view(cfg, st)
-        for k in range(s, f):
+        for k in range(np.uint64(s), np.uint64(f)):     # unsigned: no negative-index wrap-around code
             acc += weight(table, idx[k], cfg, v) * val[k]
         raw = dot_end(acc, bases[e], table, cfg, st)
         learn_it = train and labeled and h > 0.0 and not holdout

@@ -81,7 +81,7 @@ def rate_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized, sqrt_ra
     until the weight's next update (its rate changes only here)."""
     ppu = 0.0
     norm_x = 0.0
-    for k in range(s, f):
+    for k in range(np.uint64(s), np.uint64(f)):     # unsigned: no negative-index wrap-around code
         i = idx[k]
         x = np.float64(val[k])     # values are float32 (numba float() keeps float32)
         x2 = x * x
@@ -191,7 +191,7 @@ def apply_step(idx, val, s, f, table, cfg, u):
     adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, clast, cpen, gravity, theta, period, cr = cfg
     if u != 0.0:
         if cr >= 0:
-            for k in range(s, f):
+            for k in range(np.uint64(s), np.uint64(f)):
                 i = idx[k]
                 table[i, W] += u * val[k] * table[i, cr]
         elif adaptive or normalized:

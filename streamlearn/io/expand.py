@@ -152,12 +152,16 @@ def expand_block(indptr, idx, val, ns, n, start, keep, linear, ngram, skips, ter
         s = indptr[e]
         f = indptr[e + 1]
         # 1. groups in order of first appearance; are they contiguous runs of the input?
+        # (a run at a time: the features of a namespace are mostly one run)
         ng = 0
         contiguous = True
         grams = False
-        prev = -1
-        for q in range(s, f):
+        q = s
+        while q < f:
             g = ns[q]
+            r = q + 1
+            while r < f and ns[r] == g:
+                r += 1
             if keep[g] != 0:
                 j = gid[g]
                 if j < 0:
@@ -169,10 +173,10 @@ def expand_block(indptr, idx, val, ns, n, start, keep, linear, ngram, skips, ter
                     ng += 1
                     if ngram[g] > 1:
                         grams = True
-                elif prev != g:
+                else:           # a second run of the group
                     contiguous = False
-                gsize[j] += 1
-            prev = g
+                gsize[j] += r - q
+            q = r
         total = 0
         if contiguous and not grams and not limited:
             # the common case: every group is one run of the parsed features, used where it is
@@ -273,22 +277,30 @@ def _emit(src_idx, src_val, gstart, gend, gorder, gid, ng, total, linear, terms,
             hi[l] = gend[j]
         if not present:
             continue
-        if m == 2:          # the common -q: two plain loops
+        if m == 2:          # the common -q: two plain loops, the limit and the room checked once
             same = not permutations and terms[a] == terms[a + 1]
-            for i in range(lo[0], hi[0]):
+            n0 = hi[0] - lo[0]
+            n1 = hi[1] - lo[1]
+            k = n0 * (n0 + 1) // 2 if same else n0 * n1      # i <= j within one namespace
+            if total + k > limit:
+                return ST_TOO_MANY, nf, total
+            if nf + k > cap:
+                return ST_FULL, row, total
+            # unsigned positions: no negative-index wrap-around code in the inner loop
+            end1 = np.uint64(hi[1])
+            first = np.uint64(lo[1])
+            o = np.uint64(nf)
+            for i in range(np.uint64(lo[0]), np.uint64(hi[0])):
                 h1 = FNV * np.uint64(src_idx[i])
                 v1 = src_val[i]
-                first = i if same else lo[1]
-                k = hi[1] - first
-                if total + k > limit:
-                    return ST_TOO_MANY, nf, total
-                if nf + k > cap:
-                    return ST_FULL, row, total
-                for q in range(first, hi[1]):
-                    out_idx[nf] = np.uint32((h1 ^ np.uint64(src_idx[q])) & mask)
-                    out_val[nf] = np.float32(v1 * src_val[q])
-                    nf += 1
-                total += k
+                if same:
+                    first = i
+                for q in range(first, end1):
+                    out_idx[o] = np.uint32((h1 ^ np.uint64(src_idx[q])) & mask)
+                    out_val[o] = np.float32(v1 * src_val[q])
+                    o += np.uint64(1)
+            nf += k
+            total += k
             continue
         level = 0
         at[0] = lo[0]

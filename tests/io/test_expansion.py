@@ -125,3 +125,26 @@ def test_too_many_features_for_one_example_is_a_clear_error():
                               "--max-example-features or use fewer or narrower -q/--cubic/--interactions "
                               "terms")
     assert make_expander(spec, (1 << 18) - 1, limit=300_000).expand(block, ExpandedOutputs()).n == 1
+
+
+def test_quadratic_limit_is_exact_and_outputs_grow():
+    """-q's pairs are counted per term (n0 * n1, or n (n + 1) / 2 for a namespace with itself): an example
+    of exactly --max-example-features features expands, one more is the error; a -q example far larger
+    than the initial output arrays expands the same as the reference (the kernel resumes after growing)."""
+    words = " ".join(f"w{i}" for i in range(10))
+    data = text_buffer(f"1 |a {words}\n")
+    for term, pairs in (("aa", 55), ("a ", 0)):
+        spec = FeatureSpec.from_options(quadratic=(term,))
+        block = parse_block("q.vw", data, 1, FMT_VW, (1 << 18) - 1, False, 0, 0,
+                            redefine=np.array(spec.redefine_map, np.uint8))
+        exact = 11 + pairs      # the 10 words, the constant, the pairs
+        out = make_expander(spec, (1 << 18) - 1, limit=exact).expand(block, ExpandedOutputs())
+        assert int(out.counts[0]) == exact
+        if pairs:
+            with pytest.raises(ExpansionError):
+                make_expander(spec, (1 << 18) - 1, limit=exact - 1).expand(block, ExpandedOutputs())
+    many = " ".join(f"v{i}" for i in range(70))
+    lines = [f"1 |a {many} |b {many}", "2 |a x |b y", f"3 |b {many} |a p q"]
+    for terms in (("ab",), ("aa", "ba")):
+        spec = FeatureSpec.from_options(quadratic=terms)
+        assert compiled(lines, spec, 18, False, 0) == reference(lines, spec, 18, False, 0)
