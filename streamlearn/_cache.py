@@ -453,7 +453,7 @@ def install_kernel_loader() -> None:
 class DeferredModule(types.ModuleType):
     """Stands in for a module while numba is imported (``sys.modules``): the real module is imported
     when an attribute of it is first read, and the stand-in leaves ``sys.modules`` then, or as soon as
-    numba's import is over (the command line's ``_numba_import``)."""
+    numba's import is over (``streamlearn.cli`` removes it after ``import numba``)."""
 
     def __getattr__(self, attr):
         real = self.__dict__.get("_streamlearn_real")

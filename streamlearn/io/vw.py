@@ -59,6 +59,18 @@ def _full_number(buf, s, e):
     return v, (kind == NUM_FINITE and q == e and digits)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _value(buf, p, e):
+    """The value after a ':' at buf[p:e] (a namespace's or a feature's): read in line by
+    ``plain_decimal`` when it has the common shape, else by ``parse_number``. Returns (value, position
+    after it, kind)."""
+    ok, v, q = plain_decimal(buf, p, e)
+    if ok:
+        return v, q, NUM_FINITE
+    v, q, kind, _ = parse_number(buf, p, e)
+    return v, q, kind
+
+
 @njit(cache=True, nogil=True)
 def _label_fault(faults, nfault, ex, code, s, e):
     faults[nfault, 0] = ex
@@ -185,10 +197,7 @@ def _parse_features(buf, p, e, mask, seed, mode, dflt_hash, idx, val, nf, redefi
                 ns_index = redefine[c]
             q, ns_hash = scan_hash(buf, p, e, seed, mode, False)
             if q < e and _at(buf, q) == COLON:
-                ok, v, r2 = plain_decimal(buf, q + 1, e)
-                kind = NUM_FINITE
-                if not ok:
-                    v, r2, kind, _ = parse_number(buf, q + 1, e)
+                v, r2, kind = _value(buf, q + 1, e)
                 if kind != NUM_FINITE:
                     return nf, E_NS_VALUE, p - 1, _token_end(buf, max(r2, q + 1), e)
                 ns_value = v
@@ -224,10 +233,7 @@ def _parse_features(buf, p, e, mask, seed, mode, dflt_hash, idx, val, nf, redefi
             else:
                 named = q > fs
                 value = ns_value
-                ok, v, r2 = plain_decimal(buf, q + 1, e)
-                kind = NUM_FINITE
-                if not ok:
-                    v, r2, kind, _ = parse_number(buf, q + 1, e)
+                v, r2, kind = _value(buf, q + 1, e)
                 if kind == NUM_NONE:
                     # string value: skip whitespace, read up to whitespace; index hash(value, hash(name))
                     r = q + 1

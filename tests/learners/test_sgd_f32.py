@@ -36,7 +36,7 @@ def _predictions(tmp_path, name, *args):
 def test_float32_sgd_follows_the_float64_run(tmp_path, monkeypatch):
     """The same run on a float32 and a float64 table: predictions within float32 rounding, on a
     stable run (logistic loss), with one and with two passes (the saved model read back as it was)."""
-    for args in ((), ("--passes", "2", "-c", "--holdout_off")):
+    for args in ((), ("--passes", "2", "--cache-file", str(tmp_path / "sample.cache"), "--holdout_off")):
         monkeypatch.setattr(sgd, "F32_MIN_BITS", 99)
         wide = _predictions(tmp_path, "p64", *args)
         monkeypatch.setattr(sgd, "F32_MIN_BITS", 0)
