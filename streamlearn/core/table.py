@@ -172,6 +172,36 @@ def feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def stamped_rate(table, G, N, g0, adaptive, normalized, sqrt_rate, power_t):
+    """The rate of a row of the stamped table (``catch_up_stamped``) from its stored G and N (0 for a
+    column the rule has not), in the table's precision (VW computes a rate in float): under the default
+    rule (adaptive, normalized, power_t 0.5) 1 / (sqrt(G + g0) N) in the table's arithmetic (float32:
+    ``vsqrtss``, ``vdivss``, shorter than float64's on the prediction's and the statistics' paths),
+    otherwise ``rate_decay`` rounded to the table's type. Every read of a stamped row's rate (the
+    prediction, the statistics, the step, the rebase) takes it from here, so the lazy form accrues
+    exactly what the eager one would with the same rates; on a float64 table it is ``rate_decay``."""
+    T = table.dtype.type
+    if adaptive and normalized and sqrt_rate:
+        Gt = T(G + g0)
+        if Gt <= 0.0 or N <= 0.0:
+            return T(0.0)
+        den = math.sqrt(Gt) * T(N)
+        if den == 0.0:          # tiny G and N (a loaded model's) whose product underflows: the rate overflows
+            return T(math.inf)
+        return T(1.0) / den
+    return T(rate_decay(np.float64(G) + g0 if adaptive else 0.0, np.float64(N), adaptive, normalized, sqrt_rate,
+                        power_t))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def stamped_row_rate(table, i, cg, cn, g0, sqrt_rate, power_t):
+    """``stamped_rate`` of row i of the table (columns cg / cn, -1 when the rule has none)."""
+    G = table[i, cg] if cg >= 0 else table.dtype.type(0.0)
+    N = table[i, cn] if cn >= 0 else table.dtype.type(0.0)
+    return stamped_rate(table, G, N, g0, cg >= 0, cn >= 0, sqrt_rate, power_t)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def catch_up(table, i, cum, theta, clast, cpen, cg, cn, g0, sqrt_rate, power_t, cr):
     """Bring weight i up to date with the gravity released since its last touch; returns it.
 
@@ -329,11 +359,11 @@ def catch_up_stamped(table, i, d, cg, cn, ca, g0, sqrt_rate, power_t):
     16-byte rows, issue 30): the lazy time stamp of Langford, Li & Zhang 2009, §4, folded into the
     penalty. With C the run's epoch base (``st[tg.S_EPOCH]``, float64), LAST the cumulative gravity at
     the row's last touch and r its rate (G and N change only at a touch, so r is constant between two
-    touches, and is computed from them instead of stored), column ``ca`` holds a = P - (LAST - C) r;
+    touches, and is computed from them instead of stored: ``stamped_rate``), column ``ca`` holds a = P - (LAST - C) r;
     the penalty in force after the gravity ``d`` = cum - C released since C is then a + d r, and the
     weight in force z shrunk by it. Nothing is written: a read owes nothing later. A row whose z and a
     are both 0 accrues nothing (never updated, or its updates left z at 0; its weight is 0 anyway)."""
-    r = feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t)
+    r = stamped_row_rate(table, i, cg, cn, g0, sqrt_rate, power_t)
     return shrink(table[i, W], stamped_penalty(table, i, ca, d, r))
 
 
@@ -348,7 +378,7 @@ def rebase_stamped(table, d, cg, cn, ca, g0, sqrt_rate, power_t):
         return
     for i in range(table.shape[0]):
         if table[i, W] != 0.0 or table[i, ca] != 0.0:
-            table[i, ca] = stamped_penalty(table, i, ca, d, feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t))
+            table[i, ca] = stamped_penalty(table, i, ca, d, stamped_row_rate(table, i, cg, cn, g0, sqrt_rate, power_t))
 
 
 @njit(cache=True, nogil=True)

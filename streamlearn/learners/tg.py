@@ -39,6 +39,7 @@ from streamlearn.core.state import (
 )
 from streamlearn.core.table import (
     BLOCK, BLOCK_SHIFT, W, catch_up, catch_up_block, catch_up_penalty, catch_up_plain, catch_up_stamped, effective_weights, feature_rate,
+    stamped_rate, stamped_row_rate,
     finalize_blocks, finalize_lazy, normalizer_rescale, rate_decay, rebase_stamped, update_normalizer,
 )
 
@@ -215,28 +216,28 @@ def stamped_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized, sqrt
         fresh = a != a or (a == 0.0 and table[i, W] == 0.0)
         P = 0.0
         if not fresh:
-            P = max(a + d * feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t), 0.0)
-        G = 0.0
-        N = 0.0
+            P = max(a + d * stamped_row_rate(table, i, cg, cn, g0, sqrt_rate, power_t), 0.0)
+        G = table.dtype.type(0.0)
+        N = table.dtype.type(0.0)
         if adaptive:
             table[i, cg] += gsq * x2
-            G = table[i, cg] + g0
+            G = table[i, cg]
         if normalized:
             N = table[i, cn]
             ax = abs(x)
             if ax > N:
                 if N > 0.0:
-                    scale = normalizer_rescale(N, ax, adaptive, sqrt_rate, power_t)
+                    scale = normalizer_rescale(np.float64(N), ax, adaptive, sqrt_rate, power_t)
                     table[i, W] *= scale
                     P *= scale
                 table[i, cn] = ax
                 N = table[i, cn]
-            N2 = N * N
+            N2 = np.float64(N) * np.float64(N)
             if x2 > X2_MAX or x2 == N2:
                 norm_x += 1.0
             else:
                 norm_x += x2 / N2
-        r = rate_decay(G, N, adaptive, normalized, sqrt_rate, power_t)
+        r = np.float64(stamped_rate(table, G, N, g0, adaptive, normalized, sqrt_rate, power_t))
         if fresh:
             marked = True
             table[i, ca] = math.nan
@@ -252,8 +253,9 @@ def stamped_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized, sqrt
 @njit(cache=True, nogil=True)
 def stamped_step(idx, val, s, f, table, cfg, st, code, p, y, tau, h):
     """``rules.gd_step`` on the stamped table: the statistics (``stamped_statistics``), the step
-    u x_i r_i (r_i rounded to the table's type, as sgd's rate column holds it: tg with no gravity is
-    sgd), then the rows that accrued nothing: a = -d r when the step left their weight not 0 (their
+    u x_i r_i (r_i in the table's type, ``stamped_rate``: on a float64 table tg with no gravity is sgd
+    bit for bit; on the shipped float32 table the rate is computed in float32 arithmetic where sgd's
+    rate column holds its float64 rate rounded, so the two agree to float32's rounding), then the rows that accrued nothing: a = -d r when the step left their weight not 0 (their
     penalty starts at 0 now, as the eager reference's starts at their first update), else 0. Returns
     the step scale (times m when normalized)."""
     adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, ca, gravity, period = cfg
@@ -280,13 +282,13 @@ def stamped_step(idx, val, s, f, table, cfg, st, code, p, y, tau, h):
         if u != 0.0:       # the rate as a table value, as sgd's step reads it from its rate column
             for k in range(s, f):
                 i = idx[k]
-                table[i, W] += u * val[k] * table.dtype.type(feature_rate(table, i, cg, cn, g0, sqrt_rate, power_t))
+                table[i, W] += u * val[k] * stamped_row_rate(table, i, cg, cn, g0, sqrt_rate, power_t)
         if marked:      # only an example with a fresh row has a marked one
             for k in range(s, f):
                 i = idx[k]
                 if table[i, ca] != table[i, ca]:
-                    table[i, ca] = 0.0 if table[i, W] == 0.0 else -d * feature_rate(table, i, cg, cn, g0,
-                                                                                    sqrt_rate, power_t)
+                    table[i, ca] = 0.0 if table[i, W] == 0.0 else -d * stamped_row_rate(table, i, cg, cn, g0,
+                                                                                        sqrt_rate, power_t)
     st[S_T] = t
     st[S_NLEARN] += 1.0
     return scale * st[S_MULT] if normalized else scale
