@@ -79,3 +79,25 @@ def prefetch_example(table, idx, s, f, W, K, mask):
             row = (np.int64(idx[k]) * W) & mask
             for c in range(0, K, step):
                 prefetch_row(table, row + c)
+
+
+@intrinsic
+def prefetch_read(typingctx, array, i):
+    """``llvm.prefetch`` for reading (high locality, data cache) of element i of a contiguous 1-D array;
+    a hint only (an address past the array does not fault)."""
+    if not (isinstance(array, types.Array) and array.ndim == 1 and array.layout == "C"):
+        return None
+    sig = types.void(array, i)
+
+    def codegen(context, builder, signature, args):
+        aryty, ity = signature.args
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = builder.gep(ary.data, [context.cast(builder, args[1], ity, types.intp)])
+        i8p = ir.PointerType(ir.IntType(8))
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+                                            "llvm.prefetch.p0")
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return sig, codegen

@@ -24,6 +24,7 @@ the rest of the line is dropped. Only the first fault of a line is recorded.
 import numpy as np
 from numba import njit
 
+from streamlearn.core.prefetch import prefetch_read
 from streamlearn.features.hashing import CONSTANT_RAW_INDEX, default_namespace_hash, scan_hash
 from streamlearn.io.parsing import (
     BAR, COLON, CR, E_BASE, E_BASE_RANGE, E_CR, E_LABEL, E_LABEL_RANGE, E_LABEL_TOKENS, E_NEG_WEIGHT,
@@ -290,7 +291,10 @@ def parse_vw_block(buf, ends, first_line, mask, noconstant, seed, mode,
     indptr[0] = 0
     const_idx = np.uint32(CONSTANT_RAW_INDEX & mask)
     dflt_hash = default_namespace_hash(seed)
-    for li in range(ends.size):
+    nlines = ends.size
+    for li in range(nlines):
+        if li + 1 < nlines:
+            prefetch_read(buf, ends[li + 1])
         ls, e = line_span(buf, ends, li)
         if e > ls:
             bar = ls

@@ -16,3 +16,20 @@ def test_prefetch_leaves_the_table_as_it_was():
         prefetch_example(table, idx, 1, 4, 32, 20, 255)      # class rows (h * 32) & mask + c
         prefetch_example(table, idx, 2, 2, 1, 1, 255)        # no features
         assert np.array_equal(table, before)
+
+
+def test_prefetch_read_leaves_the_array_as_it_was():
+    from numba import njit
+
+    from streamlearn.core.prefetch import prefetch_read
+
+    @njit
+    def touch(a, positions):
+        for p in positions:
+            prefetch_read(a, p)     # a hint: past the end included (the parser's last line end)
+        return a.sum()
+
+    a = np.arange(100, dtype=np.uint8)
+    before = a.copy()
+    assert touch(a, np.array([0, 7, 99, 100], np.int64)) == before.sum()
+    assert np.array_equal(a, before)
