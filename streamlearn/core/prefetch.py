@@ -1,4 +1,5 @@
-"""Software prefetch of the weight-table rows the next example will read.
+"""Software prefetch of the weight-table rows the next example will read (and ``prefetch_read``, the
+VW parser's read hint for the end of the next line).
 
 The example loops (``streamlearn.core.loop``, ``streamlearn.core.multiclass``) ask for the rows
 of example e + 1 once example e is predicted, so the cache misses of e + 1's rows overlap with the
@@ -25,13 +26,13 @@ def element_pointer(context, builder, aryty, array, row, col):
                                      wraparound=False)
 
 
-def _emit_prefetch(builder, ptr) -> None:
-    """``llvm.prefetch`` of the address ``ptr``: for writing, high locality, data cache."""
+def _emit_prefetch(builder, ptr, write: bool = True) -> None:
+    """``llvm.prefetch`` of the address ``ptr``: for writing (or reading), high locality, data cache."""
     i8p = ir.PointerType(ir.IntType(8))
     i32 = ir.IntType(32)
     fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
                                         "llvm.prefetch.p0")
-    builder.call(fn, [builder.bitcast(ptr, i8p), i32(1), i32(3), i32(1)])
+    builder.call(fn, [builder.bitcast(ptr, i8p), i32(1 if write else 0), i32(3), i32(1)])
 
 
 @intrinsic
@@ -93,11 +94,7 @@ def prefetch_read(typingctx, array, i):
         aryty, ity = signature.args
         ary = context.make_array(aryty)(context, builder, args[0])
         ptr = builder.gep(ary.data, [context.cast(builder, args[1], ity, types.intp)])
-        i8p = ir.PointerType(ir.IntType(8))
-        i32 = ir.IntType(32)
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
-                                            "llvm.prefetch.p0")
-        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+        _emit_prefetch(builder, ptr, write=False)
         return context.get_dummy_value()
 
     return sig, codegen
