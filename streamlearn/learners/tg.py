@@ -38,9 +38,9 @@ from streamlearn.core.state import (
     N_ST, S_MAX_LABEL, S_MIN_LABEL, S_MULT, S_NLEARN, S_NORM_SUM, S_T, S_TOTAL_W, own_slots,
 )
 from streamlearn.core.table import (
-    BLOCK, BLOCK_SHIFT, W, catch_up, catch_up_block, catch_up_penalty, catch_up_plain, catch_up_stamped, effective_weights, feature_rate,
-    stamped_rate, stamped_row_rate,
-    finalize_blocks, finalize_lazy, normalizer_rescale, rate_decay, rebase_stamped, update_normalizer,
+    BLOCK, BLOCK_SHIFT, W, catch_up, catch_up_block, catch_up_penalty, catch_up_plain, catch_up_stamped,
+    effective_weights, finalize_blocks, finalize_lazy, normalizer_rescale, rebase_stamped, stamped_rate,
+    stamped_row_rate, update_normalizer,
 )
 
 
@@ -255,9 +255,10 @@ def stamped_step(idx, val, s, f, table, cfg, st, code, p, y, tau, h):
     """``rules.gd_step`` on the stamped table: the statistics (``stamped_statistics``), the step
     u x_i r_i (r_i in the table's type, ``stamped_rate``: on a float64 table tg with no gravity is sgd
     bit for bit; on the shipped float32 table the rate is computed in float32 arithmetic where sgd's
-    rate column holds its float64 rate rounded, so the two agree to float32's rounding), then the rows that accrued nothing: a = -d r when the step left their weight not 0 (their
-    penalty starts at 0 now, as the eager reference's starts at their first update), else 0. Returns
-    the step scale (times m when normalized)."""
+    rate column holds its float64 rate rounded, so the two agree to float32's rounding), then the rows
+    that accrued nothing: a = -d r when the step left their weight not 0 (their penalty starts at 0 now,
+    as the eager reference's starts at their first update), else 0. Returns the step scale (times m when
+    normalized)."""
     adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, ca, gravity, period = cfg
     t, scale = step_scale(st, h, power_t, adaptive)
     if loss_positive(code, p, y, tau, st[S_MIN_LABEL], st[S_MAX_LABEL]):
