@@ -70,7 +70,7 @@ X2_MIN = X_MIN * X_MIN
 X2_MAX = 3.4028234663852886e38  # FLT_MAX: beyond it a feature counts 1 in the normalizer
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def rate_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized, sqrt_rate, power_t, cg, cn, cpen,
                     g0, st, cr):
     """First pass of an update (VW's ``pred_per_update_feature``): add gsq * x^2 to each G_i, grow
@@ -121,6 +121,14 @@ def rate_statistics(idx, val, s, f, table, gsq, h, adaptive, normalized, sqrt_ra
 @njit(cache=True, nogil=True)
 def gradient_step(idx, val, s, f, table, st, code, p, y, tau, h, scale, adaptive, normalized, invariant,
                   sqrt_rate, power_t, cg, cn, cpen, g0, cr):
+    """``rule_gradient_step`` compiled once, the rule read at run time (every rule's)."""
+    return rule_gradient_step(idx, val, s, f, table, st, code, p, y, tau, h, scale, adaptive, normalized, invariant,
+                              sqrt_rate, power_t, cg, cn, cpen, g0, cr)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def rule_gradient_step(idx, val, s, f, table, st, code, p, y, tau, h, scale, adaptive, normalized, invariant,
+                       sqrt_rate, power_t, cg, cn, cpen, g0, cr):
     """The step of one learned example under the update rule (see the module docstring): updates the
     per-feature statistics (G, N and the global normalizer) and returns u such that weight i moves by
     u * x_i * r_i (r_i = 1 without per-feature rates; u includes the normalizer m). 0 when the loss
@@ -174,10 +182,17 @@ def gd_step(idx, val, s, f, table, cfg, st, code, p, y, tau, h):
     """The gradient step of one learned example under the update rule (module docstring), then the
     clock. Returns (the step scale the regularizers use: scale, times the normalizer m when
     normalized; u, the step along x of ``gradient_step``)."""
+    return gd_step_with(gradient_step, idx, val, s, f, table, cfg, st, code, p, y, tau, h)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def gd_step_with(step, idx, val, s, f, table, cfg, st, code, p, y, tau, h):
+    """``gd_step`` with the gradient step ``step`` (``gradient_step``, or ``rule_gradient_step``
+    compiled into the caller: ``default_sgd_learn``)."""
     adaptive, normalized, invariant, g0, cg, cn, power_t, sqrt_rate, clast, cpen, gravity, theta, period, cr = cfg
     t, scale = step_scale(st, h, power_t, adaptive)
-    u = gradient_step(idx, val, s, f, table, st, code, p, y, tau, h, scale, adaptive, normalized,
-                      invariant, sqrt_rate, power_t, cg, cn, cpen, g0, cr)
+    u = step(idx, val, s, f, table, st, code, p, y, tau, h, scale, adaptive, normalized,
+             invariant, sqrt_rate, power_t, cg, cn, cpen, g0, cr)
     apply_step(idx, val, s, f, table, cfg, u)
     st[S_T] = t
     st[S_NLEARN] += 1.0
@@ -224,6 +239,30 @@ def sgd_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def default_gd_settings(cfg):
+    """``cfg`` (``GdSettings``) with VW's default rule's flags (adaptive, normalized, invariant, power_t 0.5)
+    and its table's columns (w g n rate, ``rule_layout``; no LAST, no P) as constants: the loop compiled with
+    them (``learn_sgd_block``, when ``is_default_gd``) tests none of them. The same arithmetic as the general
+    loop's: the same results, bit for bit."""
+    return GdSettings(True, True, True, cfg.g0, 1, 2, 0.5, True, -1, -1, cfg.gravity, cfg.theta, cfg.period, 3)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def is_default_gd(cfg):
+    """Whether ``cfg`` is what ``default_gd_settings`` makes of it."""
+    return (cfg.adaptive and cfg.normalized and cfg.invariant and cfg.sqrt_rate and cfg.power_t == 0.5
+            and cfg.col_g == 1 and cfg.col_n == 2 and cfg.col_last == -1 and cfg.col_pen == -1
+            and cfg.col_rate == 3)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def default_sgd_learn(idx, val, s, f, table, prm, iprm, cfg, st, code, p, y, tau, h):
+    """``sgd_learn`` under the default rule (``default_gd_settings``): the gradient step and its statistics
+    compiled into the loop."""
+    gd_step_with(rule_gradient_step, idx, val, s, f, table, cfg, st, code, p, y, tau, h)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def sgd_class_steps(cfg, st, code, acc, cls, tau, h, K, bounds_follow, steps, active):
     """``oaa_steps_loop``'s ``class_steps`` under --sgd (no adaptive, normalized or invariant update): class
     c's step is -dloss(its stored score, +-1) * eta h t^-power_t, or 0 when its loss is 0 -- what
@@ -258,8 +297,11 @@ def learn_sgd_block(block, state, start, end):
     """Examples start..end-1 with gradient descent under the update rule, no regularization (the
     example loop of ``streamlearn.core.loop``; also every model's prediction-only kernel)."""
     table, prm, iprm, st, ctr = state
-    return example_loop(block, state, start, end, gd_settings(prm, iprm), state_view, sgd_weight, base_start, sum_end,
-                        sgd_learn)
+    cfg = gd_settings(prm, iprm)
+    if is_default_gd(cfg):
+        return example_loop(block, state, start, end, default_gd_settings(cfg), state_view, sgd_weight, base_start,
+                            sum_end, default_sgd_learn)
+    return example_loop(block, state, start, end, cfg, state_view, sgd_weight, base_start, sum_end, sgd_learn)
 
 
 @njit(cache=True, nogil=True)

@@ -651,3 +651,61 @@ def test_default_rule_loop_equals_the_general_stamped_loop(dtype, loss, seed):
     assert np.count_nonzero(t1[:, 0]) > 20 and s1[tg.S_EPOCH] > 0.0
     for x, y in ((p1, p2), (t1, t2), (s1, s2), (c1, c2)):
         assert np.array_equal(x, y, equal_nan=True)
+
+
+@functools.cache
+def general_sgd_loop():
+    """``learn_sgd_block``'s general loop, its rule read at run time even under the default rule."""
+    from numba import njit
+    from streamlearn.core import rules
+    from streamlearn.core.loop import base_start, example_loop, state_view, sum_end
+
+    @njit
+    def general(block, state, start, end):
+        table, prm, iprm, st, ctr = state
+        return example_loop(block, state, start, end, rules.gd_settings(prm, iprm), state_view, rules.sgd_weight,
+                            base_start, sum_end, rules.sgd_learn)
+
+    return general
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("loss", ["logistic", "squared", "hinge"])
+def test_default_rule_sgd_loop_equals_the_general_loop(dtype, loss):
+    """sgd's loop under VW's default rule (``rules.default_gd_settings``: the flags and the columns w g n rate
+    constants, issue 30) computes what the general loop computes with the same settings read at run time:
+    the same predictions, table, state and counters, bit for bit."""
+    from streamlearn import learners
+    from streamlearn.config import train_config
+    from streamlearn.core import rules
+    from support.kernels import kernel_arrays
+    from support.reference import to_csr
+    rng = np.random.default_rng(7)
+    examples = []
+    for e in range(500):
+        rows = [int(i) for i in rng.zipf(1.3, int(rng.integers(1, 9))) % 200] + [int(rng.integers(0, 8))] * 2
+        vals = [float(np.float32(rng.choice([1.0, -1.0, 1e-20, 0.5, 3.0, 40.0]) * rng.uniform(0.5, 2.0)))
+                for _ in rows]
+        label = None if e % 17 == 5 else float(rng.choice([-1.0, 1.0]))
+        h = 0.0 if e % 23 == 7 else float(rng.choice([1.0, 0.5, 3.0]))
+        examples.append((label, h, 0.0, list(zip(rows, vals))))
+    cfg = train_config(dict(bits=8, sources=("-",), loss=loss, algo="sgd"))
+    kernel = learners.block_kernel(cfg)
+    lay = learners.layout(cfg)
+    assert kernel is rules.learn_sgd_block and lay.names == ("w", "g", "n", "rate")
+    indptr, idx, val, labels, weights, bases = to_csr(examples)
+    nfeat = np.diff(indptr).astype(np.int64)
+    runs = []
+    for loop in (kernel, general_sgd_loop()):
+        prm, iprm, st, ctr = kernel_arrays(cfg)
+        assert rules.is_default_gd(rules.gd_settings(prm, iprm))
+        table = np.zeros((1 << cfg.bits, lay.columns), dtype)
+        preds = np.zeros(len(examples))
+        for a, b in ((0, 200), (200, len(examples))):
+            assert loop((indptr, idx, val, labels, weights, bases, nfeat, preds), (table, prm, iprm, st, ctr),
+                        a, b) == b
+        runs.append((preds, table, st, ctr))
+    (p1, t1, s1, c1), (p2, t2, s2, c2) = runs
+    assert np.count_nonzero(t1[:, 0]) > 20
+    for x, y in ((p1, p2), (t1, t2), (s1, s2), (c1, c2)):
+        assert np.array_equal(x, y, equal_nan=True)
