@@ -227,7 +227,9 @@ def temporaries(directory: Path, name: str) -> list[str]:
 
 
 def test_kill_during_snapshots_leaves_a_replayable_model(tmp_path, daemons):
-    """Five daemons, each snapshotting at every request and every 10 ms under 16 flooding clients,
+    """Five daemons (up to eight, until three kills have landed while a snapshot was being written: the
+    test's poll of the directory competes with 16 client threads and, under load, can miss the short
+    window), each snapshotting at every request and every 10 ms under 16 flooding clients,
     killed with SIGKILL after a random delay, as soon as a snapshot's temporary file is seen (a kill
     during a snapshot): the -f file loads and equals the replay of the logged prefix at the last
     snapshot marker (the previous snapshot), or of the whole log (a kill after the rename, before the
@@ -237,7 +239,7 @@ def test_kill_during_snapshots_leaves_a_replayable_model(tmp_path, daemons):
     final = tmp_path / "final.model"
     start = []
     during = 0      # kills that left a snapshot's temporary file (killed while writing it)
-    for round_ in range(5):
+    for round_ in range(8):     # 5 rounds, up to 3 more while fewer than 3 kills landed during a snapshot
         order = tmp_path / f"order{round_}.vw"
         d = daemons(tmp_path, "-b", 18, *start, "-f", "final.model", "--save-every", 1,
                     "--save-every-seconds", 0.01, "--num-children", 4,
@@ -286,7 +288,9 @@ def test_kill_during_snapshots_leaves_a_replayable_model(tmp_path, daemons):
             f"round {round_}: the model after kill -9 is no replay of a logged prefix"
         (tmp_path / "start.model").write_bytes(got)
         start = ["-i", "final.model"]
-    assert during >= 3, f"only {during} of 5 kills landed during a snapshot"
+        if round_ >= 4 and during >= 3:
+            break
+    assert during >= 3, f"only {during} of {round_ + 1} kills landed during a snapshot"
     # the last kill's temporaries do not stop a new daemon, and its first save removes them
     d = daemons(tmp_path, "-i", "final.model", "-f", "final.model")
     out = d.send(examples(7, 5) + [b"save"])
