@@ -590,6 +590,30 @@ def test_finalize_blocks_saves_what_reads_give():
     np.testing.assert_array_equal(values.astype(np.float32), read[:, 0])
 
 
+def same_in_both_loops(loops, cfg, lay, examples, dtype, split, settings):
+    """Run each of two block loops over ``examples`` (in two calls, cut at ``split``) from fresh arrays of
+    ``cfg`` (``settings(prm, iprm, st)`` adjusts and checks them) on a table of ``dtype``; assert that the
+    predictions, table, state and counters are equal bit for bit; return the first loop's (table, state)."""
+    from support.kernels import kernel_arrays
+    from support.reference import to_csr
+    indptr, idx, val, labels, weights, bases = to_csr(examples)
+    nfeat = np.diff(indptr).astype(np.int64)
+    runs = []
+    for loop in loops:
+        prm, iprm, st, ctr = kernel_arrays(cfg)
+        settings(prm, iprm, st)
+        table = np.zeros((1 << cfg.bits, lay.columns), dtype)
+        preds = np.zeros(len(examples))
+        for a, b in ((0, split), (split, len(examples))):
+            assert loop((indptr, idx, val, labels, weights, bases, nfeat, preds), (table, prm, iprm, st, ctr),
+                        a, b) == b
+        runs.append((preds, table, st, ctr))
+    (p1, t1, s1, c1), (p2, t2, s2, c2) = runs
+    for x, y in ((p1, p2), (t1, t2), (s1, s2), (c1, c2)):
+        assert np.array_equal(x, y, equal_nan=True)
+    return t1, s1
+
+
 @functools.cache
 def general_stamped_loop():
     """The general stamped loop of ``learn_tg_block``, its settings read at run time even under the
@@ -617,8 +641,6 @@ def test_default_rule_loop_equals_the_general_stamped_loop(dtype, loss, seed):
     zero-importance examples, and rebases."""
     from streamlearn import learners
     from streamlearn.config import train_config
-    from support.kernels import kernel_arrays
-    from support.reference import to_csr
     general = general_stamped_loop()
     rng = np.random.default_rng(seed)
     examples = []
@@ -634,23 +656,12 @@ def test_default_rule_loop_equals_the_general_stamped_loop(dtype, loss, seed):
     kernel = learners.block_kernel(cfg)
     lay = learners.layout(cfg)
     assert kernel is tg.learn_tg_block and lay.acc == 3 and lay.g == 1 and lay.n == 2
-    indptr, idx, val, labels, weights, bases = to_csr(examples)
-    nfeat = np.diff(indptr).astype(np.int64)
-    runs = []
-    for loop in (kernel, general):
-        prm, iprm, st, ctr = kernel_arrays(cfg)
+    def settings(prm, iprm, st):
         st[tg.S_REBASE] = 3.0
         assert tg.is_default(tg.stamped_settings(prm, iprm))
-        table = np.zeros((1 << cfg.bits, lay.columns), dtype)
-        preds = np.zeros(len(examples))
-        for a, b in ((0, 250), (250, len(examples))):
-            assert loop((indptr, idx, val, labels, weights, bases, nfeat, preds), (table, prm, iprm, st, ctr),
-                        a, b) == b
-        runs.append((preds, table, st, ctr))
-    (p1, t1, s1, c1), (p2, t2, s2, c2) = runs
+
+    t1, s1 = same_in_both_loops((kernel, general), cfg, lay, examples, dtype, 250, settings)
     assert np.count_nonzero(t1[:, 0]) > 20 and s1[tg.S_EPOCH] > 0.0
-    for x, y in ((p1, p2), (t1, t2), (s1, s2), (c1, c2)):
-        assert np.array_equal(x, y, equal_nan=True)
 
 
 @functools.cache
@@ -678,8 +689,6 @@ def test_default_rule_sgd_loop_equals_the_general_loop(dtype, loss):
     from streamlearn import learners
     from streamlearn.config import train_config
     from streamlearn.core import rules
-    from support.kernels import kernel_arrays
-    from support.reference import to_csr
     rng = np.random.default_rng(7)
     examples = []
     for e in range(500):
@@ -693,19 +702,8 @@ def test_default_rule_sgd_loop_equals_the_general_loop(dtype, loss):
     kernel = learners.block_kernel(cfg)
     lay = learners.layout(cfg)
     assert kernel is rules.learn_sgd_block and lay.names == ("w", "g", "n", "rate")
-    indptr, idx, val, labels, weights, bases = to_csr(examples)
-    nfeat = np.diff(indptr).astype(np.int64)
-    runs = []
-    for loop in (kernel, general_sgd_loop()):
-        prm, iprm, st, ctr = kernel_arrays(cfg)
+    def settings(prm, iprm, st):
         assert rules.is_default_gd(rules.gd_settings(prm, iprm))
-        table = np.zeros((1 << cfg.bits, lay.columns), dtype)
-        preds = np.zeros(len(examples))
-        for a, b in ((0, 200), (200, len(examples))):
-            assert loop((indptr, idx, val, labels, weights, bases, nfeat, preds), (table, prm, iprm, st, ctr),
-                        a, b) == b
-        runs.append((preds, table, st, ctr))
-    (p1, t1, s1, c1), (p2, t2, s2, c2) = runs
+
+    t1, _ = same_in_both_loops((kernel, general_sgd_loop()), cfg, lay, examples, dtype, 200, settings)
     assert np.count_nonzero(t1[:, 0]) > 20
-    for x, y in ((p1, p2), (t1, t2), (s1, s2), (c1, c2)):
-        assert np.array_equal(x, y, equal_nan=True)
